@@ -1,0 +1,202 @@
+/*
+ * The shim. Order matters:
+ *   PDEATHSIG first, so that the child never outlives a supervisor that died during setup;
+ *   setsid, so that the program has no controlling terminal (no TIOCSTI into the user's shell,
+ *   no job-control signals from it);
+ *   rlimits, fds and signals before the capabilities go (raising a hard limit needs them);
+ *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
+ *   the filter last: from then on every syscall of this process is filtered, so nothing but
+ *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
+ * After fork() only async-signal-safe calls are made and nothing returns: errors _exit().
+ */
+#include "shim/shim.h"
+#include "supervisor/error.h"
+#include "supervisor/options.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Noreturn __attribute__((format(printf, 3, 4))) static void die(int code, int errnum,
+                                                                const char *fmt, ...)
+{
+        char buf[512];
+        va_list ap;
+        int n = snprintf(buf, sizeof(buf), "stockade: ");
+
+        va_start(ap, fmt);
+        n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+        va_end(ap);
+        if (errnum && n < (int)sizeof(buf))
+                n += snprintf(buf + n, sizeof(buf) - (size_t)n, ": %s", strerror(errnum));
+        if (n >= (int)sizeof(buf) - 1)
+                n = (int)sizeof(buf) - 2;
+        buf[n++] = '\n';
+        (void)!write(STDERR_FILENO, buf, (size_t)n);
+        _exit(code);
+}
+
+static void set_limit(int resource, const char *name, uint64_t value)
+{
+        struct rlimit rl = {.rlim_cur = value, .rlim_max = value};
+
+        if (!value)
+                return;
+        /* CPU: the soft limit sends SIGXCPU, one second later the hard limit SIGKILL. */
+        if (resource == RLIMIT_CPU)
+                rl.rlim_max = value + 1;
+        if (setrlimit(resource, &rl) < 0)
+                die(EXIT_STOCKADE, errno, "set %s limit to %llu", name, (unsigned long long)value);
+}
+
+static void apply_limits(const struct limits *l)
+{
+        set_limit(RLIMIT_CPU, "cpu", l->cpu_s);
+        set_limit(RLIMIT_AS, "memory", l->memory);
+        set_limit(RLIMIT_NOFILE, "open files", l->max_files);
+        set_limit(RLIMIT_FSIZE, "file size", l->max_file_size);
+}
+
+/* Everything but stdio and the socket: the program inherits no fd of the supervisor. */
+static void close_fds(int keep)
+{
+        if (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) < 0)
+                die(EXIT_STOCKADE, errno, "close_range");
+        if (syscall(SYS_close_range, keep + 1, ~0U, 0) < 0)
+                die(EXIT_STOCKADE, errno, "close_range");
+}
+
+/* The supervisor blocks signals for its signalfd; the mask survives execve, so undo it. */
+static void reset_signals(void)
+{
+        sigset_t none;
+
+        sigemptyset(&none);
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        signal(sig, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static bool have_cap(int cap)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {0};
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return false;
+        return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/*
+ * Every capability: effective, permitted, inheritable, ambient and, where we may (root, or
+ * any holder of CAP_SETPCAP), bounding. Securebits stop a root process from regaining
+ * capabilities at execve. An unprivileged user cannot shrink the bounding set, and does not
+ * need to: with NO_NEW_PRIVS no execve can raise the permitted set.
+ */
+static void drop_capabilities(void)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {0};
+
+        if (have_cap(CAP_SETPCAP)) {
+                if (prctl(PR_SET_SECUREBITS,
+                          SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                                  SECBIT_NO_CAP_AMBIENT_RAISE |
+                                  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+                        die(EXIT_STOCKADE, errno, "set securebits");
+                for (int cap = 0; cap < 64; cap++)
+                        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                                if (errno == EINVAL)
+                                        break; /* past the kernel's last capability */
+                                die(EXIT_STOCKADE, errno, "drop capability %d from bounding set",
+                                    cap);
+                        }
+        }
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                die(EXIT_STOCKADE, errno, "clear ambient capabilities");
+        if (syscall(SYS_capset, &h, d) < 0)
+                die(EXIT_STOCKADE, errno, "drop capabilities");
+        /* Fail closed: check, do not assume. */
+        if (syscall(SYS_capget, &h, d) < 0 || d[0].effective || d[0].permitted ||
+            d[0].inheritable || d[1].effective || d[1].permitted || d[1].inheritable)
+                die(EXIT_STOCKADE, 0, "capabilities are still held after dropping them");
+}
+
+static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
+{
+        unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
+        long fd;
+
+        /* WAIT_KILLABLE_RECV: once the supervisor has received a notification, a non-fatal
+         * signal no longer interrupts the call (no spurious EINTR restarts). 5.19+. */
+        fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                     flags | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, prog);
+        if (fd >= 0) {
+                *flags_out |= SHIM_WAIT_KILLABLE_RECV;
+                return (int)fd;
+        }
+        if (errno != EINVAL)
+                return -errno;
+        fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+        return fd >= 0 ? (int)fd : -errno;
+}
+
+/*
+ * The hand-off writes the listener's fd number, and the supervisor takes the fd itself with
+ * pidfd_getfd(). sendmsg(SCM_RIGHTS) cannot be used: it carries a sockaddr, so the filter
+ * now in force sends it to the supervisor, which is still waiting for the listener.
+ */
+static void send_listener(int sock, int listener, unsigned flags)
+{
+        int msg[2] = {listener, (int)flags};
+
+        if (write(sock, msg, sizeof(msg)) != sizeof(msg))
+                die(EXIT_STOCKADE, errno, "hand the listener to the supervisor");
+}
+
+_Noreturn void shim_run(const struct shim_args *a)
+{
+        unsigned flags = 0;
+        char go = 0;
+        int listener;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->supervisor)
+                _exit(EXIT_STOCKADE);
+        if (setsid() < 0)
+                die(EXIT_STOCKADE, errno, "setsid");
+        apply_limits(a->limits);
+        close_fds(a->sock);
+        reset_signals();
+        drop_capabilities();
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                die(EXIT_STOCKADE, errno, "set no_new_privs");
+
+        listener = install_filter(a->prog, &flags);
+        if (listener < 0)
+                die(EXIT_STOCKADE, -listener, "install the seccomp filter");
+        send_listener(a->sock, listener, flags);
+
+        /* The supervisor answers "g" once it holds the listener and has ptrace-seized us;
+         * EOF means it gave up. Our copy of the listener must not reach the program: with
+         * it, the program could answer its own notifications. */
+        if (read(a->sock, &go, 1) != 1 || go != 'g')
+                _exit(EXIT_STOCKADE);
+        close(listener);
+        close(a->sock);
+
+        execve(a->path, a->argv, a->envp);
+        die(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, errno, "cannot run `%s`", a->argv[0]);
+}

@@ -1,0 +1,29 @@
+/* What runs in the child between fork() and execve(): it makes the process safe to hand to
+ * the program, installs the filter and gives the listener to the supervisor. */
+#ifndef STOCKADE_SHIM_H
+#define STOCKADE_SHIM_H
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+struct limits;
+
+struct shim_args {
+        int sock;                     /* socketpair end to the supervisor */
+        pid_t supervisor;             /* to detect that the parent died before PDEATHSIG */
+        const struct limits *limits;
+        const struct sock_fprog *prog;
+        const char *path;             /* resolved command */
+        char *const *argv;
+        char *const *envp;
+};
+
+/* Handoff message flags (the one byte that travels with the listener fd). */
+enum {
+        SHIM_WAIT_KILLABLE_RECV = 1 << 0,
+};
+
+/* Never returns: execs the command or _exit()s with 125/126/127 after one line on stderr. */
+_Noreturn void shim_run(const struct shim_args *a);
+
+#endif

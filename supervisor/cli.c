@@ -1,0 +1,317 @@
+#include "supervisor/cli.h"
+#include "supervisor/env.h"
+#include "supervisor/loop.h"
+#include "supervisor/spawn.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+extern char **environ;
+
+static const char usage_main[] =
+        "Usage: stockade COMMAND [OPTIONS]\n"
+        "\n"
+        "Run untrusted code under a user-space syscall supervisor.\n"
+        "\n"
+        "Commands:\n"
+        "  run [OPTIONS] -- CMD [ARGS...]   run CMD in the sandbox\n"
+        "  help [COMMAND]                   show help for stockade or a command\n"
+        "  version                          print the version (also --version)\n"
+        "\n"
+        "Examples:\n"
+        "  stockade run -- python3 task.py\n"
+        "  stockade run --timeout 10m --memory 2G -- make test\n"
+        "  stockade help run\n";
+
+static const char usage_run[] =
+        "Usage: stockade run [OPTIONS] [--] CMD [ARGS...]\n"
+        "\n"
+        "Run CMD under the supervisor. stockade exits with CMD's status (128+N if a signal\n"
+        "killed it), 124 on --timeout, 125 for its own errors, 126 if CMD is not\n"
+        "executable and 127 if it is not found.\n"
+        "\n"
+        "Options:\n"
+        "%s"
+        "\n"
+        "Sizes take K, M, G or T (powers of 1024); durations take ms, s, m or h (default s).\n"
+        "A limit of 0 means none. --cpu, --memory, --max-files and --max-file-size are per\n"
+        "process (rlimits); --max-procs and --timeout cover the whole tree.\n"
+        "\n"
+        "Examples:\n"
+        "  stockade run -- python3 -c 'print(1)'\n"
+        "  stockade run --timeout 30 --max-procs 64 -- ./build.sh\n"
+        "  stockade run --clear-env --env PATH --env CI=1 -- make test\n"
+        "  stockade run --mode audit -v -- ./agent-task.sh    # report, deny nothing\n";
+
+enum {
+        OPT_TIMEOUT = 256,
+        OPT_CPU,
+        OPT_MEMORY,
+        OPT_MAX_PROCS,
+        OPT_MAX_FILES,
+        OPT_MAX_FILE_SIZE,
+        OPT_ENV,
+        OPT_CLEAR_ENV,
+        OPT_MODE,
+        OPT_ALLOW_DEGRADED,
+};
+
+enum value_kind {
+        V_NONE,
+        V_DURATION,
+        V_SIZE,
+        V_COUNT,
+        V_STRING,
+};
+
+struct opt_def {
+        const char *name;
+        int key; /* getopt value; a letter for options with a short form */
+        enum value_kind kind;
+        const char *metavar;
+        const char *help;
+};
+
+static const struct opt_def run_opts[] = {
+        {"timeout", OPT_TIMEOUT, V_DURATION, "DURATION",
+         "kill the whole tree after this wall-clock time; exit 124"},
+        {"cpu", OPT_CPU, V_DURATION, "SECONDS", "CPU time per process (SIGXCPU, then SIGKILL)"},
+        {"memory", OPT_MEMORY, V_SIZE, "BYTES", "address space per process"},
+        {"max-procs", OPT_MAX_PROCS, V_COUNT, "N",
+         "tasks (processes + threads) alive at once; beyond it fork fails with EAGAIN "
+         "(default 4096, 0 = none)"},
+        {"max-files", OPT_MAX_FILES, V_COUNT, "N", "open files per process"},
+        {"max-file-size", OPT_MAX_FILE_SIZE, V_SIZE, "BYTES", "largest file a process may write"},
+        {"env", OPT_ENV, V_STRING, "NAME[=VALUE]",
+         "pass NAME through from the host (even a credential), or set it"},
+        {"clear-env", OPT_CLEAR_ENV, V_NONE, NULL,
+         "start from an empty environment (then --env adds)"},
+        {"mode", OPT_MODE, V_STRING, "enforce|audit",
+         "audit: deny nothing, report what would be denied (-v prints it)"},
+        {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
+         "run even if a protection layer is missing on this host"},
+        {"verbose", 'v', V_NONE, NULL, "say which layers are active, and more (repeatable)"},
+        {"help", 'h', V_NONE, NULL, "show this help"},
+};
+
+static void print_run_usage(FILE *out)
+{
+        char opts[4096];
+        size_t n = 0;
+
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
+                const struct opt_def *o = &run_opts[i];
+                char left[64];
+
+                if (o->key < 256)
+                        snprintf(left, sizeof(left), "-%c, --%s", o->key, o->name);
+                else
+                        snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+                                 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+                n += (size_t)snprintf(opts + n, sizeof(opts) - n, "  %-28s %s\n", left, o->help);
+        }
+        fprintf(out, usage_run, opts);
+}
+
+static int bad_value(const struct opt_def *o, const char *arg, int r, struct error *err)
+{
+        static const char *const expect[] = {
+                [V_DURATION] = "a duration such as 30, 500ms, 1.5m or 2h",
+                [V_SIZE] = "a size such as 4096, 512K, 2M or 1G",
+                [V_COUNT] = "a whole number",
+        };
+        return make_error(err, 0, "run: --%s: `%s` is %s; expected %s", o->name, arg,
+                          r == -ERANGE ? "out of range" : "not valid", expect[o->kind]);
+}
+
+static int apply_value(struct config *cfg, const struct opt_def *o, const char *arg,
+                       struct error *err)
+{
+        uint64_t v = 0, *dst = NULL;
+        int r = 0;
+
+        switch (o->key) {
+        case OPT_TIMEOUT: dst = &cfg->limits.timeout_ms; break;
+        case OPT_CPU: dst = &cfg->limits.cpu_s; break;
+        case OPT_MEMORY: dst = &cfg->limits.memory; break;
+        case OPT_MAX_PROCS: dst = &cfg->limits.max_procs; break;
+        case OPT_MAX_FILES: dst = &cfg->limits.max_files; break;
+        case OPT_MAX_FILE_SIZE: dst = &cfg->limits.max_file_size; break;
+        case OPT_ENV:
+                if (!*arg || *arg == '=')
+                        return make_error(err, 0, "run: --env: `%s` has no variable name", arg);
+                cfg->env_ops = xrealloc(cfg->env_ops, (cfg->n_env_ops + 1) * sizeof(*cfg->env_ops));
+                cfg->env_ops[cfg->n_env_ops++].arg = arg;
+                return 0;
+        case OPT_MODE:
+                if (strcmp(arg, "enforce") == 0)
+                        cfg->mode = MODE_ENFORCE;
+                else if (strcmp(arg, "audit") == 0)
+                        cfg->mode = MODE_AUDIT;
+                else
+                        return make_error(err, 0,
+                                          "run: --mode: `%s` is not a mode; expected enforce "
+                                          "or audit", arg);
+                return 0;
+        case OPT_CLEAR_ENV: cfg->clear_env = true; return 0;
+        case OPT_ALLOW_DEGRADED: cfg->allow_degraded = true; return 0;
+        case 'v': cfg->verbose++; return 0;
+        default: return make_error(err, 0, "run: --%s: not handled", o->name);
+        }
+        switch (o->kind) {
+        case V_DURATION:
+                r = parse_duration_ms(arg, &v);
+                if (r == 0 && o->key == OPT_CPU)
+                        v = (v + 999) / 1000; /* RLIMIT_CPU counts whole seconds */
+                break;
+        case V_SIZE: r = parse_size(arg, &v); break;
+        case V_COUNT: r = parse_count(arg, &v); break;
+        case V_NONE:
+        case V_STRING: break;
+        }
+        if (r < 0)
+                return bad_value(o, arg, r, err);
+        *dst = v;
+        return 0;
+}
+
+int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
+{
+        struct option longs[ARRAY_SIZE(run_opts) + 1];
+        char shorts[] = "+:vh";
+
+        memset(cfg, 0, sizeof(*cfg));
+        cfg->limits.max_procs = DEFAULT_MAX_PROCS;
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
+                longs[i] = (struct option){run_opts[i].name,
+                                           run_opts[i].kind == V_NONE ? no_argument
+                                                                      : required_argument,
+                                           NULL, run_opts[i].key};
+        memset(&longs[ARRAY_SIZE(run_opts)], 0, sizeof(longs[0]));
+
+        optind = 0; /* full reset: cli_parse_run may be called more than once (tests) */
+        opterr = 0;
+        for (;;) {
+                int idx = -1, c = getopt_long(argc, argv, shorts, longs, &idx);
+                const struct opt_def *o = NULL;
+
+                if (c == -1)
+                        break;
+                if (c == '?')
+                        return make_error(err, 0, "run: unknown option `%s` (see stockade help run)",
+                                          argv[optind - 1]);
+                if (c == ':')
+                        return make_error(err, 0, "run: option `%s` needs a value",
+                                          argv[optind - 1]);
+                if (c == 'h') {
+                        print_run_usage(stdout);
+                        return 1;
+                }
+                for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
+                        if (run_opts[i].key == c)
+                                o = &run_opts[i];
+                if (apply_value(cfg, o, optarg, err) < 0)
+                        return -1;
+        }
+        if (optind >= argc)
+                return make_error(err, 0, "run: no command given (stockade run -- CMD [ARGS...])");
+        cfg->argv = &argv[optind];
+        return 0;
+}
+
+void cli_config_free(struct config *cfg)
+{
+        free(cfg->env_ops);
+        cfg->env_ops = NULL;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+        struct error err = {0};
+        struct config cfg;
+        char **envp = NULL;
+        _cleanup_free_ char *path = NULL;
+        int r, code;
+
+        r = cli_parse_run(argc, argv, &cfg, &err);
+        if (r != 0) {
+                if (r < 0)
+                        print_error(&err);
+                cli_config_free(&cfg);
+                return r > 0 ? 0 : EXIT_STOCKADE;
+        }
+        envp = env_build(environ, &cfg);
+        r = spawn_resolve(cfg.argv[0], env_get(envp, "PATH"), &path);
+        if (r < 0) {
+                if (r == -ENOENT)
+                        fprintf(stderr, "stockade: `%s`: command not found\n", cfg.argv[0]);
+                else
+                        fprintf(stderr, "stockade: `%s`: cannot run: %s\n", cfg.argv[0],
+                                strerror(-r));
+                code = r == -ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+        } else {
+                struct spawn_plan plan = {.cfg = &cfg, .path = path, .envp = envp};
+                code = sup_run(&plan, &err);
+                if (code < 0) {
+                        print_error(&err);
+                        code = err.exit_code ? err.exit_code : EXIT_STOCKADE;
+                }
+        }
+        env_free(envp);
+        cli_config_free(&cfg);
+        return code;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+        if (argc > 1 && strcmp(argv[1], "run") == 0) {
+                print_run_usage(stdout);
+                return 0;
+        }
+        if (argc > 1 && strcmp(argv[1], "help") != 0 && strcmp(argv[1], "version") != 0) {
+                fprintf(stderr, "stockade: help: unknown command `%s`\n", argv[1]);
+                return EXIT_STOCKADE;
+        }
+        fputs(usage_main, stdout);
+        return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+        if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+                puts("Usage: stockade version\n\nPrint the version.\n\nExample:\n  stockade version");
+                return 0;
+        }
+        printf("stockade %s\n", STOCKADE_VERSION);
+        return 0;
+}
+
+int cli_main(int argc, char **argv)
+{
+        static const struct {
+                const char *name;
+                int (*fn)(int argc, char **argv);
+        } cmds[] = {
+                {"run", cmd_run},      {"help", cmd_help},      {"--help", cmd_help},
+                {"-h", cmd_help},      {"version", cmd_version}, {"--version", cmd_version},
+        };
+
+        if (argc < 2) {
+                fputs(usage_main, stderr);
+                return EXIT_STOCKADE;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+                if (strcmp(argv[1], cmds[i].name) == 0) {
+                        /* help COMMAND and COMMAND --help show the same text */
+                        if (cmds[i].fn == cmd_help && argc > 2) {
+                                char *hv[] = {argv[1], argv[2], NULL};
+                                return cmd_help(2, hv);
+                        }
+                        return cmds[i].fn(argc - 1, argv + 1);
+                }
+        fprintf(stderr, "stockade: unknown command `%s` (see stockade help)\n", argv[1]);
+        return EXIT_STOCKADE;
+}

@@ -1,0 +1,16 @@
+/* Command line: subcommands, the option table, help texts. */
+#ifndef STOCKADE_CLI_H
+#define STOCKADE_CLI_H
+
+#include "supervisor/error.h"
+#include "supervisor/options.h"
+
+/* Parse `stockade run` arguments (argv[0] is "run") into *cfg. Returns 0, 1 when help was
+ * printed, or -1 with *err set. cfg->argv points into argv. */
+int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err);
+/* Free what cli_parse_run allocated. */
+void cli_config_free(struct config *cfg);
+/* The whole program: returns the exit code. */
+int cli_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * Credentials are dropped by name: a variable whose name matches one of the patterns below
+ * (case-insensitively) does not reach the sandbox unless --env names it. The list errs on
+ * the side of dropping: a build that needs FOO_KEY can say --env FOO_KEY.
+ */
+#include "supervisor/env.h"
+#include "supervisor/options.h"
+#include "supervisor/util.h"
+
+#include <fnmatch.h>
+#include <string.h>
+
+static const char *const secret_patterns[] = {
+        "*_TOKEN", "*_TOKENS", "*_TOKEN_*", "*SECRET*", "*_KEY", "*_KEYS", "*_KEY_*",
+        "*APIKEY*", "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*_CREDENTIALS",
+        "*_CREDENTIAL", "*_CREDS", "*_AUTH", "*_PAT", "*_COOKIE", "*CONNECTION_STRING*",
+        "DATABASE_URL", "*_DATABASE_URL", "*_DSN",
+        /* Cloud providers whose variables carry identities, not only keys. */
+        "AWS_*", "AZURE_*", "ARM_CLIENT_*", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_API_*",
+        "CLOUDSDK_AUTH_*", "VAULT_*", "DOCKER_AUTH_CONFIG", "NPM_CONFIG__AUTH*",
+        /* Handles that grant a credential's use without its bytes. */
+        "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "KRB5CCNAME",
+};
+
+bool env_is_secret(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(secret_patterns); i++)
+                if (fnmatch(secret_patterns[i], name, FNM_CASEFOLD) == 0)
+                        return true;
+        return false;
+}
+
+static size_t name_len(const char *entry)
+{
+        const char *eq = strchr(entry, '=');
+        return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+struct env_vec {
+        char **v;
+        size_t n, cap;
+};
+
+static void vec_remove(struct env_vec *e, const char *name, size_t len)
+{
+        for (size_t i = 0; i < e->n;) {
+                if (name_len(e->v[i]) == len && strncmp(e->v[i], name, len) == 0) {
+                        free(e->v[i]);
+                        e->v[i] = e->v[--e->n];
+                } else {
+                        i++;
+                }
+        }
+}
+
+static void vec_set(struct env_vec *e, const char *entry)
+{
+        vec_remove(e, entry, name_len(entry));
+        if (e->n + 2 > e->cap) {
+                e->cap = e->cap ? 2 * e->cap : 64;
+                e->v = xrealloc(e->v, e->cap * sizeof(*e->v));
+        }
+        e->v[e->n++] = xstrdup(entry);
+        e->v[e->n] = NULL;
+}
+
+static const char *host_lookup(char *const *host, const char *name, size_t len)
+{
+        for (; host && *host; host++)
+                if (name_len(*host) == len && strncmp(*host, name, len) == 0 &&
+                    (*host)[len] == '=')
+                        return *host;
+        return NULL;
+}
+
+char **env_build(char *const *host, const struct config *cfg)
+{
+        struct env_vec e = {0};
+
+        e.cap = 64;
+        e.v = xcalloc(e.cap, sizeof(*e.v));
+        if (!cfg->clear_env)
+                for (char *const *p = host; p && *p; p++)
+                        if (strchr(*p, '=') && !env_is_secret(strndupa(*p, name_len(*p))))
+                                vec_set(&e, *p);
+        for (size_t i = 0; i < cfg->n_env_ops; i++) {
+                const char *arg = cfg->env_ops[i].arg;
+                if (strchr(arg, '=')) {
+                        vec_set(&e, arg);
+                } else {
+                        const char *h = host_lookup(host, arg, strlen(arg));
+                        if (h)
+                                vec_set(&e, h);
+                }
+        }
+        e.v[e.n] = NULL;
+        return e.v;
+}
+
+void env_free(char **env)
+{
+        for (char **p = env; p && *p; p++)
+                free(*p);
+        free(env);
+}
+
+const char *env_get(char *const *env, const char *name)
+{
+        size_t len = strlen(name);
+
+        for (; env && *env; env++)
+                if (strncmp(*env, name, len) == 0 && (*env)[len] == '=')
+                        return *env + len + 1;
+        return NULL;
+}

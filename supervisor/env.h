@@ -1,0 +1,18 @@
+/* The sandbox's environment: the host's minus credentials, adjusted by --env/--clear-env. */
+#ifndef STOCKADE_ENV_H
+#define STOCKADE_ENV_H
+
+#include <stdbool.h>
+
+struct config;
+
+/* True when a variable called `name` looks like it carries a credential. */
+bool env_is_secret(const char *name);
+/* Build the environment for the command from `host` (NULL-terminated) and the config.
+ * Returns a malloc'ed NULL-terminated array of malloc'ed strings; env_free() frees it. */
+char **env_build(char *const *host, const struct config *cfg);
+void env_free(char **env);
+/* The value of `name` in env, or NULL. */
+const char *env_get(char *const *env, const char *name);
+
+#endif

@@ -1,0 +1,73 @@
+#include "supervisor/error.h"
+#include "supervisor/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+void *xrealloc(void *p, size_t size)
+{
+        p = realloc(p, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+char *xstrdup(const char *s)
+{
+        char *d = strdup(s);
+        if (!d)
+                abort();
+        return d;
+}
+
+int make_error(struct error *err, int errnum, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!err || err->msg[0])
+                return -1;
+        err->errnum = errnum;
+        if (!err->exit_code)
+                err->exit_code = EXIT_STOCKADE;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+        return -1;
+}
+
+int wrap_error(struct error *err, const char *fmt, ...)
+{
+        char prefix[514];
+        size_t pl, ol = strlen(err->msg), cap = sizeof(err->msg) - 1;
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(prefix, sizeof(prefix) - 2, fmt, ap);
+        va_end(ap);
+        strcat(prefix, ": ");
+        pl = strlen(prefix);
+        if (pl + ol > cap)
+                ol = cap > pl ? cap - pl : 0;
+        memmove(err->msg + pl, err->msg, ol);
+        memcpy(err->msg, prefix, pl > cap ? cap : pl);
+        err->msg[pl + ol > cap ? cap : pl + ol] = '\0';
+        return -1;
+}
+
+void print_error(const struct error *err)
+{
+        if (err->printed)
+                return;
+        if (err->errnum)
+                fprintf(stderr, "stockade: %s: %s\n", err->msg, strerror(err->errnum));
+        else
+                fprintf(stderr, "stockade: %s\n", err->msg);
+}

@@ -1,0 +1,6 @@
+#include "supervisor/cli.h"
+
+int main(int argc, char **argv)
+{
+        return cli_main(argc, argv);
+}

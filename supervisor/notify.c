@@ -1,0 +1,135 @@
+/*
+ * The hot path. One notification is a straight line:
+ *   receive -> look up the row -> (audit check) -> handler -> respond.
+ * Nothing here allocates or reads /proc; the buffers are sized once at start.
+ */
+#include "supervisor/notify.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+void call_continue(struct call *call)
+{
+        call->resp->val = 0;
+        call->resp->error = 0;
+        call->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+}
+
+void call_return(struct call *call, int64_t val)
+{
+        call->resp->val = val;
+        call->resp->error = 0;
+        call->resp->flags = 0;
+}
+
+void call_fail(struct call *call, int errnum)
+{
+        call->resp->val = 0;
+        call->resp->error = -errnum;
+        call->resp->flags = 0;
+}
+
+bool notify_set_sync_wake_up(int listener)
+{
+        return ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+                     SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
+}
+
+int notify_init(struct supervisor *sup)
+{
+        struct seccomp_notif_sizes sizes;
+
+        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+                return -errno;
+        /* The kernel's structs may be larger than ours; never smaller. */
+        sup->req_size = sizes.seccomp_notif > sizeof(*sup->req) ? sizes.seccomp_notif
+                                                                  : sizeof(*sup->req);
+        sup->resp_size = sizes.seccomp_notif_resp > sizeof(*sup->resp) ? sizes.seccomp_notif_resp
+                                                                         : sizeof(*sup->resp);
+        sup->req = xcalloc(1, sup->req_size);
+        sup->resp = xcalloc(1, sup->resp_size);
+        return 0;
+}
+
+static void report_would_deny(struct supervisor *sup, struct call *call, uint32_t action)
+{
+        char buf[48];
+        const struct seccomp_data *d = &call->req->data;
+
+        sup->n.would_deny++;
+        if (sup->cfg->verbose)
+                fprintf(stderr,
+                        "stockade: audit: pid %u would be denied %s(%#llx, %#llx, %#llx): %s\n",
+                        call->req->pid, call->row ? call->row->name : "?",
+                        (unsigned long long)d->args[0], (unsigned long long)d->args[1],
+                        (unsigned long long)d->args[2],
+                        filter_action_name(action, buf, sizeof(buf)));
+}
+
+/* Audit mode: a call that enforce mode would deny arrives here as a notification. */
+static bool audit_intercept(struct supervisor *sup, struct call *call)
+{
+        struct filter_opts enforce = sup->fopts;
+        uint32_t action;
+
+        enforce.audit = false;
+        action = filter_decide(&enforce, &call->req->data);
+        if ((action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF ||
+            (action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW)
+                return false;
+        report_would_deny(sup, call, action);
+        call_continue(call); /* registers only: nothing was read from the program's memory */
+        return true;
+}
+
+static void dispatch(struct supervisor *sup, struct call *call)
+{
+        call->resp->id = call->req->id;
+        call->row = syscall_lookup(call->req->data.arch, call->req->data.nr);
+        call->t = tracee_find(&sup->tree, (pid_t)call->req->pid);
+        /* A task that asks again has finished the fork it was approved for. */
+        tracee_settle_clone(&sup->tree, call->t);
+
+        if (sup->fopts.audit && audit_intercept(sup, call))
+                return;
+        if (!call->row || !call->row->handler) {
+                /* We never asked for this one: fail closed. */
+                call_fail(call, ENOSYS);
+                return;
+        }
+        call->row->handler(sup, call);
+}
+
+int notify_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events)
+{
+        struct call call = {.req = sup->req, .resp = sup->resp};
+
+        if (!(events & EPOLLIN)) {
+                /* HUP: no task uses the filter any more. Stop watching, or epoll spins. */
+                epoll_ctl(sup->epfd, EPOLL_CTL_DEL, src->fd, NULL);
+                return 0;
+        }
+        memset(sup->req, 0, sup->req_size);
+        if (ioctl(src->fd, SECCOMP_IOCTL_NOTIF_RECV, sup->req) < 0)
+                /* ENOENT: the task died between the wake-up and the receive. */
+                return errno == ENOENT || errno == EINTR ? 0 : -errno;
+        sup->n.notifications++;
+        memset(sup->resp, 0, sup->resp_size);
+        dispatch(sup, &call);
+        if (ioctl(src->fd, SECCOMP_IOCTL_NOTIF_SEND, sup->resp) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}

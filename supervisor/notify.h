@@ -1,0 +1,30 @@
+/* One seccomp notification: receive, decide, respond. */
+#ifndef STOCKADE_NOTIFY_H
+#define STOCKADE_NOTIFY_H
+
+#include "supervisor/sup.h"
+#include "syscalls/table.h"
+
+struct call {
+        struct seccomp_notif *req;
+        struct seccomp_notif_resp *resp;
+        const struct syscall_row *row; /* NULL for numbers the table does not know */
+        struct tracee *t;              /* the calling task, NULL if not (yet) in the tree */
+};
+
+/* Let the kernel run the call as the program made it. Only for calls whose decision did not
+ * read the program's memory (DESIGN.md: never CONTINUE after inspecting memory). */
+void call_continue(struct call *call);
+/* Answer the call with `val` without running it. */
+void call_return(struct call *call, int64_t val);
+/* Answer the call with -errnum without running it. */
+void call_fail(struct call *call, int errnum);
+
+/* The listener's on_ready: handles every pending notification. */
+int notify_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events);
+/* Ask for SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the listener; true when the kernel has it. */
+bool notify_set_sync_wake_up(int listener);
+/* Allocate the receive/response buffers at the kernel's sizes. Returns 0 or -errno. */
+int notify_init(struct supervisor *sup);
+
+#endif

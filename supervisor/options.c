@@ -1,0 +1,92 @@
+#include "supervisor/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int parse_count(const char *s, uint64_t *out)
+{
+        char *end;
+        unsigned long long v;
+
+        if (!s || !isdigit((unsigned char)*s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end)
+                return -EINVAL;
+        *out = v;
+        return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+        static const struct {
+                char suffix;
+                unsigned shift;
+        } units[] = {{'k', 10}, {'m', 20}, {'g', 30}, {'t', 40}};
+        char *end;
+        unsigned long long v;
+        unsigned shift = 0;
+
+        if (!s || !isdigit((unsigned char)*s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end) {
+                size_t i;
+                for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                        if (tolower((unsigned char)*end) == units[i].suffix)
+                                break;
+                if (i == sizeof(units) / sizeof(units[0]))
+                        return -EINVAL;
+                shift = units[i].shift;
+                end++;
+                if (*end == 'i' || *end == 'I') /* KiB, MiB, ... */
+                        end++;
+                if (*end == 'b' || *end == 'B')
+                        end++;
+                if (*end)
+                        return -EINVAL;
+        }
+        if (shift && v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *out = (uint64_t)v << shift;
+        return 0;
+}
+
+int parse_duration_ms(const char *s, uint64_t *out)
+{
+        static const struct {
+                const char *suffix;
+                double ms;
+        } units[] = {{"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"h", 3600000}};
+        char *end;
+        double v;
+
+        if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno == ERANGE || !isfinite(v))
+                return -ERANGE;
+        if (end == s)
+                return -EINVAL;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+                if (strcasecmp(end, units[i].suffix) == 0) {
+                        double ms = v * units[i].ms;
+                        if (ms > 1e15)
+                                return -ERANGE;
+                        *out = (uint64_t)llround(ms);
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}

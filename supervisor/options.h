@@ -1,0 +1,51 @@
+/* The run configuration and the parsers of option values. */
+#ifndef STOCKADE_OPTIONS_H
+#define STOCKADE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum mode {
+        MODE_ENFORCE,
+        MODE_AUDIT,
+};
+
+/* 0 means "not set" for every limit. */
+struct limits {
+        uint64_t timeout_ms;    /* wall clock for the whole tree */
+        uint64_t cpu_s;         /* RLIMIT_CPU, per process */
+        uint64_t memory;        /* RLIMIT_AS, per process */
+        uint64_t max_procs;     /* tasks (processes and threads) alive in the tree */
+        uint64_t max_files;     /* RLIMIT_NOFILE */
+        uint64_t max_file_size; /* RLIMIT_FSIZE */
+};
+
+/* One --env or --clear-env step, applied in order. */
+struct env_op {
+        const char *arg; /* "NAME" (pass through) or "NAME=VALUE" (set) */
+};
+
+struct config {
+        enum mode mode;
+        int verbose;
+        bool allow_degraded;
+        bool clear_env;
+        struct env_op *env_ops;
+        size_t n_env_ops;
+        struct limits limits;
+        char **argv; /* the command, NULL-terminated */
+};
+
+/* The default --max-procs: enough for a parallel build, far below what hurts the host. */
+#define DEFAULT_MAX_PROCS 4096
+
+/* "123", "4K", "2M", "1G", "1T" (binary multiples, case-insensitive, optional "B").
+ * Returns 0 or -EINVAL / -ERANGE. */
+int parse_size(const char *s, uint64_t *out);
+/* "30", "30s", "1.5m", "2h", "500ms" -> milliseconds. Returns 0 or -EINVAL / -ERANGE. */
+int parse_duration_ms(const char *s, uint64_t *out);
+/* A plain non-negative integer. Returns 0 or -EINVAL / -ERANGE. */
+int parse_count(const char *s, uint64_t *out);
+
+#endif

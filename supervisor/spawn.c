@@ -1,0 +1,184 @@
+#include "supervisor/spawn.h"
+#include "shim/shim.h"
+#include "supervisor/loop.h"
+#include "supervisor/notify.h"
+#include "supervisor/ptrace.h"
+#include "supervisor/sup.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int check_exec(const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (access(path, X_OK) < 0)
+                return -errno;
+        return 0;
+}
+
+int spawn_resolve(const char *name, const char *path_var, char **out)
+{
+        int best = -ENOENT;
+
+        if (!*name)
+                return -ENOENT;
+        if (strchr(name, '/')) {
+                int r = check_exec(name);
+                if (r == 0)
+                        *out = xstrdup(name);
+                return r;
+        }
+        if (!path_var)
+                path_var = "/usr/local/bin:/usr/bin:/bin";
+        for (const char *p = path_var;; p++) {
+                const char *end = strchrnul(p, ':');
+                _cleanup_free_ char *cand = NULL;
+                int r;
+
+                /* An empty PATH element means the current directory. */
+                if (asprintf(&cand, "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", name) < 0)
+                        abort();
+                r = check_exec(cand);
+                if (r == 0) {
+                        *out = steal_ptr(cand);
+                        return 0;
+                }
+                if (r != -ENOENT && r != -ENOTDIR)
+                        best = r; /* found, not executable: remember, keep looking */
+                if (!*end)
+                        return best;
+                p = end;
+        }
+}
+
+/* Read the listener's fd number from the shim and take the fd out of the child. */
+static int take_listener(int sock, pid_t pid, unsigned *flags)
+{
+        int msg[2], pidfd, fd;
+        ssize_t n;
+
+        while ((n = read(sock, msg, sizeof(msg))) < 0 && errno == EINTR)
+                ;
+        if (n != sizeof(msg))
+                return n < 0 ? -errno : -ECHILD;
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0)
+                return -errno;
+        /* The new fd has FD_CLOEXEC set. */
+        fd = (int)syscall(SYS_pidfd_getfd, pidfd, msg[0], 0);
+        if (fd < 0)
+                fd = -errno;
+        close(pidfd);
+        *flags = (unsigned)msg[1];
+        return fd;
+}
+
+/* The child failed before exec; it printed why. Pass its exit code on. */
+static int child_failed(struct supervisor *sup, pid_t pid, struct error *err)
+{
+        int status = 0;
+
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (WIFEXITED(status) && WEXITSTATUS(status)) {
+                err->exit_code = WEXITSTATUS(status);
+                err->printed = true;
+        }
+        return make_error(err, 0, "the sandbox could not be set up");
+}
+
+static int seize(struct supervisor *sup, pid_t pid, struct error *err)
+{
+        int r = ptrace_seize_root(sup, pid);
+
+        if (r == 0) {
+                sup->layers.ptrace = true;
+                return 0;
+        }
+        snprintf(sup->layers.why_ptrace, sizeof(sup->layers.why_ptrace), "PTRACE_SEIZE: %s%s",
+                 strerror(-r), r == -EPERM ? " (Yama ptrace_scope, or a container profile)" : "");
+        return make_error(err, -r,
+                          "cannot ptrace the sandbox, which the process tree, --max-procs and "
+                          "kill-with-supervisor need (PTRACE_SEIZE)");
+}
+
+int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
+{
+        struct sock_fprog prog = {0};
+        int sv[2] = {-1, -1}, r;
+        unsigned flags = 0;
+        pid_t pid;
+
+        r = filter_build(&sup->fopts, &prog);
+        if (r < 0)
+                return make_error(err, -r, "build the seccomp filter");
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                free(prog.filter);
+                return make_error(err, errno, "socketpair");
+        }
+        pid_t self = getpid();
+        pid = fork();
+        if (pid < 0) {
+                free(prog.filter);
+                return make_error(err, errno, "fork");
+        }
+        if (pid == 0) {
+                struct shim_args a = {.sock = sv[1], .supervisor = self,
+                                      .limits = &plan->cfg->limits, .prog = &prog,
+                                      .path = plan->path, .argv = plan->cfg->argv,
+                                      .envp = plan->envp};
+                close(sv[0]);
+                shim_run(&a);
+        }
+        free(prog.filter);
+        close(sv[1]);
+        sup->root = pid;
+
+        sup->listener = (struct event_source){.name = "seccomp listener",
+                                              .on_ready = notify_on_ready};
+        sup->listener.fd = take_listener(sv[0], pid, &flags);
+        if (sup->listener.fd < 0) {
+                close(sv[0]);
+                if (sup->listener.fd != -ECHILD)
+                        make_error(err, -sup->listener.fd,
+                                   "take the seccomp listener from the child (pidfd_getfd)");
+                return child_failed(sup, pid, err);
+        }
+        sup->layers.wait_killable_recv = flags & SHIM_WAIT_KILLABLE_RECV;
+        sup->layers.sync_wake_up = notify_set_sync_wake_up(sup->listener.fd);
+
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sup->listener};
+        if (epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->listener.fd, &ev) < 0) {
+                make_error(err, errno, "watch the seccomp listener");
+                close(sv[0]);
+                child_failed(sup, pid, err);
+                return -1;
+        }
+        if (seize(sup, pid, err) < 0) {
+                close(sv[0]); /* EOF: the shim exits without running anything */
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                return -1;
+        }
+        if (write(sv[0], "g", 1) != 1) {
+                close(sv[0]);
+                return child_failed(sup, pid, err);
+        }
+        close(sv[0]);
+        return 0;
+}

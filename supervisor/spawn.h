@@ -1,0 +1,19 @@
+/* Starting the command: fork, the shim, the listener hand-off, the ptrace seize, "go". */
+#ifndef STOCKADE_SPAWN_H
+#define STOCKADE_SPAWN_H
+
+#include "supervisor/error.h"
+
+struct supervisor;
+struct spawn_plan;
+
+/* Start plan's command as sup->root with the listener watched by sup->epfd. Returns 0 or -1
+ * with *err set (and no child left behind). */
+int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err);
+
+/* Find `name` as execvp would, in the sandbox's PATH (or /usr/local/bin:/usr/bin:/bin when
+ * it has none). *out is malloc'ed. Returns 0, -ENOENT (not found) or another -errno (found
+ * but not executable: -EACCES for a directory or a file without x). */
+int spawn_resolve(const char *name, const char *path_var, char **out);
+
+#endif

@@ -1,0 +1,95 @@
+/* Open addressing keyed by tid with linear probing; tombstones are swept on growth. */
+#include "supervisor/tracee.h"
+#include "supervisor/util.h"
+
+#include <string.h>
+
+static size_t slot_of(pid_t tid, size_t cap)
+{
+        return ((size_t)tid * 2654435761u) & (cap - 1);
+}
+
+struct tracee *tracee_find(struct tracee_tree *tree, pid_t tid)
+{
+        if (!tree->cap)
+                return NULL;
+        for (size_t i = slot_of(tid, tree->cap);; i = (i + 1) & (tree->cap - 1)) {
+                struct tracee *t = &tree->slots[i];
+                if (t->live && t->tid == tid)
+                        return t;
+                if (!t->live && !t->gone)
+                        return NULL;
+        }
+}
+
+static void grow(struct tracee_tree *tree)
+{
+        struct tracee *old = tree->slots;
+        size_t old_cap = tree->cap;
+
+        tree->cap = old_cap ? old_cap * 2 : 64;
+        while ((tree->live + 1) * 2 > tree->cap)
+                tree->cap *= 2;
+        tree->slots = xcalloc(tree->cap, sizeof(*tree->slots));
+        tree->tombstones = 0;
+        for (size_t i = 0; i < old_cap; i++) {
+                if (!old[i].live)
+                        continue;
+                size_t j = slot_of(old[i].tid, tree->cap);
+                while (tree->slots[j].live)
+                        j = (j + 1) & (tree->cap - 1);
+                tree->slots[j] = old[i];
+        }
+        free(old);
+}
+
+struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid)
+{
+        struct tracee *t = tracee_find(tree, tid);
+
+        if (t)
+                return t;
+        if ((tree->live + tree->tombstones + 1) * 2 > tree->cap)
+                grow(tree);
+        size_t i = slot_of(tid, tree->cap);
+        while (tree->slots[i].live)
+                i = (i + 1) & (tree->cap - 1);
+        if (tree->slots[i].gone)
+                tree->tombstones--;
+        tree->slots[i] = (struct tracee){.tid = tid, .live = true};
+        tree->live++;
+        return &tree->slots[i];
+}
+
+void tracee_settle_clone(struct tracee_tree *tree, struct tracee *t)
+{
+        if (t && t->pending_clone) {
+                t->pending_clone = false;
+                tree->pending--;
+        }
+}
+
+void tracee_remove(struct tracee_tree *tree, pid_t tid)
+{
+        struct tracee *t = tracee_find(tree, tid);
+
+        if (!t)
+                return;
+        tracee_settle_clone(tree, t);
+        *t = (struct tracee){.gone = true};
+        tree->live--;
+        tree->tombstones++;
+}
+
+void tracee_foreach(struct tracee_tree *tree, void (*fn)(struct tracee *t, void *arg), void *arg)
+{
+        for (size_t i = 0; i < tree->cap; i++)
+                if (tree->slots[i].live)
+                        fn(&tree->slots[i], arg);
+}
+
+void tracee_tree_free(struct tracee_tree *tree)
+{
+        free(tree->slots);
+        memset(tree, 0, sizeof(*tree));
+}

@@ -1,0 +1,407 @@
+/*
+ * The seccomp filter, derived from the table.
+ *
+ * Layout of the program:
+ *   1. arch != AUDIT_ARCH_X86_64 -> KILL_PROCESS. This refuses `int 0x80` (arch I386) and
+ *      every other ABI.
+ *   2. nr >= X32_SYSCALL_BIT -> KILL_PROCESS: x32 numbers share the x86_64 arch value.
+ *   3. a balanced binary search over runs of numbers with the same action; each leaf returns
+ *      the action, or jumps to the block of register-argument rules of one syscall.
+ *   Numbers the table does not know fall into ENOSYS runs.
+ *
+ * filter_decide() computes the same function directly from the same data; the unit tests
+ * run the compiled program in bpf_sim and compare.
+ */
+#include "syscalls/filter.h"
+#include "syscalls/table.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#define X32_SYSCALL_BIT 0x40000000u
+
+/* ---- register-argument rules ------------------------------------------------------------ */
+
+enum cond_op {
+        C_ALWAYS, /* the syscall's default */
+        C_EQ,     /* (arg & mask) == value */
+        C_ANY,    /* (arg & mask) != 0 */
+};
+
+struct arg_rule {
+        enum syscall_id sc;
+        uint8_t arg;
+        enum cond_op op;
+        uint64_t mask, value;
+        enum verdict verdict; /* V_KERNEL, V_ERRNO or V_NOTIFY (clone, when procs are counted) */
+        int err;
+        bool integrity; /* enforced in audit mode too: it keeps the supervisor in control */
+};
+
+#define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
+#define CLONE_NS_FLAGS                                                                             \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+         CLONE_NEWPID | CLONE_NEWNET)
+
+/* First match wins; every syscall's list ends with C_ALWAYS. */
+static const struct arg_rule arg_rules[] = {
+        /* Pushing keystrokes into a terminal, or TIOCLINUX selection tricks. */
+        {SC_ioctl, 1, C_EQ, INT_MASK, TIOCSTI, V_ERRNO, EPERM, false},
+        {SC_ioctl, 1, C_EQ, INT_MASK, TIOCLINUX, V_ERRNO, EPERM, false},
+        {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false},
+
+        /* Unix, IPv4 and IPv6 only; no raw or packet sockets, no netlink. */
+        {SC_socket, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false},
+        {SC_socket, 1, C_EQ, 0xf, SOCK_RAW, V_ERRNO, EPERM, false},
+        {SC_socket, 1, C_EQ, 0xf, SOCK_PACKET, V_ERRNO, EPERM, false},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false},
+        {SC_socket, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false},
+        {SC_socketpair, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false},
+        {SC_socketpair, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false},
+
+        /* No new namespaces. clone3 keeps its flags in memory, so it is ENOSYS in the table
+         * and libc falls back to clone, whose flags are a register. */
+        {SC_clone, 0, C_ANY, CLONE_NS_FLAGS, 0, V_ERRNO, EPERM, false},
+        {SC_clone, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false},
+
+        /* A process that makes itself non-dumpable would lock the supervisor out of its
+         * memory and /proc; the call "succeeds" without effect. */
+        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_DUMPABLE, V_ERRNO, 0, false},
+        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_MM, V_ERRNO, EPERM, false},
+        {SC_prctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false},
+
+        /* A listener installed by the program would take notifications away from ours
+         * (the newest filter's USER_NOTIF wins). Other filters only restrict further. */
+        {SC_seccomp, 1, C_ANY, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0, V_ERRNO, EPERM, true},
+        {SC_seccomp, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false},
+
+        /* The personalities libc and setarch use; not READ_IMPLIES_EXEC and friends. */
+        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX, V_KERNEL, 0, false},
+        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX32, V_KERNEL, 0, false},
+        {SC_personality, 0, C_EQ, INT_MASK, UNAME26, V_KERNEL, 0, false},
+        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX32 | UNAME26, V_KERNEL, 0, false},
+        {SC_personality, 0, C_EQ, INT_MASK, ADDR_NO_RANDOMIZE, V_KERNEL, 0, false},
+        {SC_personality, 0, C_EQ, INT_MASK, 0xffffffff, V_KERNEL, 0, false},
+        {SC_personality, 0, C_ALWAYS, 0, 0, V_ERRNO, EPERM, false},
+};
+
+static uint32_t verdict_action(const struct filter_opts *o, enum verdict v, int err, bool integ,
+                               bool counted)
+{
+        switch (v) {
+        case V_KERNEL:
+                return SECCOMP_RET_ALLOW;
+        case V_NOTIFY:
+                return counted && !o->count_procs ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF;
+        case V_ERRNO:
+                if (o->audit && !integ)
+                        return SECCOMP_RET_USER_NOTIF;
+                return SECCOMP_RET_ERRNO | ((uint32_t)err & SECCOMP_RET_DATA);
+        case V_KILL:
+                return o->audit ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_KILL_PROCESS;
+        case V_ARGS:
+                break;
+        }
+        abort(); /* V_ARGS is never an action; a row with it is decided by arg_rules */
+}
+
+/* fork/vfork/clone are notified only to count processes. */
+static bool counted_row(const struct syscall_row *row)
+{
+        return row->handler == proc_clone;
+}
+
+static uint32_t rule_action(const struct filter_opts *o, const struct arg_rule *r)
+{
+        return verdict_action(o, r->verdict, r->err, r->integrity, true);
+}
+
+static bool cond_match(const struct arg_rule *r, const struct seccomp_data *d)
+{
+        uint64_t v = d->args[r->arg] & r->mask;
+
+        switch (r->op) {
+        case C_ALWAYS:
+                return true;
+        case C_EQ:
+                return v == r->value;
+        case C_ANY:
+                return v != 0;
+        }
+        return false;
+}
+
+uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d)
+{
+        const struct syscall_row *row;
+
+        if (d->arch != AUDIT_ARCH_X86_64 || (d->nr & X32_SYSCALL_BIT))
+                return SECCOMP_RET_KILL_PROCESS;
+        row = syscall_lookup(d->arch, d->nr);
+        if (!row)
+                return SECCOMP_RET_ERRNO | ENOSYS;
+        if (row->verdict != V_ARGS)
+                return verdict_action(o, row->verdict, row->err, false, counted_row(row));
+        for (size_t i = 0; i < ARRAY_SIZE(arg_rules); i++)
+                if (syscall_table[arg_rules[i].sc].nr == row->nr && cond_match(&arg_rules[i], d))
+                        return rule_action(o, &arg_rules[i]);
+        return SECCOMP_RET_ERRNO | ENOSYS; /* unreachable: every list ends with C_ALWAYS */
+}
+
+/* ---- the emitter ------------------------------------------------------------------------ */
+
+/* Instructions are built with symbolic jump targets (labels) and resolved at the end:
+ * conditional jumps must land within 255 instructions, which only the short argument
+ * blocks use; the search tree uses BPF_JA, whose offset is 32 bits. */
+struct insn {
+        struct sock_filter f;
+        int jt_label, jf_label, ja_label; /* -1: none (offset already in f) */
+};
+
+struct emitter {
+        struct insn *v;
+        size_t n, cap;
+        size_t *labels; /* label -> instruction index */
+        size_t nlabels, label_cap;
+        int err;
+};
+
+static size_t emit(struct emitter *e, uint16_t code, uint32_t k, int jt, int jf)
+{
+        if (e->n == e->cap) {
+                e->cap = e->cap ? 2 * e->cap : 256;
+                e->v = xrealloc(e->v, e->cap * sizeof(*e->v));
+        }
+        e->v[e->n] = (struct insn){.f = BPF_STMT(code, k), .jt_label = jt, .jf_label = jf,
+                                   .ja_label = -1};
+        return e->n++;
+}
+
+static int new_label(struct emitter *e)
+{
+        if (e->nlabels == e->label_cap) {
+                e->label_cap = e->label_cap ? 2 * e->label_cap : 64;
+                e->labels = xrealloc(e->labels, e->label_cap * sizeof(*e->labels));
+        }
+        e->labels[e->nlabels] = SIZE_MAX;
+        return (int)e->nlabels++;
+}
+
+static void place(struct emitter *e, int label)
+{
+        e->labels[label] = e->n;
+}
+
+static void emit_ret(struct emitter *e, uint32_t action)
+{
+        emit(e, BPF_RET | BPF_K, action, -1, -1);
+}
+
+static void emit_ja(struct emitter *e, int label)
+{
+        size_t i = emit(e, BPF_JMP | BPF_JA, 0, -1, -1);
+        e->v[i].ja_label = label;
+}
+
+static void emit_ld(struct emitter *e, uint32_t off)
+{
+        emit(e, BPF_LD | BPF_W | BPF_ABS, off, -1, -1);
+}
+
+/* Conditional jump; a label of -1 means "the next instruction". */
+static void emit_jmp(struct emitter *e, uint16_t op, uint32_t k, int jt, int jf)
+{
+        emit(e, BPF_JMP | op | BPF_K, k, jt, jf);
+}
+
+#define OFF_NR     offsetof(struct seccomp_data, nr)
+#define OFF_ARCH   offsetof(struct seccomp_data, arch)
+#define OFF_ARG(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+
+/* One rule: jump to `next` when the condition fails, fall through to RET when it holds. */
+static void emit_rule(struct emitter *e, const struct filter_opts *o, const struct arg_rule *r)
+{
+        int next = new_label(e), hit = new_label(e);
+        uint32_t lo_mask = (uint32_t)r->mask, hi_mask = (uint32_t)(r->mask >> 32);
+
+        switch (r->op) {
+        case C_ALWAYS:
+                break;
+        case C_EQ:
+                if (lo_mask) {
+                        emit_ld(e, OFF_ARG(r->arg));
+                        if (lo_mask != 0xffffffffu)
+                                emit(e, BPF_ALU | BPF_AND | BPF_K, lo_mask, -1, -1);
+                        emit_jmp(e, BPF_JEQ, (uint32_t)r->value, -1, next);
+                }
+                if (hi_mask) {
+                        emit_ld(e, OFF_ARG(r->arg) + 4);
+                        if (hi_mask != 0xffffffffu)
+                                emit(e, BPF_ALU | BPF_AND | BPF_K, hi_mask, -1, -1);
+                        emit_jmp(e, BPF_JEQ, (uint32_t)(r->value >> 32), -1, next);
+                }
+                break;
+        case C_ANY:
+                if (lo_mask) {
+                        emit_ld(e, OFF_ARG(r->arg));
+                        emit_jmp(e, BPF_JSET, lo_mask, hit, hi_mask ? -1 : next);
+                }
+                if (hi_mask) {
+                        emit_ld(e, OFF_ARG(r->arg) + 4);
+                        emit_jmp(e, BPF_JSET, hi_mask, hit, next);
+                }
+                break;
+        }
+        place(e, hit);
+        emit_ret(e, rule_action(o, r));
+        place(e, next);
+}
+
+/* A run of numbers [lo, hi] that share one leaf. */
+struct run {
+        uint32_t lo, hi;
+        uint32_t action; /* when args_sc < 0 */
+        int args_sc;     /* >= 0: jump to this syscall's argument block */
+};
+
+static void emit_tree(struct emitter *e, const struct run *runs, size_t a, size_t b,
+                      const int *args_label)
+{
+        if (a == b) {
+                if (runs[a].args_sc >= 0)
+                        emit_ja(e, args_label[runs[a].args_sc]);
+                else
+                        emit_ret(e, runs[a].action);
+                return;
+        }
+        size_t mid = (a + b + 1) / 2;
+        int right = new_label(e);
+
+        /* nr >= pivot: take the JA to the right half; else skip it into the left half. */
+        emit(e, BPF_JMP | BPF_JGE | BPF_K, runs[mid].lo, -1, -1);
+        e->v[e->n - 1].f.jt = 0;
+        e->v[e->n - 1].f.jf = 1;
+        emit_ja(e, right);
+        emit_tree(e, runs, a, mid - 1, args_label);
+        place(e, right);
+        emit_tree(e, runs, mid, b, args_label);
+}
+
+static size_t build_runs(const struct filter_opts *o, struct run *runs)
+{
+        size_t n = 0;
+
+        for (uint32_t nr = 0; nr < SYSCALL_NR_LIMIT; nr++) {
+                const struct syscall_row *row = syscall_lookup(AUDIT_ARCH_X86_64, (int)nr);
+                struct run r = {.lo = nr, .hi = nr, .args_sc = -1};
+
+                if (!row)
+                        r.action = SECCOMP_RET_ERRNO | ENOSYS;
+                else if (row->verdict == V_ARGS)
+                        r.args_sc = (int)(row - syscall_table);
+                else
+                        r.action = verdict_action(o, row->verdict, row->err, false,
+                                                  counted_row(row));
+                if (n && r.args_sc < 0 && runs[n - 1].args_sc < 0 &&
+                    runs[n - 1].action == r.action)
+                        runs[n - 1].hi = nr;
+                else
+                        runs[n++] = r;
+        }
+        return n;
+}
+
+/* Resolve labels into offsets; a conditional jump out of reach is a bug in this file. */
+static int resolve(struct emitter *e, struct sock_fprog *prog)
+{
+        struct sock_filter *out;
+
+        if (e->n > BPF_MAXINSNS)
+                return -E2BIG;
+        out = xcalloc(e->n, sizeof(*out));
+        for (size_t i = 0; i < e->n; i++) {
+                struct insn *in = &e->v[i];
+                out[i] = in->f;
+                if (in->ja_label >= 0)
+                        out[i].k = (uint32_t)(e->labels[in->ja_label] - i - 1);
+                if (in->jt_label >= 0 || in->jf_label >= 0) {
+                        size_t jt = in->jt_label >= 0 ? e->labels[in->jt_label] - i - 1 : 0;
+                        size_t jf = in->jf_label >= 0 ? e->labels[in->jf_label] - i - 1 : 0;
+                        if (jt > 255 || jf > 255) {
+                                free(out);
+                                return -ERANGE;
+                        }
+                        out[i].jt = (uint8_t)jt;
+                        out[i].jf = (uint8_t)jf;
+                }
+        }
+        prog->filter = out;
+        prog->len = (unsigned short)e->n;
+        return 0;
+}
+
+int filter_build(const struct filter_opts *o, struct sock_fprog *prog)
+{
+        struct emitter e = {0};
+        struct run runs[SYSCALL_NR_LIMIT];
+        int args_label[SC__COUNT];
+        size_t nruns = build_runs(o, runs);
+        int ret;
+
+        emit_ld(&e, OFF_ARCH);
+        emit_jmp(&e, BPF_JEQ, AUDIT_ARCH_X86_64, -1, -1);
+        e.v[e.n - 1].f.jt = 1;
+        emit_ret(&e, SECCOMP_RET_KILL_PROCESS);
+        emit_ld(&e, OFF_NR);
+        emit_jmp(&e, BPF_JSET, X32_SYSCALL_BIT, -1, -1);
+        e.v[e.n - 1].f.jf = 1;
+        emit_ret(&e, SECCOMP_RET_KILL_PROCESS);
+
+        for (size_t i = 0; i < SC__COUNT; i++)
+                args_label[i] = syscall_table[i].verdict == V_ARGS ? new_label(&e) : -1;
+        emit_tree(&e, runs, 0, nruns - 1, args_label);
+
+        for (size_t i = 0; i < SC__COUNT; i++) {
+                if (args_label[i] < 0)
+                        continue;
+                place(&e, args_label[i]);
+                for (size_t r = 0; r < ARRAY_SIZE(arg_rules); r++)
+                        if (arg_rules[r].sc == (enum syscall_id)i)
+                                emit_rule(&e, o, &arg_rules[r]);
+                emit_ret(&e, SECCOMP_RET_ERRNO | ENOSYS); /* a row without a default rule */
+        }
+        ret = resolve(&e, prog);
+        free(e.v);
+        free(e.labels);
+        return ret;
+}
+
+const char *filter_action_name(uint32_t action, char *buf, unsigned len)
+{
+        switch (action & SECCOMP_RET_ACTION_FULL) {
+        case SECCOMP_RET_ALLOW:
+                return "allow";
+        case SECCOMP_RET_USER_NOTIF:
+                return "notify";
+        case SECCOMP_RET_KILL_PROCESS:
+                return "kill";
+        case SECCOMP_RET_ERRNO:
+                snprintf(buf, len, "errno %s",
+                         strerrorname_np((int)(action & SECCOMP_RET_DATA)) ?: "0");
+                return buf;
+        default:
+                snprintf(buf, len, "0x%08x", action);
+                return buf;
+        }
+}

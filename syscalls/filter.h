@@ -1,0 +1,24 @@
+/* The seccomp BPF program, compiled from the syscall table and the register-argument
+ * rules. filter_decide() is the same decision computed directly; the unit tests check the
+ * compiled program against it with the simulator (bpf_sim.h). */
+#ifndef STOCKADE_FILTER_H
+#define STOCKADE_FILTER_H
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct filter_opts {
+        bool audit;       /* policy denials become notifications that are reported and allowed */
+        bool count_procs; /* fork/vfork/clone are notified so that --max-procs can refuse them */
+};
+
+/* Compile the filter into *prog (prog->filter is malloc'ed). Returns 0 or -errno. */
+int filter_build(const struct filter_opts *o, struct sock_fprog *prog);
+/* The SECCOMP_RET_* value the filter returns for *d. */
+uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d);
+/* Human-readable name of a SECCOMP_RET_* value ("allow", "notify", "errno EPERM", ...). */
+const char *filter_action_name(uint32_t action, char *buf, unsigned len);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * Process family: calls that name another process, and fork accounting.
+ *
+ * The sandbox sees and touches only its own tree. A call that names a pid outside it gets
+ * ESRCH, as if the process did not exist. The decision reads only registers, so answering
+ * CONTINUE cannot be raced by another thread rewriting memory. What remains is pid reuse:
+ * the supervisor is the tracer and the subreaper of the whole tree, so an exited task's pid
+ * stays taken (a zombie) until this loop reaps it. Reuse by an outside process would need the
+ * target reaped after our answer and before the caller's call runs, and the whole pid space
+ * to wrap around in that window.
+ */
+#include "supervisor/notify.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#ifndef IOPRIO_WHO_PROCESS
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_WHO_PGRP    2
+#endif
+
+static bool pid_in_tree(struct supervisor *sup, int64_t pid)
+{
+        return pid > 0 && pid <= INT32_MAX && tracee_find(&sup->tree, (pid_t)pid) != NULL;
+}
+
+/* pid 0 means "the caller" for most of these calls. */
+static bool self_or_tree(struct supervisor *sup, int64_t pid)
+{
+        return pid == 0 || pid_in_tree(sup, pid);
+}
+
+struct group_search {
+        pid_t pgid;
+        bool found;
+};
+
+static void match_group(struct tracee *t, void *arg)
+{
+        struct group_search *g = arg;
+
+        if (!g->found && getpgid(t->tid) == g->pgid)
+                g->found = true;
+}
+
+/* A process group is the sandbox's when one of its tasks belongs to it. Groups live inside a
+ * session, and the sandbox has a session of its own (the shim calls setsid). */
+static bool group_in_tree(struct supervisor *sup, int64_t pgid)
+{
+        struct group_search g = {.pgid = (pid_t)pgid};
+
+        if (pgid <= 0 || pgid > INT32_MAX)
+                return false;
+        tracee_foreach(&sup->tree, match_group, &g);
+        return g.found;
+}
+
+/* kill(2): >0 one process, 0 own group, -1 every process we may signal, < -1 a group. */
+static bool kill_target_ok(struct supervisor *sup, int64_t pid)
+{
+        pid = (int32_t)pid; /* pid_t argument: the upper half is ignored by the kernel */
+        if (pid == 0)
+                return true;
+        if (pid == -1)
+                return false; /* would reach every process of the user */
+        return pid > 0 ? pid_in_tree(sup, pid) : group_in_tree(sup, -pid);
+}
+
+/* setpriority/getpriority and ioprio_set/get: (which, who). */
+static bool which_who_ok(struct supervisor *sup, int64_t which, int64_t who, int process,
+                         int group)
+{
+        who = (int32_t)who;
+        if (which == process)
+                return self_or_tree(sup, who);
+        if (which == group)
+                return who == 0 || group_in_tree(sup, who);
+        return false; /* PRIO_USER / IOPRIO_WHO_USER: every process of a user */
+}
+
+int proc_target(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        int64_t a0 = (int32_t)a[0], a1 = (int32_t)a[1];
+        bool ok;
+
+        switch ((int)(call->row - syscall_table)) { /* int: -Wswitch-enum would list every row */
+        case SC_kill:
+                ok = kill_target_ok(sup, a0);
+                break;
+        case SC_tkill:
+                ok = pid_in_tree(sup, a0);
+                break;
+        case SC_tgkill:
+        case SC_rt_tgsigqueueinfo:
+                ok = pid_in_tree(sup, a0) && pid_in_tree(sup, a1);
+                break;
+        case SC_kcmp:
+                ok = self_or_tree(sup, a0) && self_or_tree(sup, a1);
+                break;
+        case SC_setpriority:
+        case SC_getpriority:
+                ok = which_who_ok(sup, a0, a1, PRIO_PROCESS, PRIO_PGRP);
+                break;
+        case SC_ioprio_set:
+        case SC_ioprio_get:
+                ok = which_who_ok(sup, a0, a1, IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP);
+                break;
+        case SC_pidfd_send_signal:
+        case SC_pidfd_getfd:
+        case SC_process_madvise:
+        case SC_process_mrelease:
+                /* A pidfd comes from pidfd_open (checked here) or clone(CLONE_PIDFD) of the
+                 * sandbox's own child. */
+                ok = true;
+                break;
+        default:
+                /* The first argument is a pid, 0 meaning the caller. */
+                ok = self_or_tree(sup, a0);
+                break;
+        }
+        if (ok)
+                call_continue(call);
+        else
+                call_fail(call, a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
+        return 0;
+}
+
+/* fork, vfork and clone are notified only under --max-procs: count, then let the kernel do it. */
+int proc_clone(struct supervisor *sup, struct call *call)
+{
+        uint64_t max = sup->cfg->limits.max_procs;
+
+        if (max && sup->tree.live + sup->tree.pending >= max) {
+                sup->n.forks_refused++;
+                call_fail(call, EAGAIN);
+                return 0;
+        }
+        if (!call->t)
+                call->t = tracee_add(&sup->tree, (pid_t)call->req->pid);
+        call->t->pending_clone = true;
+        sup->tree.pending++;
+        call_continue(call);
+        return 0;
+}
+
+/* execve/execveat: the exec policy will judge the path here. Until then nothing is read from
+ * memory and the kernel runs the call; PTRACE_EVENT_EXEC updates the tree afterwards. */
+int proc_exec(struct supervisor *sup, struct call *call)
+{
+        call_continue(call);
+        return 0;
+}

@@ -1,0 +1,75 @@
+/* The syscall table: one row per x86_64 syscall in syscalls.def, and everything derived
+ * from it (identities, lookup by number, handler dispatch, the BPF filter). */
+#ifndef STOCKADE_TABLE_H
+#define STOCKADE_TABLE_H
+
+#include <stdint.h>
+
+/* How a syscall is decided when the filter is built. */
+enum verdict {
+        V_KERNEL, /* allowed in the kernel: no round trip */
+        V_NOTIFY, /* sent to the supervisor's handler */
+        V_ERRNO,  /* denied in the kernel with the row's errno */
+        V_KILL,   /* the process is killed */
+        V_ARGS,   /* decided in the kernel by register arguments (filter.c) */
+};
+
+/* What a syscall touches; used by the trace decoders and later policy layers. */
+enum {
+        SF_PATH = 1u << 0,   /* takes a path in memory */
+        SF_FD = 1u << 1,     /* operates on an fd the program holds */
+        SF_RETFD = 1u << 2,  /* returns a new fd */
+        SF_NET = 1u << 3,    /* socket family */
+        SF_PROC = 1u << 4,   /* names another process */
+        SF_MEM = 1u << 5,    /* address-space management */
+        SF_SIG = 1u << 6,    /* signals */
+        SF_TIME = 1u << 7,   /* clocks and timers */
+        SF_ID = 1u << 8,     /* credentials */
+        SF_ADMIN = 1u << 9,  /* host administration */
+        SF_BYPASS = 1u << 10 /* a known sandbox bypass route */
+};
+
+struct supervisor;
+struct call;
+
+/* A handler decides one notification: it fills call->resp through call_continue(),
+ * call_return() or call_fail() (supervisor/notify.h) and returns 0. */
+typedef int (*syscall_handler)(struct supervisor *sup, struct call *call);
+
+/* Identities: SC_read, SC_write, ... SC__COUNT. */
+enum syscall_id {
+#define SYSCALL_ROW(name, nr, nargs, verdict, err, flags, handler) SC_##name,
+#include "syscalls/syscalls.def"
+#undef SYSCALL_ROW
+        SC__COUNT
+};
+
+struct syscall_row {
+        const char *name;
+        int nr;
+        uint8_t nargs;
+        enum verdict verdict;
+        int err;
+        unsigned flags;
+        syscall_handler handler;
+};
+
+/* The handlers named in syscalls.def. */
+int fs_passthrough(struct supervisor *sup, struct call *call);
+int net_passthrough(struct supervisor *sup, struct call *call);
+int proc_target(struct supervisor *sup, struct call *call);
+int proc_clone(struct supervisor *sup, struct call *call);
+int proc_exec(struct supervisor *sup, struct call *call);
+
+/* Highest syscall number the table knows, plus one. */
+#define SYSCALL_NR_LIMIT 512
+
+extern const struct syscall_row syscall_table[SC__COUNT];
+
+/* The row for (arch, nr), or NULL when the table does not know it (the caller answers
+ * ENOSYS). Only AUDIT_ARCH_X86_64 has rows; x32 numbers have none. */
+const struct syscall_row *syscall_lookup(uint32_t arch, int nr);
+/* The row called `name`, or NULL. */
+const struct syscall_row *syscall_by_name(const char *name);
+
+#endif
