@@ -239,7 +239,7 @@ static int cmd_run(int argc, char **argv)
         r = cli_parse_run(argc, argv, &cfg, &err);
         if (r != 0) {
                 if (r < 0)
-                        print_error(&err);
+                        error_print(&err);
                 cli_config_free(&cfg);
                 return r > 0 ? 0 : EXIT_STOCKADE;
         }
@@ -256,7 +256,7 @@ static int cmd_run(int argc, char **argv)
                 struct spawn_plan plan = {.cfg = &cfg, .path = path, .envp = envp};
                 code = sup_run(&plan, &err);
                 if (code < 0) {
-                        print_error(&err);
+                        error_print(&err);
                         code = err.exit_code ? err.exit_code : EXIT_STOCKADE;
                 }
         }

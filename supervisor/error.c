@@ -62,7 +62,7 @@ int wrap_error(struct error *err, const char *fmt, ...)
         return -1;
 }
 
-void print_error(const struct error *err)
+void error_print(const struct error *err)
 {
         if (err->printed)
                 return;

@@ -28,6 +28,6 @@ int make_error(struct error *err, int errnum, const char *fmt, ...)
 /* Prefix the message already in *err with more context: "context: old message". */
 int wrap_error(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "stockade: message[: strerror]" on one line. */
-void print_error(const struct error *err);
+void error_print(const struct error *err);
 
 #endif

@@ -36,6 +36,8 @@ static void on_new_task(struct supervisor *sup, struct tracee *parent, pid_t pid
 {
         unsigned long msg = 0;
 
+        /* Before tracee_add: it may grow the table and move `parent`. */
+        tracee_settle_clone(&sup->tree, parent);
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && msg) {
                 if (!tracee_find(&sup->tree, (pid_t)msg))
                         sup->n.tasks_seen++;
@@ -43,7 +45,6 @@ static void on_new_task(struct supervisor *sup, struct tracee *parent, pid_t pid
                 if (sup->killing)
                         kill((pid_t)msg, SIGKILL);
         }
-        tracee_settle_clone(&sup->tree, parent);
 }
 
 /* A non-leader thread that execs takes over the leader's tid; its old tid is gone. */

@@ -22,7 +22,8 @@ struct tracee_tree {
 
 /* The task `tid`, or NULL. */
 struct tracee *tracee_find(struct tracee_tree *tree, pid_t tid);
-/* The task `tid`, added if new. */
+/* The task `tid`, added if new. Adding may move every task: pointers from earlier
+ * tracee_find/tracee_add calls are invalid afterwards. */
 struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid);
 /* Forget `tid` (it exited). */
 void tracee_remove(struct tracee_tree *tree, pid_t tid);

@@ -1,0 +1,172 @@
+#include "tests/helpers/runner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *runner_stockade(void)
+{
+        const char *env = getenv("STOCKADE_BIN");
+        return env ? env : STOCKADE_BIN;
+}
+
+const char *runner_probe(void)
+{
+        const char *env = getenv("STOCKADE_PROBE");
+        return env ? env : STOCKADE_PROBE;
+}
+
+static void append(char **buf, size_t *len, const char *data, size_t n)
+{
+        *buf = realloc(*buf, *len + n + 1);
+        if (!*buf)
+                abort();
+        memcpy(*buf + *len, data, n);
+        *len += n;
+        (*buf)[*len] = '\0';
+}
+
+static double now_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int runner_run(char *const argv[], char *const envp[], int timeout_s, struct run_result *r)
+{
+        int out[2], err[2];
+        pid_t pid;
+        double deadline = now_s() + timeout_s;
+        bool killed = false;
+
+        memset(r, 0, sizeof(*r));
+        append(&r->out, &r->out_len, "", 0);
+        append(&r->err, &r->err_len, "", 0);
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                int devnull = open("/dev/null", O_RDONLY);
+                dup2(devnull, 0);
+                dup2(out[1], 1);
+                dup2(err[1], 2);
+                if (envp)
+                        execve(argv[0], argv, envp);
+                else
+                        execv(argv[0], argv);
+                _exit(121);
+        }
+        close(out[1]);
+        close(err[1]);
+        struct pollfd p[2] = {{.fd = out[0], .events = POLLIN}, {.fd = err[0], .events = POLLIN}};
+        int open_fds = 2;
+        while (open_fds > 0) {
+                int ms = (int)((deadline - now_s()) * 1000);
+                if (ms <= 0 && !killed) {
+                        kill(pid, SIGKILL);
+                        killed = true;
+                        ms = 2000;
+                } else if (ms <= 0) {
+                        break;
+                }
+                if (poll(p, 2, ms) <= 0)
+                        continue;
+                for (int i = 0; i < 2; i++) {
+                        char buf[4096];
+                        ssize_t n;
+                        if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
+                                continue;
+                        n = read(p[i].fd, buf, sizeof(buf));
+                        if (n <= 0) {
+                                close(p[i].fd);
+                                p[i].fd = -1;
+                                open_fds--;
+                        } else if (i == 0) {
+                                append(&r->out, &r->out_len, buf, (size_t)n);
+                        } else {
+                                append(&r->err, &r->err_len, buf, (size_t)n);
+                        }
+                }
+        }
+        for (int i = 0; i < 2; i++)
+                if (p[i].fd >= 0)
+                        close(p[i].fd);
+        if (!killed && now_s() > deadline) {
+                kill(pid, SIGKILL);
+                killed = true;
+        }
+        waitpid(pid, &r->status, 0);
+        if (killed)
+                r->exit_code = -1;
+        else if (WIFEXITED(r->status))
+                r->exit_code = WEXITSTATUS(r->status);
+        else
+                r->exit_code = 128 + WTERMSIG(r->status);
+        return 0;
+}
+
+int runner_stockade_run(const char *const args[], int timeout_s, struct run_result *r)
+{
+        const char *argv[128];
+        size_t n = 0;
+
+        argv[n++] = runner_stockade();
+        argv[n++] = "run";
+        for (size_t i = 0; args[i] && n < 127; i++)
+                argv[n++] = args[i];
+        argv[n] = NULL;
+        return runner_run((char *const *)argv, NULL, timeout_s, r);
+}
+
+void runner_free(struct run_result *r)
+{
+        free(r->out);
+        free(r->err);
+        memset(r, 0, sizeof(*r));
+}
+
+int runner_process_alive(const char *needle)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        int found = 0;
+
+        if (!d)
+                return 0;
+        while (!found && (e = readdir(d))) {
+                char path[300], buf[4096];
+                ssize_t n;
+                int fd;
+
+                if (e->d_name[0] < '0' || e->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                n = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                if (n <= 0)
+                        continue;
+                for (ssize_t i = 0; i < n; i++)
+                        if (buf[i] == '\0')
+                                buf[i] = ' ';
+                buf[n] = '\0';
+                if (strstr(buf, needle))
+                        found = 1;
+        }
+        closedir(d);
+        return found;
+}

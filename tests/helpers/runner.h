@@ -1,0 +1,30 @@
+/* Test helper: run a command (usually `stockade run ...`) with captured output. */
+#ifndef STOCKADE_TEST_RUNNER_H
+#define STOCKADE_TEST_RUNNER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct run_result {
+        int status;      /* wait status */
+        int exit_code;   /* WEXITSTATUS, or 128+signal, or -1 if the watchdog fired */
+        char *out, *err; /* NUL-terminated captured stdout and stderr (malloc'ed) */
+        size_t out_len, err_len;
+};
+
+/* Path of the built stockade binary and the probe helper (set by CMake). */
+const char *runner_stockade(void);
+const char *runner_probe(void);
+
+/* Run argv (NULL-terminated) with envp (NULL = inherit), stdin from /dev/null, killing it
+ * after timeout_s seconds. Returns 0 or -errno. */
+int runner_run(char *const argv[], char *const envp[], int timeout_s, struct run_result *r);
+/* Convenience: stockade run [opts...] -- cmd... with a single NULL-terminated vector in
+ * which the string "--" separates stockade options from the command. */
+int runner_stockade_run(const char *const args[], int timeout_s, struct run_result *r);
+void runner_free(struct run_result *r);
+
+/* 1 if any live process's cmdline contains `needle` (used to check nothing outlived a run). */
+int runner_process_alive(const char *needle);
+
+#endif

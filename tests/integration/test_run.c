@@ -1,0 +1,333 @@
+/* Real programs under `stockade run`, checked from the outside: exit codes, output, what
+ * outlives the run, what reaches the environment, the limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tests/helpers/runner.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WATCHDOG 60
+
+static struct run_result run(const char *const args[])
+{
+        struct run_result r;
+
+        assert_int_equal(runner_stockade_run(args, WATCHDOG, &r), 0);
+        if (r.exit_code == -1)
+                fail_msg("watchdog fired: stockade hung. stderr: %s", r.err);
+        return r;
+}
+
+static int run_code(const char *const args[])
+{
+        struct run_result r = run(args);
+        int code = r.exit_code;
+
+        runner_free(&r);
+        return code;
+}
+
+static double now_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void true_and_exit_codes(void **state)
+{
+        assert_int_equal(run_code((const char *[]){"--", "/bin/true", NULL}), 0);
+        assert_int_equal(run_code((const char *[]){"--", "/bin/false", NULL}), 1);
+        assert_int_equal(run_code((const char *[]){"--", "sh", "-c", "exit 3", NULL}), 3);
+        /* Killed by a signal: 128+N, like the shells. */
+        assert_int_equal(run_code((const char *[]){"--", "sh", "-c", "kill -TERM $$", NULL}),
+                         128 + 15);
+        assert_int_equal(run_code((const char *[]){"--", "sh", "-c", "kill -KILL $$", NULL}),
+                         128 + 9);
+}
+
+static void python_runs(void **state)
+{
+        struct run_result r = run((const char *[]){
+                "--", "python3", "-c",
+                "import json, email, http.client, sqlite3, subprocess\n"
+                "print(json.dumps({'a': 6 * 7}))\n"
+                "print(subprocess.run(['echo', 'child'], capture_output=True).stdout.decode())",
+                NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "{\"a\": 42}"));
+        assert_non_null(strstr(r.out, "child"));
+        runner_free(&r);
+}
+
+static void threads(void **state)
+{
+        struct run_result r = run((const char *[]){
+                "--", "python3", "-c",
+                "import threading, os\n"
+                "out = []\n"
+                "def work(i):\n"
+                "    out.append(len(os.listdir('/')) and i)\n"
+                "ts = [threading.Thread(target=work, args=(i,)) for i in range(16)]\n"
+                "[t.start() for t in ts]; [t.join() for t in ts]\n"
+                "print(sorted(out) == list(range(16)))",
+                NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_string_equal(r.out, "True\n");
+        runner_free(&r);
+}
+
+static void missing_and_not_executable(void **state)
+{
+        char dir[] = "/tmp/stockade-test-XXXXXX", file[64];
+        struct run_result r;
+        int fd;
+
+        r = run((const char *[]){"--", "no-such-command-xyz", NULL});
+        assert_int_equal(r.exit_code, 127);
+        assert_non_null(strstr(r.err, "command not found"));
+        runner_free(&r);
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(file, sizeof(file), "%s/script", dir);
+        fd = open(file, O_CREAT | O_WRONLY, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "#!/bin/sh\necho hi\n", 18), 18);
+        close(fd);
+        r = run((const char *[]){"--", file, NULL});
+        assert_int_equal(r.exit_code, 126);
+        assert_non_null(strstr(r.err, "Permission denied"));
+        runner_free(&r);
+        /* A directory is not executable either. */
+        assert_int_equal(run_code((const char *[]){"--", dir, NULL}), 126);
+        /* A script whose interpreter is missing: found, cannot run. */
+        fd = open(file, O_WRONLY | O_TRUNC);
+        assert_int_equal(write(fd, "#!/nonexistent/sh\n", 18), 18);
+        close(fd);
+        chmod(file, 0755);
+        assert_int_equal(run_code((const char *[]){"--", file, NULL}), 127);
+        unlink(file);
+        rmdir(dir);
+}
+
+static void environment(void **state)
+{
+        struct run_result r;
+
+        setenv("GITHUB_TOKEN", "ghp_secret_value", 1);
+        setenv("STOCKADE_TEST_PLAIN", "plain_value", 1);
+        r = run((const char *[]){"--", "/usr/bin/env", NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_null(strstr(r.out, "ghp_secret_value"));
+        assert_non_null(strstr(r.out, "STOCKADE_TEST_PLAIN=plain_value"));
+        runner_free(&r);
+
+        r = run((const char *[]){"--env", "GITHUB_TOKEN", "--", "/usr/bin/env", NULL});
+        assert_non_null(strstr(r.out, "GITHUB_TOKEN=ghp_secret_value"));
+        runner_free(&r);
+
+        r = run((const char *[]){"--clear-env", "--env", "FOO=bar", "--", "/usr/bin/env", NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_string_equal(r.out, "FOO=bar\n");
+        runner_free(&r);
+        unsetenv("GITHUB_TOKEN");
+}
+
+static void timeout_kills_tree(void **state)
+{
+        double t0 = now_s();
+        struct run_result r = run((const char *[]){
+                "--timeout", "1", "--", "sh", "-c", "sleep 31.4151 & sleep 31.4152", NULL});
+        double took = now_s() - t0;
+
+        assert_int_equal(r.exit_code, 124);
+        assert_non_null(strstr(r.err, "timed out"));
+        assert_true(took < 10);
+        assert_false(runner_process_alive("sleep 31.415"));
+        runner_free(&r);
+}
+
+static void nothing_outlives_the_root(void **state)
+{
+        /* The background child would live 31 s; the root exits at once. */
+        assert_int_equal(run_code((const char *[]){"--", "sh", "-c",
+                                                   "sleep 31.2718 & sleep 31.2719 & exit 0",
+                                                   NULL}),
+                         0);
+        assert_false(runner_process_alive("sleep 31.271"));
+}
+
+static void max_procs_refuses_forks(void **state)
+{
+        struct run_result r = run((const char *[]){
+                "--max-procs", "8", "--", "python3", "-c",
+                "import os, sys, time  # marker-maxprocs-5b1e\n"
+                "for i in range(64):\n"
+                "    try:\n"
+                "        if os.fork() == 0:\n"
+                "            time.sleep(60); os._exit(0)\n"
+                "    except OSError as e:\n"
+                "        print('refused', e.errno, 'after', i); sys.exit(0)\n"
+                "print('never refused')",
+                NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "refused 11 after 7"));
+        assert_false(runner_process_alive("marker-maxprocs-5b1e"));
+        runner_free(&r);
+}
+
+static void fork_bomb_is_contained(void **state)
+{
+        double t0 = now_s();
+        struct run_result r = run((const char *[]){
+                "--max-procs", "40", "--timeout", "3", "--", "python3", "-c",
+                "import os  # marker-forkbomb-9c2d\n"
+                "while True:\n"
+                "    try: os.fork()\n"
+                "    except OSError: pass",
+                NULL});
+
+        assert_int_equal(r.exit_code, 124);
+        assert_true(now_s() - t0 < 30);
+        assert_false(runner_process_alive("marker-forkbomb-9c2d"));
+        runner_free(&r);
+}
+
+static void rlimits(void **state)
+{
+        char dir[] = "/tmp/stockade-test-XXXXXX", cmd[256];
+        struct stat st;
+
+        /* --max-file-size: the write beyond it fails (SIGXFSZ) and the file stays small. */
+        assert_non_null(mkdtemp(dir));
+        snprintf(cmd, sizeof(cmd), "head -c 3M /dev/zero > %s/big", dir);
+        assert_int_equal(
+                run_code((const char *[]){"--max-file-size", "1M", "--", "sh", "-c", cmd, NULL}),
+                128 + 25);
+        snprintf(cmd, sizeof(cmd), "%s/big", dir);
+        assert_int_equal(stat(cmd, &st), 0);
+        assert_true(st.st_size <= 1 << 20);
+        unlink(cmd);
+        rmdir(dir);
+
+        /* --memory: a 1 GiB allocation fails. */
+        struct run_result r = run((const char *[]){
+                "--memory", "256M", "--", "python3", "-c",
+                "try:\n    b = bytearray(1 << 30)\nexcept MemoryError:\n    print('refused')",
+                NULL});
+        assert_string_equal(r.out, "refused\n");
+        runner_free(&r);
+
+        /* --max-files: the 17th descriptor is refused. */
+        r = run((const char *[]){"--max-files", "16", "--", "python3", "-c",
+                                 "import os\nfds = []\ntry:\n"
+                                 "    for i in range(64): fds.append(os.open('/', os.O_RDONLY))\n"
+                                 "except OSError as e: print(e.errno)",
+                                 NULL});
+        assert_string_equal(r.out, "24\n"); /* EMFILE */
+        runner_free(&r);
+
+        /* --cpu: a busy loop is stopped by SIGXCPU after about a second of CPU. */
+        double t0 = now_s();
+        assert_int_equal(run_code((const char *[]){"--cpu", "1", "--", "sh", "-c",
+                                                   "while :; do :; done", NULL}),
+                         128 + 24);
+        assert_true(now_s() - t0 < 20);
+}
+
+static void cli(void **state)
+{
+        const char *version[] = {runner_stockade(), "--version", NULL};
+        const char *help[] = {runner_stockade(), "help", "run", NULL};
+        const char *run_help[] = {runner_stockade(), "run", "--help", NULL};
+        const char *bad[] = {runner_stockade(), "run", "--max-procs", "lots", "--", "true", NULL};
+        const char *unknown[] = {runner_stockade(), "frobnicate", NULL};
+        struct run_result r;
+
+        assert_int_equal(runner_run((char *const *)version, NULL, 10, &r), 0);
+        assert_int_equal(r.exit_code, 0);
+        assert_true(strncmp(r.out, "stockade ", 9) == 0);
+        runner_free(&r);
+
+        assert_int_equal(runner_run((char *const *)help, NULL, 10, &r), 0);
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "Examples:"));
+        assert_non_null(strstr(r.out, "--max-procs"));
+        runner_free(&r);
+
+        assert_int_equal(runner_run((char *const *)run_help, NULL, 10, &r), 0);
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "Usage: stockade run"));
+        runner_free(&r);
+
+        assert_int_equal(runner_run((char *const *)bad, NULL, 10, &r), 0);
+        assert_int_equal(r.exit_code, 125);
+        assert_string_equal(r.err, "stockade: run: --max-procs: `lots` is not valid; expected a "
+                                   "whole number\n");
+        runner_free(&r);
+
+        assert_int_equal(runner_run((char *const *)unknown, NULL, 10, &r), 0);
+        assert_int_equal(r.exit_code, 125);
+        assert_non_null(strstr(r.err, "unknown command `frobnicate`"));
+        runner_free(&r);
+}
+
+static void verbose_reports_layers(void **state)
+{
+        struct run_result r = run((const char *[]){"-v", "--", "/bin/true", NULL});
+
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.err, "seccomp user notification    yes"));
+        assert_non_null(strstr(r.err, "ptrace (tree, EXITKILL)      yes"));
+        assert_non_null(strstr(r.err, "SYNC_WAKE_UP"));
+        assert_non_null(strstr(r.err, "Landlock"));
+        runner_free(&r);
+}
+
+static void audit_mode_reports(void **state)
+{
+        /* unshare is denied in enforce mode; audit lets it through and says so. */
+        static const char unshare_py[] = "import ctypes\n"
+                                         "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                         "r = libc.unshare(0)\n"
+                                         "print(r, ctypes.get_errno() if r else 0)";
+        struct run_result r = run((const char *[]){"--mode", "audit", "-v", "--", "python3", "-c",
+                                                   unshare_py, NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.err, "would be denied unshare"));
+        assert_string_equal(r.out, "0 0\n"); /* allowed: unshare(0) is a no-op */
+        runner_free(&r);
+
+        r = run((const char *[]){"--", "python3", "-c", unshare_py, NULL});
+        assert_string_equal(r.out, "-1 1\n"); /* EPERM in enforce mode */
+        runner_free(&r);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(true_and_exit_codes),
+                cmocka_unit_test(python_runs),
+                cmocka_unit_test(threads),
+                cmocka_unit_test(missing_and_not_executable),
+                cmocka_unit_test(environment),
+                cmocka_unit_test(timeout_kills_tree),
+                cmocka_unit_test(nothing_outlives_the_root),
+                cmocka_unit_test(max_procs_refuses_forks),
+                cmocka_unit_test(fork_bomb_is_contained),
+                cmocka_unit_test(rlimits),
+                cmocka_unit_test(cli),
+                cmocka_unit_test(verbose_reports_layers),
+                cmocka_unit_test(audit_mode_reports),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,249 @@
+/*
+ * The BPF decisions, three ways:
+ *   1. the compiled program, run in the simulator, equals filter_decide() for every number,
+ *      for other ABIs and for the argument rules' edge values, in every option combination;
+ *   2. filter_decide() gives the expected verdict for a table of (call, args) cases;
+ *   3. the program installed for real in a forked child makes the kernel refuse what it must.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "syscalls/bpf_sim.h"
+#include "syscalls/filter.h"
+#include "syscalls/table.h"
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define ALLOW  SECCOMP_RET_ALLOW
+#define NOTIF  SECCOMP_RET_USER_NOTIF
+#define KILL   SECCOMP_RET_KILL_PROCESS
+#define ERR(e) (SECCOMP_RET_ERRNO | (e))
+
+static const uint64_t arg_values[] = {
+        0, 1, 2, 3, 10, 16, 17, 0xf, 0x5, 0x8, 0x40000, 0x400000, 0xffffffff, 0x1ffffffff,
+        0xffffffff00000000ull, TIOCSTI, 0x100000000ull | TIOCSTI, TIOCLINUX, AF_NETLINK,
+        AF_PACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC, CLONE_NEWUSER, CLONE_THREAD | CLONE_VM,
+        PR_SET_DUMPABLE, PR_SET_MM, SECCOMP_FILTER_FLAG_NEW_LISTENER, ~0ull,
+};
+
+static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
+                    struct seccomp_data *d)
+{
+        uint32_t want = filter_decide(o, d), got = bpf_sim_run(prog, d);
+
+        if (want != got)
+                fail_msg("arch %#x nr %d args %#llx %#llx: program %#x, decide %#x", d->arch,
+                         d->nr, (unsigned long long)d->args[0], (unsigned long long)d->args[1],
+                         got, want);
+}
+
+static void program_matches_decide(void **state)
+{
+        for (int combo = 0; combo < 4; combo++) {
+                struct filter_opts o = {.audit = combo & 1, .count_procs = combo & 2};
+                struct sock_fprog prog;
+
+                assert_int_equal(filter_build(&o, &prog), 0);
+                assert_true(prog.len > 0 && prog.len <= BPF_MAXINSNS);
+                for (int nr = -2; nr < SYSCALL_NR_LIMIT + 16; nr++) {
+                        struct seccomp_data d = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+                        compare(&o, &prog, &d);
+                        d.nr = nr | 0x40000000; /* x32 */
+                        compare(&o, &prog, &d);
+                        d.nr = nr;
+                        d.arch = AUDIT_ARCH_I386; /* int 0x80 */
+                        compare(&o, &prog, &d);
+                }
+                for (size_t i = 0; i < SC__COUNT; i++) {
+                        if (syscall_table[i].verdict != V_ARGS)
+                                continue;
+                        for (size_t a = 0; a < sizeof(arg_values) / sizeof(*arg_values); a++)
+                                for (size_t b = 0; b < sizeof(arg_values) / sizeof(*arg_values);
+                                     b++) {
+                                        struct seccomp_data d = {
+                                                .nr = syscall_table[i].nr,
+                                                .arch = AUDIT_ARCH_X86_64,
+                                                .args = {arg_values[a], arg_values[b]}};
+                                        compare(&o, &prog, &d);
+                                }
+                }
+                free(prog.filter);
+        }
+}
+
+struct decide_case {
+        const char *name;
+        uint64_t a0, a1;
+        uint32_t enforce, audit;
+};
+
+static void decisions(void **state)
+{
+        static const struct decide_case cases[] = {
+                {"read", 0, 0, ALLOW, ALLOW},
+                {"futex", 0, 0, ALLOW, ALLOW},
+                {"openat", 0, 0, NOTIF, NOTIF},
+                {"connect", 0, 0, NOTIF, NOTIF},
+                {"kill", 0, 0, NOTIF, NOTIF},
+                {"execve", 0, 0, NOTIF, NOTIF},
+                {"fork", 0, 0, ALLOW, ALLOW}, /* notified only when counting */
+                {"mount", 0, 0, ERR(EPERM), NOTIF},
+                {"unshare", 0, 0, ERR(EPERM), NOTIF},
+                {"setns", 0, 0, ERR(EPERM), NOTIF},
+                {"ptrace", 0, 0, ERR(EPERM), NOTIF},
+                {"process_vm_writev", 0, 0, ERR(EPERM), NOTIF},
+                {"process_vm_readv", 0, 0, ERR(EPERM), NOTIF},
+                {"open_by_handle_at", 0, 0, ERR(EPERM), NOTIF},
+                {"userfaultfd", 0, 0, ERR(EPERM), NOTIF},
+                {"bpf", 0, 0, ERR(EPERM), NOTIF},
+                {"perf_event_open", 0, 0, ERR(EPERM), NOTIF},
+                {"keyctl", 0, 0, ERR(EPERM), NOTIF},
+                {"add_key", 0, 0, ERR(EPERM), NOTIF},
+                {"pivot_root", 0, 0, ERR(EPERM), NOTIF},
+                {"chroot", 0, 0, ERR(EPERM), NOTIF},
+                {"io_uring_setup", 0, 0, ERR(ENOSYS), NOTIF},
+                {"io_uring_enter", 0, 0, ERR(ENOSYS), NOTIF},
+                {"clone3", 0, 0, ERR(ENOSYS), NOTIF},
+                {"ioctl", 0, TIOCSTI, ERR(EPERM), NOTIF},
+                {"ioctl", 0, 0x100000000ull | TIOCSTI, ERR(EPERM), NOTIF},
+                {"ioctl", 0, TIOCLINUX, ERR(EPERM), NOTIF},
+                {"ioctl", 0, TCGETS, ALLOW, ALLOW},
+                {"socket", AF_UNIX, SOCK_STREAM, ALLOW, ALLOW},
+                {"socket", AF_INET, SOCK_STREAM | SOCK_CLOEXEC, ALLOW, ALLOW},
+                {"socket", AF_INET6, SOCK_DGRAM, ALLOW, ALLOW},
+                {"socket", AF_INET, SOCK_RAW, ERR(EPERM), NOTIF},
+                {"socket", AF_INET6, SOCK_RAW | SOCK_NONBLOCK, ERR(EPERM), NOTIF},
+                {"socket", AF_INET, SOCK_PACKET, ERR(EPERM), NOTIF},
+                {"socket", AF_NETLINK, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
+                {"socket", AF_NETLINK, SOCK_RAW, ERR(EPERM), NOTIF}, /* raw is checked first */
+                {"socket", AF_PACKET, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
+                {"socket", 0x100000000ull | AF_NETLINK, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
+                {"socketpair", AF_UNIX, SOCK_STREAM, ALLOW, ALLOW},
+                {"socketpair", AF_INET, SOCK_STREAM, ERR(EAFNOSUPPORT), NOTIF},
+                {"clone", CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, 0, ALLOW, ALLOW},
+                {"clone", CLONE_NEWUSER | SIGCHLD, 0, ERR(EPERM), NOTIF},
+                {"clone", CLONE_NEWNET, 0, ERR(EPERM), NOTIF},
+                {"clone", CLONE_NEWPID, 0, ERR(EPERM), NOTIF},
+                {"prctl", PR_SET_NAME, 0, ALLOW, ALLOW},
+                {"prctl", PR_SET_DUMPABLE, 0, ERR(0), NOTIF},
+                {"prctl", PR_SET_MM, 0, ERR(EPERM), NOTIF},
+                {"seccomp", SECCOMP_SET_MODE_FILTER, 0, ALLOW, ALLOW},
+                /* integrity: stays denied in audit mode */
+                {"seccomp", SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                 ERR(EPERM), ERR(EPERM)},
+                {"personality", 0xffffffff, 0, ALLOW, ALLOW},
+                {"personality", ADDR_NO_RANDOMIZE, 0, ALLOW, ALLOW},
+                {"personality", READ_IMPLIES_EXEC, 0, ERR(EPERM), NOTIF},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const struct syscall_row *row = syscall_by_name(cases[i].name);
+                struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64,
+                                         .args = {cases[i].a0, cases[i].a1}};
+                struct filter_opts enforce = {0}, audit = {.audit = true};
+
+                assert_non_null(row);
+                d.nr = row->nr;
+                if (filter_decide(&enforce, &d) != cases[i].enforce)
+                        fail_msg("case %zu %s: enforce %#x", i, cases[i].name,
+                                 filter_decide(&enforce, &d));
+                if (filter_decide(&audit, &d) != cases[i].audit)
+                        fail_msg("case %zu %s: audit %#x", i, cases[i].name,
+                                 filter_decide(&audit, &d));
+        }
+}
+
+static void counting_notifies_forks(void **state)
+{
+        struct filter_opts o = {.count_procs = true};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64, .nr = __NR_fork};
+
+        assert_int_equal(filter_decide(&o, &d), NOTIF);
+        d.nr = __NR_clone;
+        d.args[0] = SIGCHLD;
+        assert_int_equal(filter_decide(&o, &d), NOTIF);
+        d.args[0] = CLONE_NEWUSER;
+        assert_int_equal(filter_decide(&o, &d), ERR(EPERM));
+        d.nr = 1000;
+        assert_int_equal(filter_decide(&o, &d), ERR(ENOSYS));
+        d.nr = 39;
+        d.arch = AUDIT_ARCH_I386;
+        assert_int_equal(filter_decide(&o, &d), KILL);
+}
+
+/* Each check runs in the child with the filter installed; returns 0 when all hold, else the
+ * line of the first that did not. */
+#define EXPECT_ERRNO(call, e)                                                                      \
+        do {                                                                                       \
+                check++;                                                                           \
+                errno = 0;                                                                         \
+                if ((call) != -1 || errno != (e))                                                  \
+                        return check;                                                              \
+        } while (0)
+
+static int kernel_checks(void)
+{
+        int check = 0;
+
+        EXPECT_ERRNO(syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL), EPERM);
+        EXPECT_ERRNO(syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM, 0), EAFNOSUPPORT);
+        EXPECT_ERRNO(syscall(SYS_ioctl, -1, TIOCSTI, "x"), EPERM); /* not EBADF: BPF decided */
+        EXPECT_ERRNO(syscall(SYS_clone3, NULL, 0), ENOSYS);
+        EXPECT_ERRNO(syscall(1000), ENOSYS);
+        EXPECT_ERRNO(syscall(SYS_personality, READ_IMPLIES_EXEC), EPERM);
+        EXPECT_ERRNO(syscall(SYS_unshare, CLONE_NEWUSER), EPERM);
+        EXPECT_ERRNO(syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0), EPERM);
+        /* Notified, but this filter has no listener: the kernel answers ENOSYS. */
+        EXPECT_ERRNO(syscall(SYS_faccessat, AT_FDCWD, "/", F_OK, 0), ENOSYS);
+        return getppid() > 0 ? 0 : 200;
+}
+
+static void kernel_enforces(void **state)
+{
+        struct filter_opts o = {0};
+        struct sock_fprog prog;
+        int status;
+        pid_t pid;
+
+        assert_int_equal(filter_build(&o, &prog), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                /* Filters cannot be removed: only ever install them in a forked child. */
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                        _exit(99);
+                _exit(kernel_checks());
+        }
+        free(prog.filter);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status))
+                fail_msg("kernel check #%d failed", WEXITSTATUS(status));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(program_matches_decide),
+                cmocka_unit_test(decisions),
+                cmocka_unit_test(counting_notifies_forks),
+                cmocka_unit_test(kernel_enforces),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
