@@ -1,6 +1,7 @@
 /*
- * The event loop: one epoll over the seccomp listener, a signalfd and a timerfd. Each fd is an
- * event source whose on_ready callback sits in epoll_event.data.ptr.
+ * The event loop: one epoll over a signalfd (ptrace stops, exits, forwarded signals) and a
+ * timerfd (--timeout). Each fd is an event source whose on_ready callback sits in
+ * epoll_event.data.ptr. The seccomp listener is served by the notifier thread (notify.c).
  */
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"
@@ -26,8 +27,10 @@ static void kill_one(struct tracee *t, void *arg)
 
 void sup_kill_tree(struct supervisor *sup)
 {
+        pthread_mutex_lock(&sup->lock);
         sup->killing = true;
         tracee_foreach(&sup->tree, kill_one, NULL);
+        pthread_mutex_unlock(&sup->lock);
 }
 
 static int on_timer(struct supervisor *sup, struct event_source *src, uint32_t events)
@@ -123,6 +126,7 @@ static void reap_all(struct supervisor *sup)
         while ((pid = waitpid(-1, &status, __WALL)) > 0 || (pid < 0 && errno == EINTR))
                 if (pid > 0)
                         ptrace_handle_status(sup, pid, status);
+        notify_stop(sup);
 }
 
 static int exit_code(const struct supervisor *sup)
@@ -138,7 +142,8 @@ static int exit_code(const struct supervisor *sup)
 
 static void sup_free(struct supervisor *sup)
 {
-        cleanup_closep(&sup->listener.fd);
+        notify_stop(sup);
+        cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);
         cleanup_closep(&sup->timer.fd);
         cleanup_closep(&sup->epfd);
@@ -167,7 +172,13 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sigset_t mask;
         int code = -1;
 
-        sup.listener.fd = sup.sigchld.fd = sup.timer.fd = -1;
+        pthread_mutexattr_t attr;
+
+        sup.listener = sup.sigchld.fd = sup.timer.fd = -1;
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(&sup.lock, &attr);
+        pthread_mutexattr_destroy(&attr);
         sup.fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup.fopts.count_procs = plan->cfg->limits.max_procs != 0;
         layers_probe(&sup.layers, plan->cfg->verbose > 0);
@@ -201,6 +212,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         while (loop_dispatch(&sup, loop_next_event(&sup), err))
                 ;
         reap_all(&sup);
+        if (sup.notifier_error && !err->msg[0])
+                make_error(err, -sup.notifier_error, "seccomp notification");
         if (!err->msg[0]) {
                 code = exit_code(&sup);
                 report(&sup);

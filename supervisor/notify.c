@@ -1,15 +1,17 @@
 /*
  * The hot path. One notification is a straight line:
  *   receive -> look up the row -> (audit check) -> handler -> respond.
- * Nothing here allocates or reads /proc; the buffers are sized once at start.
+ * It runs on a thread of its own, blocked in NOTIF_RECV (see sup.h for why). Nothing here
+ * allocates or reads /proc; the buffers are sized once at start.
  */
 #include "supervisor/notify.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,23 +115,83 @@ static void dispatch(struct supervisor *sup, struct call *call)
         call->row->handler(sup, call);
 }
 
-int notify_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events)
+/* One notification, under the lock. Returns 0 or -errno for a failure that ends the run. */
+static int notify_one(struct supervisor *sup)
 {
         struct call call = {.req = sup->req, .resp = sup->resp};
 
-        if (!(events & EPOLLIN)) {
-                /* HUP: no task uses the filter any more. Stop watching, or epoll spins. */
-                epoll_ctl(sup->epfd, EPOLL_CTL_DEL, src->fd, NULL);
-                return 0;
-        }
         memset(sup->req, 0, sup->req_size);
-        if (ioctl(src->fd, SECCOMP_IOCTL_NOTIF_RECV, sup->req) < 0)
-                /* ENOENT: the task died between the wake-up and the receive. */
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, sup->req) < 0)
+                /* EINTR: woken to stop, or any signal; ENOENT: the task died between the
+                 * wake-up and the receive. */
                 return errno == ENOENT || errno == EINTR ? 0 : -errno;
-        sup->n.notifications++;
         memset(sup->resp, 0, sup->resp_size);
+        pthread_mutex_lock(&sup->lock);
+        sup->n.notifications++;
         dispatch(sup, &call);
-        if (ioctl(src->fd, SECCOMP_IOCTL_NOTIF_SEND, sup->resp) < 0 && errno != ENOENT)
+        pthread_mutex_unlock(&sup->lock);
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, sup->resp) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
+}
+
+static void *notifier_main(void *arg)
+{
+        struct supervisor *sup = arg;
+        sigset_t wake;
+        int r = 0;
+
+        /* SIGUSR1 is how notify_stop() interrupts a blocked NOTIF_RECV. */
+        sigemptyset(&wake);
+        sigaddset(&wake, SIGUSR1);
+        pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+        while (!atomic_load(&sup->stopping) && r == 0)
+                r = notify_one(sup);
+        if (r < 0 && !atomic_load(&sup->stopping)) {
+                sup->notifier_error = r;
+                pthread_mutex_lock(&sup->lock);
+                sup_kill_tree(sup); /* fail closed: nobody answers the sandbox any more */
+                pthread_mutex_unlock(&sup->lock);
+        }
+        return NULL;
+}
+
+static void on_wake(int sig)
+{
+}
+
+int notify_start(struct supervisor *sup)
+{
+        /* No SA_RESTART: the ioctl must return EINTR. */
+        struct sigaction sa = {.sa_handler = on_wake};
+        int r;
+
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGUSR1, &sa, NULL) < 0)
+                return -errno;
+        r = pthread_create(&sup->notifier, NULL, notifier_main, sup);
+        if (r)
+                return -r;
+        sup->notifier_started = true;
+        return 0;
+}
+
+void notify_stop(struct supervisor *sup)
+{
+        struct timespec ts;
+
+        if (!sup->notifier_started)
+                return;
+        atomic_store(&sup->stopping, true);
+        /* The signal may land just before the thread blocks again: repeat until it ends. */
+        do {
+                pthread_kill(sup->notifier, SIGUSR1);
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 10 * 1000 * 1000;
+                if (ts.tv_nsec >= 1000000000) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000;
+                }
+        } while (pthread_timedjoin_np(sup->notifier, NULL, &ts) == ETIMEDOUT);
+        sup->notifier_started = false;
 }

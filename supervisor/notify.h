@@ -20,8 +20,10 @@ void call_return(struct call *call, int64_t val);
 /* Answer the call with -errnum without running it. */
 void call_fail(struct call *call, int errnum);
 
-/* The listener's on_ready: handles every pending notification. */
-int notify_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events);
+/* Start the notifier thread on sup->listener. Returns 0 or -errno. */
+int notify_start(struct supervisor *sup);
+/* Stop and join it (the tree is gone by then). */
+void notify_stop(struct supervisor *sup);
 /* Ask for SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the listener; true when the kernel has it. */
 bool notify_set_sync_wake_up(int listener);
 /* Allocate the receive/response buffers at the kernel's sizes. Returns 0 or -errno. */

@@ -67,7 +67,16 @@ static void on_exit(struct supervisor *sup, pid_t pid, int status)
         }
 }
 
+static void handle_status(struct supervisor *sup, pid_t pid, int status);
+
 void ptrace_handle_status(struct supervisor *sup, pid_t pid, int status)
+{
+        pthread_mutex_lock(&sup->lock);
+        handle_status(sup, pid, status);
+        pthread_mutex_unlock(&sup->lock);
+}
+
+static void handle_status(struct supervisor *sup, pid_t pid, int status)
 {
         struct tracee *t;
         int sig, inject = 0;

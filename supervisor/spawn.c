@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -149,22 +148,20 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         close(sv[1]);
         sup->root = pid;
 
-        sup->listener = (struct event_source){.name = "seccomp listener",
-                                              .on_ready = notify_on_ready};
-        sup->listener.fd = take_listener(sv[0], pid, &flags);
-        if (sup->listener.fd < 0) {
+        sup->listener = take_listener(sv[0], pid, &flags);
+        if (sup->listener < 0) {
                 close(sv[0]);
-                if (sup->listener.fd != -ECHILD)
-                        make_error(err, -sup->listener.fd,
+                if (sup->listener != -ECHILD)
+                        make_error(err, -sup->listener,
                                    "take the seccomp listener from the child (pidfd_getfd)");
+                sup->listener = -1;
                 return child_failed(sup, pid, err);
         }
         sup->layers.wait_killable_recv = flags & SHIM_WAIT_KILLABLE_RECV;
-        sup->layers.sync_wake_up = notify_set_sync_wake_up(sup->listener.fd);
-
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sup->listener};
-        if (epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->listener.fd, &ev) < 0) {
-                make_error(err, errno, "watch the seccomp listener");
+        sup->layers.sync_wake_up = notify_set_sync_wake_up(sup->listener);
+        r = notify_start(sup);
+        if (r < 0) {
+                make_error(err, -r, "start the notifier thread");
                 close(sv[0]);
                 child_failed(sup, pid, err);
                 return -1;

@@ -1,0 +1,189 @@
+/*
+ * syscall_cost MODE ITERATIONS
+ *
+ * Times a tight loop of one kind of system call and prints one line:
+ *
+ *     MODE ns_per_iter=<float>
+ *
+ * Run it natively and under `stockade run --`; the difference is what stockade
+ * adds to each iteration.  The modes pick one verdict path each (see
+ * syscalls/syscalls.def):
+ *
+ *   kernel     getppid(): allowed in the kernel, so the only extra cost under
+ *              stockade is running the BPF filter on the way in.
+ *   notify     faccessat(AT_FDCWD, "/", F_OK): a NOTIFY row, so each call makes
+ *              a round trip to the supervisor (which answers CONTINUE) and then
+ *              does the kernel work itself.
+ *   openclose  open + fstat + close of a small file that is always present:
+ *              DESIGN.md's "open+fstat+close loop", what a program really does.
+ *
+ * The driver (bench/run.sh) does the repetitions and the statistics; this
+ * program measures one run and stays dumb on purpose.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Small files every Linux host has; the first that opens is used. */
+static const char *const small_files[] = {
+        "/etc/hostname",
+        "/etc/passwd",
+        "/etc/os-release",
+        "/proc/self/stat",
+};
+
+static const char *open_path;
+
+static void die(const char *what)
+{
+        fprintf(stderr, "syscall_cost: %s: %s\n", what, strerror(errno));
+        exit(1);
+}
+
+static double now_ns(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+                die("clock_gettime");
+        return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*
+ * Each loop checks its result: a benchmark whose calls quietly fail (EPERM
+ * from a policy, ENOSYS from a missing row) measures the wrong thing, and the
+ * failing path is usually much cheaper than the real one.
+ */
+static void loop_kernel(long n)
+{
+        for (long i = 0; i < n; i++)
+                if (syscall(SYS_getppid) < 0)
+                        die("getppid");
+}
+
+static void loop_notify(long n)
+{
+        /*
+         * The raw faccessat system call takes three arguments; the flags
+         * argument of the libc function exists only in faccessat2, and libc may
+         * pick either, so call the number directly to know which row we hit.
+         */
+        for (long i = 0; i < n; i++)
+                if (syscall(SYS_faccessat, AT_FDCWD, "/", F_OK) < 0)
+                        die("faccessat");
+}
+
+static void loop_openclose(long n)
+{
+        struct stat st;
+
+        /*
+         * The libc wrappers on purpose: this case measures what real programs
+         * pay, whichever system calls their libc turns open() and fstat() into
+         * (glibc >= 2.33 makes fstat a newfstatat(fd, "", AT_EMPTY_PATH)).
+         */
+        for (long i = 0; i < n; i++) {
+                int fd = open(open_path, O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0)
+                        die(open_path);
+                if (fstat(fd, &st) < 0)
+                        die("fstat");
+                if (close(fd) < 0)
+                        die("close");
+        }
+}
+
+static const char *pick_small_file(void)
+{
+        for (size_t i = 0; i < sizeof(small_files) / sizeof(small_files[0]); i++) {
+                int fd = open(small_files[i], O_RDONLY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        close(fd);
+                        return small_files[i];
+                }
+        }
+        errno = ENOENT;
+        die("no small file to open");
+        return NULL;
+}
+
+static const struct {
+        const char *name;
+        void (*loop)(long n);
+} modes[] = {
+        {"kernel", loop_kernel},
+        {"notify", loop_notify},
+        {"openclose", loop_openclose},
+};
+
+static void usage(FILE *out)
+{
+        fputs("Usage: syscall_cost MODE ITERATIONS\n"
+              "\n"
+              "Time ITERATIONS system calls of one kind and print `MODE ns_per_iter=<float>`.\n"
+              "\n"
+              "Modes:\n"
+              "  kernel     getppid() - allowed in the kernel (BPF filter cost only)\n"
+              "  notify     faccessat(AT_FDCWD, \"/\", F_OK) - one supervisor round trip\n"
+              "  openclose  open + fstat + close of a small file\n"
+              "\n"
+              "Example:\n"
+              "  syscall_cost notify 100000\n",
+              out);
+}
+
+int main(int argc, char **argv)
+{
+        void (*loop)(long n) = NULL;
+        long n, warm;
+        char *end;
+        double t0, t1;
+
+        if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+                usage(stdout);
+                return 0;
+        }
+        if (argc != 3) {
+                usage(stderr);
+                return 2;
+        }
+        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+                if (strcmp(argv[1], modes[i].name) == 0)
+                        loop = modes[i].loop;
+        if (!loop) {
+                fprintf(stderr, "syscall_cost: unknown mode `%s` (kernel, notify or openclose)\n",
+                        argv[1]);
+                return 2;
+        }
+        errno = 0;
+        n = strtol(argv[2], &end, 10);
+        if (errno || end == argv[2] || *end || n <= 0) {
+                fprintf(stderr, "syscall_cost: ITERATIONS: `%s` is not a positive number\n",
+                        argv[2]);
+                return 2;
+        }
+        open_path = pick_small_file();
+
+        /*
+         * Warm up with a tenth of the run (at least 1000 calls): faults in the
+         * code and the dentries, lets the supervisor's buffers and the CPU
+         * frequency settle, so the timed loop sees the steady state.
+         */
+        warm = n / 10 > 1000 ? n / 10 : 1000;
+        loop(warm);
+
+        t0 = now_ns();
+        loop(n);
+        t1 = now_ns();
+
+        printf("%s ns_per_iter=%.1f\n", argv[1], (t1 - t0) / (double)n);
+        return fflush(stdout) == 0 ? 0 : 1;
+}

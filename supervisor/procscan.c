@@ -1,0 +1,78 @@
+#include "supervisor/procscan.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int procscan_read(pid_t pid, struct proc_stat *st)
+{
+        char path[64], buf[1024], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        /* comm may hold spaces and parentheses: the fields start after the last ')'. */
+        p = strrchr(buf, ')');
+        if (!p)
+                return -EIO;
+        /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+         * cutime cstime priority nice num_threads */
+        if (sscanf(p + 2, "%*c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+                   &st->ppid, &st->pgrp, &st->session, &st->threads) != 4)
+                return -EIO;
+        st->pid = pid;
+        return 0;
+}
+
+int procscan_foreach(void (*fn)(const struct proc_stat *st, void *arg), void *arg)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+
+        if (!d)
+                return -errno;
+        while ((e = readdir(d))) {
+                struct proc_stat st;
+
+                if (!isdigit((unsigned char)e->d_name[0]))
+                        continue;
+                if (procscan_read((pid_t)atoi(e->d_name), &st) == 0)
+                        fn(&st, arg);
+        }
+        closedir(d);
+        return 0;
+}
+
+struct session_count {
+        pid_t sid;
+        long tasks;
+};
+
+static void count_one(const struct proc_stat *st, void *arg)
+{
+        struct session_count *c = arg;
+
+        if (st->session == c->sid)
+                c->tasks += st->threads;
+}
+
+long procscan_session_tasks(pid_t sid)
+{
+        struct session_count c = {.sid = sid};
+
+        procscan_foreach(count_one, &c);
+        return c.tasks;
+}

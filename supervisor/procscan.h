@@ -1,0 +1,20 @@
+/* /proc scanning, for the degraded mode without ptrace: there the tree is not tracked by
+ * events, so membership and counts come from the sandbox's session (the shim's setsid). */
+#ifndef STOCKADE_PROCSCAN_H
+#define STOCKADE_PROCSCAN_H
+
+#include <sys/types.h>
+
+struct proc_stat {
+        pid_t pid, ppid, pgrp, session;
+        long threads;
+};
+
+/* Call fn for every process in /proc whose stat could be read. Returns 0 or -errno. */
+int procscan_foreach(void (*fn)(const struct proc_stat *st, void *arg), void *arg);
+/* Read /proc/PID/stat. Returns 0 or -errno. */
+int procscan_read(pid_t pid, struct proc_stat *st);
+/* Tasks (threads) of every process in session `sid`. */
+long procscan_session_tasks(pid_t sid);
+
+#endif
