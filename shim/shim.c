@@ -5,11 +5,14 @@
  *   no job-control signals from it);
  *   rlimits, fds and signals before the capabilities go (raising a hard limit needs them);
  *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
+ *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...) and, with ABI 6, no
+ *   signals to anything outside the sandbox, enforced by the kernel;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
  * After fork() only async-signal-safe calls are made and nothing returns: errors _exit().
  */
 #include "shim/shim.h"
+#include "shim/landlock.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
 
@@ -175,6 +178,10 @@ _Noreturn void shim_run(const struct shim_args *a)
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->supervisor)
                 _exit(EXIT_STOCKADE);
+        /* The supervisor is not dumpable (so the sandbox cannot open its /proc/PID/mem);
+         * we must be, for it to take the listener from us and seize us. execve resets it. */
+        if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                die(EXIT_STOCKADE, errno, "set dumpable");
         if (setsid() < 0)
                 die(EXIT_STOCKADE, errno, "setsid");
         apply_limits(a->limits);
@@ -183,6 +190,11 @@ _Noreturn void shim_run(const struct shim_args *a)
         drop_capabilities();
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(EXIT_STOCKADE, errno, "set no_new_privs");
+        if (a->landlock_abi) {
+                int r = landlock_enter_domain(a->landlock_abi);
+                if (r < 0)
+                        die(EXIT_STOCKADE, -r, "enter a Landlock domain (ABI %d)", a->landlock_abi);
+        }
 
         listener = install_filter(a->prog, &flags);
         if (listener < 0)

@@ -16,6 +16,7 @@ struct shim_args {
         const char *path;             /* resolved command */
         char *const *argv;
         char *const *envp;
+        int landlock_abi;             /* enter a Landlock domain with this ABI; 0 = none */
 };
 
 /* Handoff message flags (the one byte that travels with the listener fd). */

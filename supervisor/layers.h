@@ -20,6 +20,8 @@ struct layers {
 /* Probe what can be known before the child exists: seccomp actions and, when `full`,
  * Landlock and user namespaces (a throwaway fork). The rest is filled in by the spawn. */
 void layers_probe(struct layers *l, bool full);
+/* True when STOCKADE_TEST_DISABLE names `layer` (tests simulate hosts without it). */
+bool layers_test_disabled(const char *layer);
 /* One line per layer: "  seccomp user notification: yes" or "no (why)". */
 void layers_print(const struct layers *l, FILE *out);
 

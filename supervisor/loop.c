@@ -5,6 +5,7 @@
  */
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"
+#include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
 #include "supervisor/spawn.h"
 #include "supervisor/sup.h"
@@ -19,10 +20,21 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static void kill_one(struct tracee *t, void *arg)
 {
         kill(t->tid, SIGKILL);
+}
+
+/* Without ptrace the tree is the sandbox's session (the shim's setsid), plus the orphans
+ * that come back to us as the subreaper. */
+static void kill_untracked(const struct proc_stat *st, void *arg)
+{
+        const struct supervisor *sup = arg;
+
+        if (st->pid != getpid() && (st->session == sup->root || st->ppid == getpid()))
+                kill(st->pid, SIGKILL);
 }
 
 void sup_kill_tree(struct supervisor *sup)
@@ -30,6 +42,10 @@ void sup_kill_tree(struct supervisor *sup)
         pthread_mutex_lock(&sup->lock);
         sup->killing = true;
         tracee_foreach(&sup->tree, kill_one, NULL);
+        if (!sup->layers.ptrace && sup->root > 0) {
+                kill(-sup->root, SIGKILL);
+                procscan_foreach(kill_untracked, sup);
+        }
         pthread_mutex_unlock(&sup->lock);
 }
 
@@ -123,6 +139,15 @@ static void reap_all(struct supervisor *sup)
         pid_t pid;
 
         sup_kill_tree(sup);
+        if (!sup->layers.ptrace) {
+                /* Nothing is stopped at birth for us to kill: sweep until no child is left. */
+                while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) >= 0 || errno == EINTR) {
+                        if (pid > 0)
+                                continue;
+                        sup_kill_tree(sup);
+                        usleep(5000);
+                }
+        }
         while ((pid = waitpid(-1, &status, __WALL)) > 0 || (pid < 0 && errno == EINTR))
                 if (pid > 0)
                         ptrace_handle_status(sup, pid, status);
@@ -138,6 +163,26 @@ static int exit_code(const struct supervisor *sup)
         if (WIFSIGNALED(sup->root_status))
                 return 128 + WTERMSIG(sup->root_status);
         return EXIT_STOCKADE;
+}
+
+/* Refuse to start without a layer the run needs, unless --allow-degraded. */
+static int check_layers(struct supervisor *sup, struct error *err)
+{
+        if (!sup->layers.user_notif)
+                return make_error(err, 0,
+                                  "this kernel has no seccomp user notification (5.0+ needed)");
+        if (!sup->layers.landlock_abi) {
+                if (!sup->cfg->allow_degraded)
+                        return make_error(err, 0,
+                                          "Landlock is not available (%s); without it the sandbox "
+                                          "can read and write the memory of your other processes "
+                                          "through /proc/PID/mem. --allow-degraded runs anyway",
+                                          sup->layers.why_landlock);
+                fprintf(stderr, "stockade: warning: no Landlock (%s): other processes of this "
+                                "user are not protected from /proc/PID/mem\n",
+                        sup->layers.why_landlock);
+        }
+        return 0;
 }
 
 static void sup_free(struct supervisor *sup)
@@ -182,10 +227,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup.fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup.fopts.count_procs = plan->cfg->limits.max_procs != 0;
         layers_probe(&sup.layers, plan->cfg->verbose > 0);
-        if (!sup.layers.user_notif) {
-                make_error(err, 0, "this kernel has no seccomp user notification (5.0+ needed)");
+        if (check_layers(&sup, err) < 0)
                 return -1;
-        }
+        /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
+        prctl(PR_SET_DUMPABLE, 0);
 
         /* Block the signals the signalfd reads before any child exists; the shim unblocks
          * them in the child. Orphans of the tree are re-parented to us, not to init. */

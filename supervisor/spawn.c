@@ -103,7 +103,7 @@ static int child_failed(struct supervisor *sup, pid_t pid, struct error *err)
 
 static int seize(struct supervisor *sup, pid_t pid, struct error *err)
 {
-        int r = ptrace_seize_root(sup, pid);
+        int r = layers_test_disabled("ptrace") ? -EPERM : ptrace_seize_root(sup, pid);
 
         if (r == 0) {
                 sup->layers.ptrace = true;
@@ -111,9 +111,17 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
         }
         snprintf(sup->layers.why_ptrace, sizeof(sup->layers.why_ptrace), "PTRACE_SEIZE: %s%s",
                  strerror(-r), r == -EPERM ? " (Yama ptrace_scope, or a container profile)" : "");
-        return make_error(err, -r,
-                          "cannot ptrace the sandbox, which the process tree, --max-procs and "
-                          "kill-with-supervisor need (PTRACE_SEIZE)");
+        if (!sup->cfg->allow_degraded)
+                return make_error(err, -r,
+                                  "cannot ptrace the sandbox (PTRACE_SEIZE), which keeps the "
+                                  "process tree; --allow-degraded runs without it");
+        /* Degraded: the tree is the sandbox's session, found in /proc (procscan.c). */
+        fprintf(stderr, "stockade: warning: no ptrace (%s): the tree is tracked through /proc\n",
+                sup->layers.why_ptrace);
+        pthread_mutex_lock(&sup->lock);
+        tracee_add(&sup->tree, pid);
+        pthread_mutex_unlock(&sup->lock);
+        return 0;
 }
 
 int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
@@ -140,7 +148,8 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 struct shim_args a = {.sock = sv[1], .supervisor = self,
                                       .limits = &plan->cfg->limits, .prog = &prog,
                                       .path = plan->path, .argv = plan->cfg->argv,
-                                      .envp = plan->envp};
+                                      .envp = plan->envp,
+                                      .landlock_abi = sup->layers.landlock_abi};
                 close(sv[0]);
                 shim_run(&a);
         }

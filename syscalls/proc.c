@@ -10,6 +10,7 @@
  * to wrap around in that window.
  */
 #include "supervisor/notify.h"
+#include "supervisor/procscan.h"
 
 #include <errno.h>
 #include <sys/resource.h>
@@ -22,7 +23,12 @@
 
 static bool pid_in_tree(struct supervisor *sup, int64_t pid)
 {
-        return pid > 0 && pid <= INT32_MAX && tracee_find(&sup->tree, (pid_t)pid) != NULL;
+        if (pid <= 0 || pid > INT32_MAX)
+                return false;
+        /* Without ptrace (--allow-degraded) the tree is the sandbox's session. */
+        if (!sup->layers.ptrace)
+                return getsid((pid_t)pid) == sup->root;
+        return tracee_find(&sup->tree, (pid_t)pid) != NULL;
 }
 
 /* pid 0 means "the caller" for most of these calls. */
@@ -52,6 +58,8 @@ static bool group_in_tree(struct supervisor *sup, int64_t pgid)
 
         if (pgid <= 0 || pgid > INT32_MAX)
                 return false;
+        if (!sup->layers.ptrace)
+                return getsid((pid_t)pgid) == sup->root;
         tracee_foreach(&sup->tree, match_group, &g);
         return g.found;
 }
@@ -131,8 +139,11 @@ int proc_target(struct supervisor *sup, struct call *call)
 int proc_clone(struct supervisor *sup, struct call *call)
 {
         uint64_t max = sup->cfg->limits.max_procs;
+        /* Without ptrace no fork event tells us of new tasks: count the session in /proc. */
+        uint64_t live = sup->layers.ptrace ? sup->tree.live
+                                           : (uint64_t)procscan_session_tasks(sup->root);
 
-        if (max && sup->tree.live + sup->tree.pending >= max) {
+        if (max && live + sup->tree.pending >= max) {
                 sup->n.forks_refused++;
                 call_fail(call, EAGAIN);
                 return 0;

@@ -58,7 +58,7 @@ int runner_run(char *const argv[], char *const envp[], int timeout_s, struct run
         if (pid < 0)
                 return -errno;
         if (pid == 0) {
-                int devnull = open("/dev/null", O_RDONLY);
+                int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 dup2(devnull, 0);
                 dup2(out[1], 1);
                 dup2(err[1], 2);
