@@ -30,8 +30,8 @@ int procscan_read(pid_t pid, struct proc_stat *st)
                 return -EIO;
         /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
          * cutime cstime priority nice num_threads */
-        if (sscanf(p + 2, "%*c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-                   &st->ppid, &st->pgrp, &st->session, &st->threads) != 4)
+        if (sscanf(p + 2, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+                   &st->state, &st->ppid, &st->pgrp, &st->session, &st->threads) != 5)
                 return -EIO;
         st->pid = pid;
         return 0;
@@ -65,7 +65,7 @@ static void count_one(const struct proc_stat *st, void *arg)
 {
         struct session_count *c = arg;
 
-        if (st->session == c->sid)
+        if (st->session == c->sid && st->state != 'Z')
                 c->tasks += st->threads;
 }
 

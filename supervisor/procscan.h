@@ -8,13 +8,14 @@
 struct proc_stat {
         pid_t pid, ppid, pgrp, session;
         long threads;
+        char state; /* 'Z' for a zombie */
 };
 
 /* Call fn for every process in /proc whose stat could be read. Returns 0 or -errno. */
 int procscan_foreach(void (*fn)(const struct proc_stat *st, void *arg), void *arg);
 /* Read /proc/PID/stat. Returns 0 or -errno. */
 int procscan_read(pid_t pid, struct proc_stat *st);
-/* Tasks (threads) of every process in session `sid`. */
+/* Tasks (threads) of every live (not zombie) process in session `sid`. */
 long procscan_session_tasks(pid_t sid);
 
 #endif

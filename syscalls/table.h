@@ -58,6 +58,7 @@ struct syscall_row {
 int fs_passthrough(struct supervisor *sup, struct call *call);
 int net_passthrough(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);
+int proc_pidfd_signal(struct supervisor *sup, struct call *call);
 int proc_clone(struct supervisor *sup, struct call *call);
 int proc_exec(struct supervisor *sup, struct call *call);
 

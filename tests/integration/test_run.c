@@ -312,6 +312,81 @@ static void audit_mode_reports(void **state)
         runner_free(&r);
 }
 
+/* Hosts without a layer: stockade refuses, unless --allow-degraded. */
+static void missing_layers_refuse(void **state)
+{
+        static const struct {
+                const char *layer, *message;
+        } cases[] = {
+                {"landlock", "Landlock is not available"},
+                {"ptrace", "cannot ptrace the sandbox"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct run_result r;
+
+                setenv("STOCKADE_TEST_DISABLE", cases[i].layer, 1);
+                r = run((const char *[]){"--", "/bin/echo", "ran", NULL});
+                assert_int_equal(r.exit_code, 125);
+                assert_string_equal(r.out, ""); /* the command never ran */
+                if (!strstr(r.err, cases[i].message) || !strstr(r.err, "--allow-degraded"))
+                        fail_msg("%s: %s", cases[i].layer, r.err);
+                runner_free(&r);
+
+                r = run((const char *[]){"--allow-degraded", "--", "/bin/echo", "ran", NULL});
+                assert_int_equal(r.exit_code, 0);
+                assert_string_equal(r.out, "ran\n");
+                assert_non_null(strstr(r.err, "warning"));
+                runner_free(&r);
+        }
+        unsetenv("STOCKADE_TEST_DISABLE");
+}
+
+/* Without ptrace the tree is tracked through the sandbox's session in /proc: the same
+ * promises must hold (exit codes, nothing outlives the root, --max-procs, other processes). */
+static void degraded_without_ptrace(void **state)
+{
+        struct run_result r;
+
+        setenv("STOCKADE_TEST_DISABLE", "ptrace", 1);
+        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
+                                                   "exit 7", NULL}),
+                         7);
+        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
+                                                   "sleep 31.5771 & sleep 31.5772 & exit 0",
+                                                   NULL}),
+                         0);
+        assert_false(runner_process_alive("sleep 31.577"));
+
+        r = run((const char *[]){
+                "--allow-degraded", "--max-procs", "8", "--", "python3", "-c",
+                "import os, sys, time  # marker-degraded-3f7a\n"
+                "for i in range(64):\n"
+                "    try:\n"
+                "        if os.fork() == 0:\n"
+                "            time.sleep(60); os._exit(0)\n"
+                "    except OSError as e:\n"
+                "        print('refused', e.errno); sys.exit(0)\n"
+                "print('never refused')",
+                NULL});
+        assert_non_null(strstr(r.out, "refused 11"));
+        assert_false(runner_process_alive("marker-degraded-3f7a"));
+        runner_free(&r);
+
+        /* Our own pid is outside the sandbox: kill must not reach it. */
+        char cmd[64];
+        snprintf(cmd, sizeof(cmd), "kill -0 %d && echo reached || echo refused", (int)getpid());
+        r = run((const char *[]){"--allow-degraded", "--", "sh", "-c", cmd, NULL});
+        assert_non_null(strstr(r.out, "refused"));
+        runner_free(&r);
+
+        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--timeout", "1", "--",
+                                                   "sh", "-c", "sleep 31.5773 & sleep 31.5774",
+                                                   NULL}),
+                         124);
+        assert_false(runner_process_alive("sleep 31.577"));
+        unsetenv("STOCKADE_TEST_DISABLE");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -328,6 +403,8 @@ int main(void)
                 cmocka_unit_test(cli),
                 cmocka_unit_test(verbose_reports_layers),
                 cmocka_unit_test(audit_mode_reports),
+                cmocka_unit_test(missing_layers_refuse),
+                cmocka_unit_test(degraded_without_ptrace),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
