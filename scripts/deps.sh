@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install what building and testing stockade needs on Debian 12 (bookworm), if missing.
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config libseccomp-dev libzstd-dev libprotobuf-c-dev
+      protobuf-c-compiler libunwind-dev libcmocka-dev python3 util-linux procps)
+
+missing=()
+for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+                missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+echo "installing: ${missing[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}"
