@@ -9,7 +9,9 @@
  *   signals to anything outside the sandbox, enforced by the kernel;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
- * After fork() only async-signal-safe calls are made and nothing returns: errors _exit().
+ * Nothing returns: errors _exit(). die() formats with vsnprintf and strerror, which is safe
+ * after fork() only because the supervisor is single-threaded when it forks (the notifier
+ * thread starts later).
  */
 #include "shim/shim.h"
 #include "shim/landlock.h"

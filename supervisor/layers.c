@@ -51,9 +51,9 @@ static bool userns_allowed(char *why, size_t len)
         return false;
 }
 
-/* STOCKADE_TEST_DISABLE=landlock,ptrace makes a layer look absent, so that the tests can run
- * the paths of hosts without it. It can only take protection away, and a run still refuses
- * to start without it unless --allow-degraded is given. */
+/* STOCKADE_TEST_DISABLE=landlock,ptrace,landlock-scopes makes a layer look absent, so that
+ * the tests can run the paths of hosts without it. It can only take protection away, and a
+ * run refuses to start while it is set unless --allow-degraded is given (loop.c). */
 bool layers_test_disabled(const char *layer)
 {
         const char *v = getenv("STOCKADE_TEST_DISABLE");

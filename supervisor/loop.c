@@ -12,6 +12,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -182,6 +183,16 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                 "user are not protected from /proc/PID/mem\n",
                         sup->layers.why_landlock);
         }
+        if (getenv("STOCKADE_TEST_DISABLE") && *getenv("STOCKADE_TEST_DISABLE")) {
+                /* A test aid that can only take protection away: never silently. */
+                if (!sup->cfg->allow_degraded)
+                        return make_error(err, 0,
+                                          "STOCKADE_TEST_DISABLE=%s is set, which removes "
+                                          "protection layers; --allow-degraded runs anyway",
+                                          getenv("STOCKADE_TEST_DISABLE"));
+                fprintf(stderr, "stockade: warning: STOCKADE_TEST_DISABLE=%s\n",
+                        getenv("STOCKADE_TEST_DISABLE"));
+        }
         return 0;
 }
 
@@ -224,9 +235,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
         pthread_mutex_init(&sup.lock, &attr);
         pthread_mutexattr_destroy(&attr);
+        layers_probe(&sup.layers, plan->cfg->verbose > 0);
         sup.fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup.fopts.count_procs = plan->cfg->limits.max_procs != 0;
-        layers_probe(&sup.layers, plan->cfg->verbose > 0);
+        sup.fopts.signals_scoped = sup.layers.landlock_abi >= 6;
         if (check_layers(&sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */

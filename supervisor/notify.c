@@ -81,6 +81,16 @@ static void report_would_deny(struct supervisor *sup, struct call *call, uint32_
                         filter_action_name(action, buf, sizeof(buf)));
 }
 
+void call_deny(struct supervisor *sup, struct call *call, int errnum)
+{
+        if (!sup->fopts.audit) {
+                call_fail(call, errnum);
+                return;
+        }
+        report_would_deny(sup, call, SECCOMP_RET_ERRNO | (uint32_t)errnum);
+        call_continue(call); /* handlers deny on registers or on their own copies */
+}
+
 /* Audit mode: a call that enforce mode would deny arrives here as a notification. */
 static bool audit_intercept(struct supervisor *sup, struct call *call)
 {

@@ -20,6 +20,10 @@ void call_return(struct call *call, int64_t val);
 /* Answer the call with -errnum without running it. */
 void call_fail(struct call *call, int errnum);
 
+/* A policy denial: call_fail(errnum) in enforce mode; in audit mode it is reported (-v)
+ * and the call runs. */
+void call_deny(struct supervisor *sup, struct call *call, int errnum);
+
 /* Start the notifier thread on sup->listener. Returns 0 or -errno. */
 int notify_start(struct supervisor *sup);
 /* Stop and join it (the tree is gone by then). */

@@ -85,6 +85,8 @@ int parse_duration_ms(const char *s, uint64_t *out)
                         if (ms > 1e15)
                                 return -ERANGE;
                         *out = (uint64_t)llround(ms);
+                        if (*out == 0 && v > 0)
+                                *out = 1; /* 0 means "no limit": never round a limit to it */
                         return 0;
                 }
         }

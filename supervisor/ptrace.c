@@ -21,9 +21,11 @@ int ptrace_seize_root(struct supervisor *sup, pid_t pid)
 
         if (ptrace(PTRACE_SEIZE, pid, 0, STOCKADE_PTRACE_OPTIONS) < 0)
                 return -errno;
+        pthread_mutex_lock(&sup->lock);
         t = tracee_add(&sup->tree, pid);
         t->attached = true; /* a seized task has no initial stop */
         sup->n.tasks_seen++;
+        pthread_mutex_unlock(&sup->lock);
         return 0;
 }
 

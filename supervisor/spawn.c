@@ -142,6 +142,8 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         pid = fork();
         if (pid < 0) {
                 free(prog.filter);
+                close(sv[0]);
+                close(sv[1]);
                 return make_error(err, errno, "fork");
         }
         if (pid == 0) {
@@ -181,7 +183,7 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 waitpid(pid, NULL, 0);
                 return -1;
         }
-        if (write(sv[0], "g", 1) != 1) {
+        if (send(sv[0], "g", 1, MSG_NOSIGNAL) != 1) { /* the shim may have died: no SIGPIPE */
                 close(sv[0]);
                 return child_failed(sup, pid, err);
         }

@@ -25,6 +25,9 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 
@@ -38,62 +41,84 @@ enum cond_op {
         C_ANY,    /* (arg & mask) != 0 */
 };
 
+/* When a rule is in the program at all. */
+enum rule_when {
+        W_ALWAYS,
+        W_COUNTING, /* only under --max-procs (fork accounting) */
+        W_UNSCOPED, /* only where Landlock cannot scope signals (ABI < 6) */
+};
+
 struct arg_rule {
         enum syscall_id sc;
         uint8_t arg;
         enum cond_op op;
         uint64_t mask, value;
-        enum verdict verdict; /* V_KERNEL, V_ERRNO or V_NOTIFY (clone, when procs are counted) */
+        enum verdict verdict; /* V_KERNEL, V_ERRNO or V_NOTIFY (to the row's handler) */
         int err;
         bool integrity; /* enforced in audit mode too: it keeps the supervisor in control */
+        enum rule_when when;
 };
 
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
-#define CLONE_NS_FLAGS                                                                             \
+/* New namespaces, and CLONE_UNTRACED: a child the kernel would not attach to our tracer
+ * would escape the tree (teardown, --max-procs, EXITKILL). */
+#define CLONE_DENIED_FLAGS                                                                         \
         (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
-         CLONE_NEWPID | CLONE_NEWNET)
+         CLONE_NEWPID | CLONE_NEWNET | CLONE_UNTRACED)
 
 /* First match wins; every syscall's list ends with C_ALWAYS. */
 static const struct arg_rule arg_rules[] = {
         /* Pushing keystrokes into a terminal, or TIOCLINUX selection tricks. */
-        {SC_ioctl, 1, C_EQ, INT_MASK, TIOCSTI, V_ERRNO, EPERM, false},
-        {SC_ioctl, 1, C_EQ, INT_MASK, TIOCLINUX, V_ERRNO, EPERM, false},
-        {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false},
+        {SC_ioctl, 1, C_EQ, INT_MASK, TIOCSTI, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, TIOCLINUX, V_ERRNO, EPERM, false, W_ALWAYS},
+        /* A userfaultfd from /dev/userfaultfd, where the syscall is denied. */
+        {SC_ioctl, 1, C_EQ, INT_MASK, USERFAULTFD_IOC_NEW, V_ERRNO, EPERM, false, W_ALWAYS},
+        /* SIGIO owners given through memory: only Landlock's signal scope can judge them. */
+        {SC_ioctl, 1, C_EQ, INT_MASK, FIOSETOWN, V_ERRNO, EPERM, false, W_UNSCOPED},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCSPGRP, V_ERRNO, EPERM, false, W_UNSCOPED},
+        {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
+
+        /* F_SETOWN: SIGIO (or the F_SETSIG signal, SIGKILL included) goes to that pid or
+         * group; the handler checks it is the sandbox's. F_SETOWN_EX keeps it in memory. */
+        {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN, V_NOTIFY, 0, false, W_UNSCOPED},
+        {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN_EX, V_ERRNO, EPERM, false, W_UNSCOPED},
+        {SC_fcntl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* Unix, IPv4 and IPv6 only; no raw or packet sockets, no netlink. */
-        {SC_socket, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false},
-        {SC_socket, 1, C_EQ, 0xf, SOCK_RAW, V_ERRNO, EPERM, false},
-        {SC_socket, 1, C_EQ, 0xf, SOCK_PACKET, V_ERRNO, EPERM, false},
-        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false},
-        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false},
-        {SC_socket, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false},
-        {SC_socketpair, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false},
-        {SC_socketpair, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_socket, 1, C_EQ, 0xf, SOCK_RAW, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_socket, 1, C_EQ, 0xf, SOCK_PACKET, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_socket, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false, W_ALWAYS},
+        {SC_socketpair, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_socketpair, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false, W_ALWAYS},
 
         /* No new namespaces. clone3 keeps its flags in memory, so it is ENOSYS in the table
          * and libc falls back to clone, whose flags are a register. */
-        {SC_clone, 0, C_ANY, CLONE_NS_FLAGS, 0, V_ERRNO, EPERM, false},
-        {SC_clone, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false},
+        {SC_clone, 0, C_ANY, CLONE_DENIED_FLAGS, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_clone, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_COUNTING},
+        {SC_clone, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* A process that makes itself non-dumpable would lock the supervisor out of its
          * memory and /proc; the call "succeeds" without effect. */
-        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_DUMPABLE, V_ERRNO, 0, false},
-        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_MM, V_ERRNO, EPERM, false},
-        {SC_prctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false},
+        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_DUMPABLE, V_ERRNO, 0, false, W_ALWAYS},
+        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_MM, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_prctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* A listener installed by the program would take notifications away from ours
          * (the newest filter's USER_NOTIF wins). Other filters only restrict further. */
-        {SC_seccomp, 1, C_ANY, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0, V_ERRNO, EPERM, true},
-        {SC_seccomp, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false},
+        {SC_seccomp, 1, C_ANY, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0, V_ERRNO, EPERM, true, W_ALWAYS},
+        {SC_seccomp, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* The personalities libc and setarch use; not READ_IMPLIES_EXEC and friends. */
-        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX, V_KERNEL, 0, false},
-        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX32, V_KERNEL, 0, false},
-        {SC_personality, 0, C_EQ, INT_MASK, UNAME26, V_KERNEL, 0, false},
-        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX32 | UNAME26, V_KERNEL, 0, false},
-        {SC_personality, 0, C_EQ, INT_MASK, ADDR_NO_RANDOMIZE, V_KERNEL, 0, false},
-        {SC_personality, 0, C_EQ, INT_MASK, 0xffffffff, V_KERNEL, 0, false},
-        {SC_personality, 0, C_ALWAYS, 0, 0, V_ERRNO, EPERM, false},
+        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX32, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_personality, 0, C_EQ, INT_MASK, UNAME26, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_personality, 0, C_EQ, INT_MASK, PER_LINUX32 | UNAME26, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_personality, 0, C_EQ, INT_MASK, ADDR_NO_RANDOMIZE, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_personality, 0, C_EQ, INT_MASK, 0xffffffff, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_personality, 0, C_ALWAYS, 0, 0, V_ERRNO, EPERM, false, W_ALWAYS},
 };
 
 static uint32_t verdict_action(const struct filter_opts *o, enum verdict v, int err, bool integ,
@@ -116,7 +141,7 @@ static uint32_t verdict_action(const struct filter_opts *o, enum verdict v, int 
         abort(); /* V_ARGS is never an action; a row with it is decided by arg_rules */
 }
 
-/* fork/vfork/clone are notified only to count processes. */
+/* fork/vfork are notified only to count processes (clone's rule says so itself). */
 static bool counted_row(const struct syscall_row *row)
 {
         return row->handler == proc_clone;
@@ -124,7 +149,20 @@ static bool counted_row(const struct syscall_row *row)
 
 static uint32_t rule_action(const struct filter_opts *o, const struct arg_rule *r)
 {
-        return verdict_action(o, r->verdict, r->err, r->integrity, true);
+        return verdict_action(o, r->verdict, r->err, r->integrity, false);
+}
+
+static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
+{
+        switch (r->when) {
+        case W_ALWAYS:
+                return true;
+        case W_COUNTING:
+                return o->count_procs;
+        case W_UNSCOPED:
+                return !o->signals_scoped;
+        }
+        return true;
 }
 
 static bool cond_match(const struct arg_rule *r, const struct seccomp_data *d)
@@ -154,7 +192,8 @@ uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d
         if (row->verdict != V_ARGS)
                 return verdict_action(o, row->verdict, row->err, false, counted_row(row));
         for (size_t i = 0; i < ARRAY_SIZE(arg_rules); i++)
-                if (syscall_table[arg_rules[i].sc].nr == row->nr && cond_match(&arg_rules[i], d))
+                if (syscall_table[arg_rules[i].sc].nr == row->nr && rule_applies(o, &arg_rules[i]) &&
+                    cond_match(&arg_rules[i], d))
                         return rule_action(o, &arg_rules[i]);
         return SECCOMP_RET_ERRNO | ENOSYS; /* unreachable: every list ends with C_ALWAYS */
 }
@@ -377,7 +416,8 @@ int filter_build(const struct filter_opts *o, struct sock_fprog *prog)
                         continue;
                 place(&e, args_label[i]);
                 for (size_t r = 0; r < ARRAY_SIZE(arg_rules); r++)
-                        if (arg_rules[r].sc == (enum syscall_id)i)
+                        if (arg_rules[r].sc == (enum syscall_id)i &&
+                            rule_applies(o, &arg_rules[r]))
                                 emit_rule(&e, o, &arg_rules[r]);
                 emit_ret(&e, SECCOMP_RET_ERRNO | ENOSYS); /* a row without a default rule */
         }

@@ -134,7 +134,31 @@ int proc_target(struct supervisor *sup, struct call *call)
         if (ok)
                 call_continue(call);
         else
-                call_fail(call, a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
+                call_deny(sup, call, a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
+        return 0;
+}
+
+/* fcntl(fd, F_SETOWN, owner), notified only where Landlock cannot scope signals: SIGIO
+ * (or any signal chosen with F_SETSIG) will go to `owner`, a pid (> 0) or a group (< 0). */
+int proc_fcntl_owner(struct supervisor *sup, struct call *call)
+{
+        int64_t owner = (int32_t)call->req->data.args[2];
+
+        if (owner == 0 || (owner > 0 ? pid_in_tree(sup, owner) : group_in_tree(sup, -owner)))
+                call_continue(call); /* registers only */
+        else
+                call_deny(sup, call, EPERM);
+        return 0;
+}
+
+/* setsid: harmless with ptrace. Without it (--allow-degraded) the tree is the sandbox's
+ * session, and a new session would leave it. */
+int proc_setsid(struct supervisor *sup, struct call *call)
+{
+        if (sup->layers.ptrace)
+                call_continue(call);
+        else
+                call_deny(sup, call, EPERM);
         return 0;
 }
 
@@ -220,7 +244,7 @@ int proc_pidfd_signal(struct supervisor *sup, struct call *call)
         target = fd_process(fd);
         if (target < 0)
                 r = -EBADF;
-        else if (!pid_in_tree(sup, target))
+        else if (!pid_in_tree(sup, target) && !sup->fopts.audit)
                 r = -ESRCH;
         else
                 r = syscall(SYS_pidfd_send_signal, fd, (int)a[1], NULL, (unsigned)a[3]) < 0 ? -errno

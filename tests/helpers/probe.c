@@ -316,6 +316,39 @@ static int do_clone_newuser(char **argv)
         return report("CLONE_NEWUSER", err);
 }
 
+/* CLONE_UNTRACED: a child the tracer would not be attached to, outside the tree. */
+static int do_clone_untraced(char **argv)
+{
+        long pid = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, NULL, NULL, NULL, 0);
+        int err = pid < 0 ? errno : 0;
+
+        if (pid == 0)
+                _exit(0);
+        if (pid > 0)
+                waitpid((pid_t)pid, NULL, 0);
+        return report("CLONE_UNTRACED", err);
+}
+
+/* SIGIO to an owner of our choosing: F_SETOWN on a pipe, F_SETSIG SIGKILL, O_ASYNC, then a
+ * write makes the kernel signal the owner. Reports the first refused step. */
+static int do_fsetown_kill(char **argv)
+{
+        int p[2];
+
+        if (pipe(p) < 0)
+                setup_failed("pipe");
+        if (fcntl(p[0], F_SETOWN, (pid_t)number(argv[0])) < 0)
+                return outcome("F_SETOWN", -1);
+        if (fcntl(p[0], F_SETSIG, SIGKILL) < 0)
+                return outcome("F_SETSIG", -1);
+        if (fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK) < 0)
+                return outcome("O_ASYNC", -1);
+        if (write(p[1], "x", 1) != 1)
+                return outcome("write", -1);
+        usleep(100 * 1000); /* let the signal land before the victim is checked */
+        return report("SIGIO armed", 0);
+}
+
 /* clone3 keeps its flags in memory, out of the filter's reach. */
 static int do_clone3_newuser(char **argv)
 {
@@ -640,6 +673,8 @@ static const struct mode modes[] = {
         {"setns", "", 0, do_setns},
         {"clone_newuser", "", 0, do_clone_newuser},
         {"clone3_newuser", "", 0, do_clone3_newuser},
+        {"clone_untraced", "", 0, do_clone_untraced},
+        {"fsetown_kill", "PID", 1, do_fsetown_kill},
         {"io_uring_setup", "", 0, do_io_uring_setup},
         {"bpf", "", 0, do_bpf},
         {"keyctl", "", 0, do_keyctl},

@@ -124,6 +124,9 @@ int runner_stockade_run(const char *const args[], int timeout_s, struct run_resu
 
         argv[n++] = runner_stockade();
         argv[n++] = "run";
+        /* Test runs that simulate a missing layer (STOCKADE_TEST_DISABLE) must say so. */
+        if (getenv("STOCKADE_TEST_ALLOW_DEGRADED"))
+                argv[n++] = "--allow-degraded";
         for (size_t i = 0; args[i] && n < 127; i++)
                 argv[n++] = args[i];
         argv[n] = NULL;

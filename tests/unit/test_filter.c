@@ -19,6 +19,8 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <linux/sockios.h>
+#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -39,7 +41,8 @@ static const uint64_t arg_values[] = {
         0, 1, 2, 3, 10, 16, 17, 0xf, 0x5, 0x8, 0x40000, 0x400000, 0xffffffff, 0x1ffffffff,
         0xffffffff00000000ull, TIOCSTI, 0x100000000ull | TIOCSTI, TIOCLINUX, AF_NETLINK,
         AF_PACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC, CLONE_NEWUSER, CLONE_THREAD | CLONE_VM,
-        PR_SET_DUMPABLE, PR_SET_MM, SECCOMP_FILTER_FLAG_NEW_LISTENER, ~0ull,
+        PR_SET_DUMPABLE, PR_SET_MM, SECCOMP_FILTER_FLAG_NEW_LISTENER, ~0ull, F_SETOWN,
+        F_SETOWN_EX, FIOSETOWN, SIOCSPGRP, USERFAULTFD_IOC_NEW, CLONE_UNTRACED,
 };
 
 static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
@@ -55,8 +58,9 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
 
 static void program_matches_decide(void **state)
 {
-        for (int combo = 0; combo < 4; combo++) {
-                struct filter_opts o = {.audit = combo & 1, .count_procs = combo & 2};
+        for (int combo = 0; combo < 8; combo++) {
+                struct filter_opts o = {.audit = combo & 1, .count_procs = combo & 2,
+                                        .signals_scoped = combo & 4};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -140,6 +144,13 @@ static void decisions(void **state)
                 {"clone", CLONE_NEWUSER | SIGCHLD, 0, ERR(EPERM), NOTIF},
                 {"clone", CLONE_NEWNET, 0, ERR(EPERM), NOTIF},
                 {"clone", CLONE_NEWPID, 0, ERR(EPERM), NOTIF},
+                {"clone", CLONE_UNTRACED | SIGCHLD, 0, ERR(EPERM), NOTIF},
+                {"ioctl", 3, USERFAULTFD_IOC_NEW, ERR(EPERM), NOTIF},
+                {"fcntl", 3, F_GETFL, ALLOW, ALLOW},
+                {"fcntl", 3, F_SETOWN, NOTIF, NOTIF}, /* unscoped: the handler checks */
+                {"fcntl", 3, F_SETOWN_EX, ERR(EPERM), NOTIF},
+                {"ioctl", 3, FIOSETOWN, ERR(EPERM), NOTIF},
+                {"setsid", 0, 0, NOTIF, NOTIF},
                 {"prctl", PR_SET_NAME, 0, ALLOW, ALLOW},
                 {"prctl", PR_SET_DUMPABLE, 0, ERR(0), NOTIF},
                 {"prctl", PR_SET_MM, 0, ERR(EPERM), NOTIF},
@@ -166,6 +177,23 @@ static void decisions(void **state)
                         fail_msg("case %zu %s: audit %#x", i, cases[i].name,
                                  filter_decide(&audit, &d));
         }
+}
+
+/* With Landlock's signal scope the kernel stops SIGIO to outsiders: no checks needed. */
+static void scoped_signals(void **state)
+{
+        struct filter_opts o = {.signals_scoped = true};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64, .nr = __NR_fcntl,
+                                 .args = {3, F_SETOWN, 1}};
+
+        assert_int_equal(filter_decide(&o, &d), ALLOW);
+        d.args[1] = F_SETOWN_EX;
+        assert_int_equal(filter_decide(&o, &d), ALLOW);
+        d.nr = __NR_ioctl;
+        d.args[1] = FIOSETOWN;
+        assert_int_equal(filter_decide(&o, &d), ALLOW);
+        d.args[1] = TIOCSTI;
+        assert_int_equal(filter_decide(&o, &d), ERR(EPERM));
 }
 
 static void counting_notifies_forks(void **state)
@@ -243,6 +271,7 @@ int main(void)
                 cmocka_unit_test(program_matches_decide),
                 cmocka_unit_test(decisions),
                 cmocka_unit_test(counting_notifies_forks),
+                cmocka_unit_test(scoped_signals),
                 cmocka_unit_test(kernel_enforces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
