@@ -17,6 +17,7 @@
 #include "shim/landlock.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
+#include "supervisor/spawn.h"
 
 #include <errno.h>
 #include <linux/capability.h>
@@ -31,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <grp.h>
 #include <unistd.h>
 
 _Noreturn __attribute__((format(printf, 3, 4))) static void die(int code, int errnum,
@@ -107,29 +109,32 @@ static bool have_cap(int cap)
 /*
  * Every capability: effective, permitted, inheritable, ambient and, where we may (root, or
  * any holder of CAP_SETPCAP), bounding. Securebits stop a root process from regaining
- * capabilities at execve. An unprivileged user cannot shrink the bounding set, and does not
- * need to: with NO_NEW_PRIVS no execve can raise the permitted set.
+ * capabilities at execve, and keep them across --user's uid change until capset clears them.
+ * An unprivileged user cannot shrink the bounding set, and does not need to: with
+ * NO_NEW_PRIVS no execve can raise the permitted set.
  */
+static void drop_bounding_set(void)
+{
+        if (!have_cap(CAP_SETPCAP))
+                return;
+        if (prctl(PR_SET_SECUREBITS,
+                  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                          SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                          SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+                die(EXIT_STOCKADE, errno, "set securebits");
+        for (int cap = 0; cap < 64; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        if (errno == EINVAL)
+                                break; /* past the kernel's last capability */
+                        die(EXIT_STOCKADE, errno, "drop capability %d from bounding set", cap);
+                }
+}
+
 static void drop_capabilities(void)
 {
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct d[2] = {0};
 
-        if (have_cap(CAP_SETPCAP)) {
-                if (prctl(PR_SET_SECUREBITS,
-                          SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                                  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                                  SECBIT_NO_CAP_AMBIENT_RAISE |
-                                  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-                        die(EXIT_STOCKADE, errno, "set securebits");
-                for (int cap = 0; cap < 64; cap++)
-                        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-                                if (errno == EINVAL)
-                                        break; /* past the kernel's last capability */
-                                die(EXIT_STOCKADE, errno, "drop capability %d from bounding set",
-                                    cap);
-                        }
-        }
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 die(EXIT_STOCKADE, errno, "clear ambient capabilities");
         if (syscall(SYS_capset, &h, d) < 0)
@@ -138,6 +143,16 @@ static void drop_capabilities(void)
         if (syscall(SYS_capget, &h, d) < 0 || d[0].effective || d[0].permitted ||
             d[0].inheritable || d[1].effective || d[1].permitted || d[1].inheritable)
                 die(EXIT_STOCKADE, 0, "capabilities are still held after dropping them");
+}
+
+/* --user: no supplementary groups, then gid, then uid (the other order would have lost the
+ * right to change the gid). Runs between drop_bounding_set() and drop_capabilities(). */
+static void become_user(uid_t uid, gid_t gid)
+{
+        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+                die(EXIT_STOCKADE, errno, "switch to uid %u gid %u", (unsigned)uid, (unsigned)gid);
+        if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid)
+                die(EXIT_STOCKADE, 0, "uid %u gid %u did not stick", (unsigned)uid, (unsigned)gid);
 }
 
 static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
@@ -172,10 +187,24 @@ static void send_listener(int sock, int listener, unsigned flags)
                 die(EXIT_STOCKADE, errno, "hand the listener to the supervisor");
 }
 
+/* The command is looked up here, as the user it will run as (--user), and before the
+ * filter: the lookup's stat and access calls would otherwise be notified. */
+static char *resolve(const struct shim_args *a)
+{
+        char *path = NULL;
+        int r = spawn_resolve(a->argv[0], a->path_var, &path);
+
+        if (r == -ENOENT)
+                die(EXIT_NOTFOUND, 0, "`%s`: command not found", a->argv[0]);
+        if (r < 0)
+                die(EXIT_NOEXEC, -r, "`%s`: cannot run", a->argv[0]);
+        return path;
+}
+
 _Noreturn void shim_run(const struct shim_args *a)
 {
         unsigned flags = 0;
-        char go = 0;
+        char go = 0, *path;
         int listener;
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->supervisor)
@@ -189,7 +218,11 @@ _Noreturn void shim_run(const struct shim_args *a)
         apply_limits(a->limits);
         close_fds(a->sock);
         reset_signals();
+        drop_bounding_set();
+        if (a->set_user)
+                become_user(a->uid, a->gid);
         drop_capabilities();
+        path = resolve(a); /* without capabilities: access() must judge as the command will */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(EXIT_STOCKADE, errno, "set no_new_privs");
         if (a->landlock_abi) {
@@ -211,6 +244,6 @@ _Noreturn void shim_run(const struct shim_args *a)
         close(listener);
         close(a->sock);
 
-        execve(a->path, a->argv, a->envp);
+        execve(path, a->argv, a->envp);
         die(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, errno, "cannot run `%s`", a->argv[0]);
 }

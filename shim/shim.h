@@ -4,6 +4,7 @@
 #define STOCKADE_SHIM_H
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct limits;
@@ -13,10 +14,13 @@ struct shim_args {
         pid_t supervisor;             /* to detect that the parent died before PDEATHSIG */
         const struct limits *limits;
         const struct sock_fprog *prog;
-        const char *path;             /* resolved command */
+        const char *path_var;         /* the sandbox's PATH (NULL: the default) */
         char *const *argv;
         char *const *envp;
         int landlock_abi;             /* enter a Landlock domain with this ABI; 0 = none */
+        bool set_user;                /* become uid:gid (from root) */
+        uid_t uid;
+        gid_t gid;
 };
 
 /* Handoff message flags (the one byte that travels with the listener fd). */

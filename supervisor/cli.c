@@ -57,6 +57,7 @@ enum {
         OPT_CLEAR_ENV,
         OPT_MODE,
         OPT_ALLOW_DEGRADED,
+        OPT_USER,
 };
 
 enum value_kind {
@@ -89,6 +90,9 @@ static const struct opt_def run_opts[] = {
          "pass NAME through from the host (even a credential), or set it"},
         {"clear-env", OPT_CLEAR_ENV, V_NONE, NULL,
          "start from an empty environment (then --env adds)"},
+        {"user", OPT_USER, V_STRING, "USER[:GROUP]",
+         "run the command as this user (stockade must be root); without it a root "
+         "stockade runs the command as uid 0, with no capabilities"},
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
          "audit: deny nothing, report what would be denied (-v prints it)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
@@ -155,6 +159,17 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                         return make_error(err, 0,
                                           "run: --mode: `%s` is not a mode; expected enforce "
                                           "or audit", arg);
+                return 0;
+        case OPT_USER:
+                r = parse_user(arg, &cfg->uid, &cfg->gid);
+                if (r < 0)
+                        return make_error(err, 0, "run: --user: `%s` is %s", arg,
+                                          r == -ENOENT ? "not a known user or group"
+                                                       : "not USER[:GROUP] or UID[:GID]");
+                if (cfg->uid == 0)
+                        return make_error(err, 0, "run: --user: `%s` is root; drop it or "
+                                                  "name another user", arg);
+                cfg->set_user = true;
                 return 0;
         case OPT_CLEAR_ENV: cfg->clear_env = true; return 0;
         case OPT_ALLOW_DEGRADED: cfg->allow_degraded = true; return 0;
@@ -233,7 +248,6 @@ static int cmd_run(int argc, char **argv)
         struct error err = {0};
         struct config cfg;
         char **envp = NULL;
-        _cleanup_free_ char *path = NULL;
         int r, code;
 
         r = cli_parse_run(argc, argv, &cfg, &err);
@@ -244,21 +258,11 @@ static int cmd_run(int argc, char **argv)
                 return r > 0 ? 0 : EXIT_STOCKADE;
         }
         envp = env_build(environ, &cfg);
-        r = spawn_resolve(cfg.argv[0], env_get(envp, "PATH"), &path);
-        if (r < 0) {
-                if (r == -ENOENT)
-                        fprintf(stderr, "stockade: `%s`: command not found\n", cfg.argv[0]);
-                else
-                        fprintf(stderr, "stockade: `%s`: cannot run: %s\n", cfg.argv[0],
-                                strerror(-r));
-                code = r == -ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
-        } else {
-                struct spawn_plan plan = {.cfg = &cfg, .path = path, .envp = envp};
-                code = sup_run(&plan, &err);
-                if (code < 0) {
-                        error_print(&err);
-                        code = err.exit_code ? err.exit_code : EXIT_STOCKADE;
-                }
+        struct spawn_plan plan = {.cfg = &cfg, .path_var = env_get(envp, "PATH"), .envp = envp};
+        code = sup_run(&plan, &err);
+        if (code < 0) {
+                error_print(&err);
+                code = err.exit_code ? err.exit_code : EXIT_STOCKADE;
         }
         env_free(envp);
         cli_config_free(&cfg);

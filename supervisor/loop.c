@@ -132,26 +132,37 @@ static bool loop_dispatch(struct supervisor *sup, struct epoll_event ev, struct 
         return !sup->root_exited;
 }
 
-/* After the root's exit every task has been sent SIGKILL; wait for all of them, including
- * tasks born in the meantime (they stop at birth and are killed in ptrace_handle_status). */
+static void kill_child(const struct proc_stat *st, void *arg)
+{
+        if (st->ppid == getpid())
+                kill(st->pid, SIGKILL);
+}
+
+/*
+ * After the root's exit every task has been sent SIGKILL; reap until no child is left. Tasks
+ * born in the meantime stop at birth and are killed in ptrace_handle_status. The loop never
+ * blocks in waitpid: it waits for SIGCHLD through the signalfd, 100 ms at most, and kills
+ * again, including any child of ours the tree does not know (an orphan that came back to us
+ * as the subreaper), so that nothing can keep stockade from exiting.
+ */
 static void reap_all(struct supervisor *sup)
 {
+        struct epoll_event ev;
         int status;
         pid_t pid;
 
         sup_kill_tree(sup);
-        if (!sup->layers.ptrace) {
-                /* Nothing is stopped at birth for us to kill: sweep until no child is left. */
-                while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) >= 0 || errno == EINTR) {
-                        if (pid > 0)
-                                continue;
-                        sup_kill_tree(sup);
-                        usleep(5000);
-                }
-        }
-        while ((pid = waitpid(-1, &status, __WALL)) > 0 || (pid < 0 && errno == EINTR))
-                if (pid > 0)
+        for (;;) {
+                while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
                         ptrace_handle_status(sup, pid, status);
+                if (pid < 0 && errno == ECHILD)
+                        break;
+                if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
+                        ((struct event_source *)ev.data.ptr)
+                                ->on_ready(sup, ev.data.ptr, ev.events);
+                sup_kill_tree(sup);
+                procscan_foreach(kill_child, NULL);
+        }
         notify_stop(sup);
 }
 
@@ -183,6 +194,11 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                 "user are not protected from /proc/PID/mem\n",
                         sup->layers.why_landlock);
         }
+        if (sup->cfg->set_user && geteuid() != 0)
+                return make_error(err, 0, "--user needs stockade to run as root");
+        if (geteuid() == 0 && !sup->cfg->set_user)
+                fprintf(stderr, "stockade: warning: running as root: the command has no "
+                                "capabilities but owns root's files (see --user)\n");
         if (getenv("STOCKADE_TEST_DISABLE") && *getenv("STOCKADE_TEST_DISABLE")) {
                 /* A test aid that can only take protection away: never silently. */
                 if (!sup->cfg->allow_degraded)

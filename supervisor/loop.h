@@ -9,7 +9,7 @@
 
 struct spawn_plan {
         const struct config *cfg;
-        const char *path;  /* resolved command */
+        const char *path_var; /* the sandbox's PATH, where the shim looks CMD up */
         char *const *envp; /* the sandbox's environment */
 };
 

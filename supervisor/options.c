@@ -1,6 +1,8 @@
 #include "supervisor/options.h"
 
 #include <ctype.h>
+#include <grp.h>
+#include <pwd.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -91,4 +93,54 @@ int parse_duration_ms(const char *s, uint64_t *out)
                 }
         }
         return -EINVAL;
+}
+
+static int parse_id(const char *s, uint32_t *out)
+{
+        uint64_t v;
+
+        if (parse_count(s, &v) < 0 || v >= UINT32_MAX)
+                return -EINVAL;
+        *out = (uint32_t)v;
+        return 0;
+}
+
+int parse_user(const char *s, uid_t *uid, gid_t *gid)
+{
+        char user[256];
+        const char *colon = strchr(s, ':');
+        size_t n = colon ? (size_t)(colon - s) : strlen(s);
+        struct passwd *pw = NULL;
+        uint32_t id;
+
+        if (!n || n >= sizeof(user) || (colon && !colon[1]))
+                return -EINVAL;
+        memcpy(user, s, n);
+        user[n] = '\0';
+        if (parse_id(user, &id) == 0) {
+                *uid = id;
+                pw = getpwuid(id);
+                *gid = pw ? pw->pw_gid : id;
+        } else if (isdigit((unsigned char)user[0])) {
+                return -EINVAL;
+        } else {
+                pw = getpwnam(user);
+                if (!pw)
+                        return -ENOENT;
+                *uid = pw->pw_uid;
+                *gid = pw->pw_gid;
+        }
+        if (colon) {
+                struct group *gr;
+
+                if (parse_id(colon + 1, &id) == 0) {
+                        *gid = id;
+                } else {
+                        gr = getgrnam(colon + 1);
+                        if (!gr)
+                                return -ENOENT;
+                        *gid = gr->gr_gid;
+                }
+        }
+        return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum mode {
         MODE_ENFORCE,
@@ -34,6 +35,9 @@ struct config {
         struct env_op *env_ops;
         size_t n_env_ops;
         struct limits limits;
+        bool set_user;   /* --user: run the sandbox as uid:gid (root only) */
+        uid_t uid;
+        gid_t gid;
         char **argv; /* the command, NULL-terminated */
 };
 
@@ -47,5 +51,8 @@ int parse_size(const char *s, uint64_t *out);
 int parse_duration_ms(const char *s, uint64_t *out);
 /* A plain non-negative integer. Returns 0 or -EINVAL / -ERANGE. */
 int parse_count(const char *s, uint64_t *out);
+/* "NAME", "UID", "NAME:GROUP" or "UID:GID"; without a group, the user's primary group (or
+ * the uid's number). Returns 0, -ENOENT for an unknown name or -EINVAL. */
+int parse_user(const char *s, uid_t *uid, gid_t *gid);
 
 #endif

@@ -149,9 +149,12 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         if (pid == 0) {
                 struct shim_args a = {.sock = sv[1], .supervisor = self,
                                       .limits = &plan->cfg->limits, .prog = &prog,
-                                      .path = plan->path, .argv = plan->cfg->argv,
+                                      .path_var = plan->path_var, .argv = plan->cfg->argv,
                                       .envp = plan->envp,
-                                      .landlock_abi = sup->layers.landlock_abi};
+                                      .landlock_abi = sup->layers.landlock_abi,
+                                      .set_user = plan->cfg->set_user,
+                                      .uid = plan->cfg->uid,
+                                      .gid = plan->cfg->gid};
                 close(sv[0]);
                 shim_run(&a);
         }

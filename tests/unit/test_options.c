@@ -67,6 +67,28 @@ static int parse(struct config *cfg, struct error *err, const char *const *args)
         return cli_parse_run(argc, argv, cfg, err);
 }
 
+static void users(void **state)
+{
+        uid_t uid;
+        gid_t gid;
+
+        assert_int_equal(parse_user("65534", &uid, &gid), 0);
+        assert_int_equal(uid, 65534);
+        assert_int_equal(parse_user("1234:4321", &uid, &gid), 0);
+        assert_int_equal(uid, 1234);
+        assert_int_equal(gid, 4321);
+        assert_int_equal(parse_user("4242", &uid, &gid), 0);
+        assert_int_equal(gid, 4242); /* no passwd entry: the group is the uid's number */
+        assert_int_equal(parse_user("nobody", &uid, &gid), 0);
+        assert_int_equal(uid, 65534);
+        assert_int_equal(parse_user("root:0", &uid, &gid), 0);
+        assert_int_equal(uid, 0);
+        assert_int_equal(parse_user("", &uid, &gid), -EINVAL);
+        assert_int_equal(parse_user(":5", &uid, &gid), -EINVAL);
+        assert_int_equal(parse_user("x-no-such-user", &uid, &gid), -ENOENT);
+        assert_int_equal(parse_user("nobody:x-no-such-group", &uid, &gid), -ENOENT);
+}
+
 static void run_options(void **state)
 {
         struct config cfg;
@@ -113,6 +135,10 @@ static void run_option_errors(void **state)
                 {{"run", "--timeout"}, "option `--timeout` needs a value"},
                 {{"run", "--env", "=x", "--", "x"}, "--env: `=x` has no variable name"},
                 {{"run", "-v"}, "no command given"},
+                {{"run", "--user", "root", "--", "x"}, "--user: `root` is root"},
+                {{"run", "--user", "12x", "--", "x"}, "--user: `12x` is not USER[:GROUP]"},
+                {{"run", "--user", "no-such-user-q", "--", "x"}, "not a known user"},
+                {{"run", "--user", "nobody:", "--", "x"}, "--user: `nobody:` is not"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 struct config cfg;
@@ -131,6 +157,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(sizes),
                 cmocka_unit_test(durations),
+                cmocka_unit_test(users),
                 cmocka_unit_test(run_options),
                 cmocka_unit_test(run_option_errors),
         };
