@@ -117,10 +117,10 @@ static void drop_bounding_set(void)
 {
         if (!have_cap(CAP_SETPCAP))
                 return;
-        if (prctl(PR_SET_SECUREBITS,
-                  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                          SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                          SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                             SECBIT_NO_SETUID_FIXUP_LOCKED |
+                                             SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                                             SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
                 die(EXIT_STOCKADE, errno, "set securebits");
         for (int cap = 0; cap < 64; cap++)
                 if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {

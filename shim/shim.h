@@ -10,15 +10,15 @@
 struct limits;
 
 struct shim_args {
-        int sock;                     /* socketpair end to the supervisor */
-        pid_t supervisor;             /* to detect that the parent died before PDEATHSIG */
+        int sock;         /* socketpair end to the supervisor */
+        pid_t supervisor; /* to detect that the parent died before PDEATHSIG */
         const struct limits *limits;
         const struct sock_fprog *prog;
-        const char *path_var;         /* the sandbox's PATH (NULL: the default) */
+        const char *path_var; /* the sandbox's PATH (NULL: the default) */
         char *const *argv;
         char *const *envp;
-        int landlock_abi;             /* enter a Landlock domain with this ABI; 0 = none */
-        bool set_user;                /* become uid:gid (from root) */
+        int landlock_abi; /* enter a Landlock domain with this ABI; 0 = none */
+        bool set_user;    /* become uid:gid (from root) */
         uid_t uid;
         gid_t gid;
 };

@@ -113,8 +113,8 @@ static void print_run_usage(FILE *out)
                 if (o->key < 256)
                         snprintf(left, sizeof(left), "-%c, --%s", o->key, o->name);
                 else
-                        snprintf(left, sizeof(left), "    --%s%s%s", o->name,
-                                 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+                        snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->metavar ? " " : "",
+                                 o->metavar ? o->metavar : "");
                 n += (size_t)snprintf(opts + n, sizeof(opts) - n, "  %-28s %s\n", left, o->help);
         }
         fprintf(out, usage_run, opts);
@@ -138,12 +138,24 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         int r = 0;
 
         switch (o->key) {
-        case OPT_TIMEOUT: dst = &cfg->limits.timeout_ms; break;
-        case OPT_CPU: dst = &cfg->limits.cpu_s; break;
-        case OPT_MEMORY: dst = &cfg->limits.memory; break;
-        case OPT_MAX_PROCS: dst = &cfg->limits.max_procs; break;
-        case OPT_MAX_FILES: dst = &cfg->limits.max_files; break;
-        case OPT_MAX_FILE_SIZE: dst = &cfg->limits.max_file_size; break;
+        case OPT_TIMEOUT:
+                dst = &cfg->limits.timeout_ms;
+                break;
+        case OPT_CPU:
+                dst = &cfg->limits.cpu_s;
+                break;
+        case OPT_MEMORY:
+                dst = &cfg->limits.memory;
+                break;
+        case OPT_MAX_PROCS:
+                dst = &cfg->limits.max_procs;
+                break;
+        case OPT_MAX_FILES:
+                dst = &cfg->limits.max_files;
+                break;
+        case OPT_MAX_FILE_SIZE:
+                dst = &cfg->limits.max_file_size;
+                break;
         case OPT_ENV:
                 if (!*arg || *arg == '=')
                         return make_error(err, 0, "run: --env: `%s` has no variable name", arg);
@@ -158,7 +170,8 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 else
                         return make_error(err, 0,
                                           "run: --mode: `%s` is not a mode; expected enforce "
-                                          "or audit", arg);
+                                          "or audit",
+                                          arg);
                 return 0;
         case OPT_USER:
                 r = parse_user(arg, &cfg->uid, &cfg->gid);
@@ -167,14 +180,23 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                                           r == -ENOENT ? "not a known user or group"
                                                        : "not USER[:GROUP] or UID[:GID]");
                 if (cfg->uid == 0)
-                        return make_error(err, 0, "run: --user: `%s` is root; drop it or "
-                                                  "name another user", arg);
+                        return make_error(err, 0,
+                                          "run: --user: `%s` is root; drop it or "
+                                          "name another user",
+                                          arg);
                 cfg->set_user = true;
                 return 0;
-        case OPT_CLEAR_ENV: cfg->clear_env = true; return 0;
-        case OPT_ALLOW_DEGRADED: cfg->allow_degraded = true; return 0;
-        case 'v': cfg->verbose++; return 0;
-        default: return make_error(err, 0, "run: --%s: not handled", o->name);
+        case OPT_CLEAR_ENV:
+                cfg->clear_env = true;
+                return 0;
+        case OPT_ALLOW_DEGRADED:
+                cfg->allow_degraded = true;
+                return 0;
+        case 'v':
+                cfg->verbose++;
+                return 0;
+        default:
+                return make_error(err, 0, "run: --%s: not handled", o->name);
         }
         switch (o->kind) {
         case V_DURATION:
@@ -182,10 +204,15 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 if (r == 0 && o->key == OPT_CPU)
                         v = (v + 999) / 1000; /* RLIMIT_CPU counts whole seconds */
                 break;
-        case V_SIZE: r = parse_size(arg, &v); break;
-        case V_COUNT: r = parse_count(arg, &v); break;
+        case V_SIZE:
+                r = parse_size(arg, &v);
+                break;
+        case V_COUNT:
+                r = parse_count(arg, &v);
+                break;
         case V_NONE:
-        case V_STRING: break;
+        case V_STRING:
+                break;
         }
         if (r < 0)
                 return bad_value(o, arg, r, err);
@@ -216,7 +243,8 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
                 if (c == -1)
                         break;
                 if (c == '?')
-                        return make_error(err, 0, "run: unknown option `%s` (see stockade help run)",
+                        return make_error(err, 0,
+                                          "run: unknown option `%s` (see stockade help run)",
                                           argv[optind - 1]);
                 if (c == ':')
                         return make_error(err, 0, "run: option `%s` needs a value",
@@ -286,7 +314,8 @@ static int cmd_help(int argc, char **argv)
 static int cmd_version(int argc, char **argv)
 {
         if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-                puts("Usage: stockade version\n\nPrint the version.\n\nExample:\n  stockade version");
+                puts("Usage: stockade version\n\nPrint the version.\n\nExample:\n  stockade "
+                     "version");
                 return 0;
         }
         printf("stockade %s\n", STOCKADE_VERSION);
@@ -299,8 +328,8 @@ int cli_main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                {"run", cmd_run},      {"help", cmd_help},      {"--help", cmd_help},
-                {"-h", cmd_help},      {"version", cmd_version}, {"--version", cmd_version},
+                {"run", cmd_run}, {"help", cmd_help},       {"--help", cmd_help},
+                {"-h", cmd_help}, {"version", cmd_version}, {"--version", cmd_version},
         };
 
         if (argc < 2) {

@@ -11,15 +11,43 @@
 #include <string.h>
 
 static const char *const secret_patterns[] = {
-        "*_TOKEN", "*_TOKENS", "*_TOKEN_*", "*SECRET*", "*_KEY", "*_KEYS", "*_KEY_*",
-        "*APIKEY*", "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*_CREDENTIALS",
-        "*_CREDENTIAL", "*_CREDS", "*_AUTH", "*_PAT", "*_COOKIE", "*CONNECTION_STRING*",
-        "DATABASE_URL", "*_DATABASE_URL", "*_DSN",
+        "*_TOKEN",
+        "*_TOKENS",
+        "*_TOKEN_*",
+        "*SECRET*",
+        "*_KEY",
+        "*_KEYS",
+        "*_KEY_*",
+        "*APIKEY*",
+        "*PASSWORD*",
+        "*PASSWD*",
+        "*_PASS",
+        "*_PWD",
+        "*_CREDENTIALS",
+        "*_CREDENTIAL",
+        "*_CREDS",
+        "*_AUTH",
+        "*_PAT",
+        "*_COOKIE",
+        "*CONNECTION_STRING*",
+        "DATABASE_URL",
+        "*_DATABASE_URL",
+        "*_DSN",
         /* Cloud providers whose variables carry identities, not only keys. */
-        "AWS_*", "AZURE_*", "ARM_CLIENT_*", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_API_*",
-        "CLOUDSDK_AUTH_*", "VAULT_*", "DOCKER_AUTH_CONFIG", "NPM_CONFIG__AUTH*",
+        "AWS_*",
+        "AZURE_*",
+        "ARM_CLIENT_*",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_API_*",
+        "CLOUDSDK_AUTH_*",
+        "VAULT_*",
+        "DOCKER_AUTH_CONFIG",
+        "NPM_CONFIG__AUTH*",
         /* Handles that grant a credential's use without its bytes. */
-        "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "KRB5CCNAME",
+        "SSH_AUTH_SOCK",
+        "SSH_AGENT_PID",
+        "GPG_AGENT_INFO",
+        "KRB5CCNAME",
 };
 
 bool env_is_secret(const char *name)
@@ -67,8 +95,7 @@ static void vec_set(struct env_vec *e, const char *entry)
 static const char *host_lookup(char *const *host, const char *name, size_t len)
 {
         for (; host && *host; host++)
-                if (name_len(*host) == len && strncmp(*host, name, len) == 0 &&
-                    (*host)[len] == '=')
+                if (name_len(*host) == len && strncmp(*host, name, len) == 0 && (*host)[len] == '=')
                         return *host;
         return NULL;
 }

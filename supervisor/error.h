@@ -9,16 +9,16 @@
 
 /* Exit codes shared with env(1), timeout(1) and the shells. */
 enum {
-        EXIT_STOCKADE = 125,  /* stockade's own error */
-        EXIT_NOEXEC = 126,    /* command found but not executable */
-        EXIT_NOTFOUND = 127,  /* command not found */
-        EXIT_TIMEDOUT = 124,  /* --timeout expired */
+        EXIT_STOCKADE = 125, /* stockade's own error */
+        EXIT_NOEXEC = 126,   /* command found but not executable */
+        EXIT_NOTFOUND = 127, /* command not found */
+        EXIT_TIMEDOUT = 124, /* --timeout expired */
 };
 
 struct error {
-        int errnum;       /* errno at the failure, 0 when none applies */
-        int exit_code;    /* what main exits with; EXIT_STOCKADE unless set */
-        bool printed;     /* the line was already printed (by the shim, in the child) */
+        int errnum;    /* errno at the failure, 0 when none applies */
+        int exit_code; /* what main exits with; EXIT_STOCKADE unless set */
+        bool printed;  /* the line was already printed (by the shim, in the child) */
         char msg[1024];
 };
 

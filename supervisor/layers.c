@@ -22,8 +22,8 @@ static int landlock_abi(char *why, size_t len)
         if (abi < 0) {
                 snprintf(why, len, "%s",
                          errno == EOPNOTSUPP ? "disabled at boot (lsm= lacks landlock)"
-                                             : errno == ENOSYS ? "kernel built without it"
-                                                               : strerror(errno));
+                         : errno == ENOSYS   ? "kernel built without it"
+                                             : strerror(errno));
                 return 0;
         }
         return (int)abi;
@@ -81,8 +81,9 @@ void layers_probe(struct layers *l, bool full)
 
 static void line(FILE *out, const char *name, bool on, const char *why)
 {
-        fprintf(out, "stockade:   %-28s %s%s%s%s\n", name, on ? "yes" : "no", !on && why && *why ? " (" : "",
-                !on && why ? why : "", !on && why && *why ? ")" : "");
+        fprintf(out, "stockade:   %-28s %s%s%s%s\n", name, on ? "yes" : "no",
+                !on && why && *why ? " (" : "", !on && why ? why : "",
+                !on && why && *why ? ")" : "");
 }
 
 void layers_print(const struct layers *l, FILE *out)

@@ -6,13 +6,13 @@
 #include <stdio.h>
 
 struct layers {
-        bool user_notif;          /* SECCOMP_RET_USER_NOTIF */
-        bool wait_killable_recv;  /* SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19) */
-        bool sync_wake_up;        /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
-        bool ptrace;              /* PTRACE_SEIZE of the child worked */
-        int landlock_abi;         /* 0 when absent */
-        bool user_namespaces;     /* an unprivileged process may unshare(CLONE_NEWUSER) */
-        char why_ptrace[128];     /* why ptrace is missing */
+        bool user_notif;         /* SECCOMP_RET_USER_NOTIF */
+        bool wait_killable_recv; /* SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19) */
+        bool sync_wake_up;       /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
+        bool ptrace;             /* PTRACE_SEIZE of the child worked */
+        int landlock_abi;        /* 0 when absent */
+        bool user_namespaces;    /* an unprivileged process may unshare(CLONE_NEWUSER) */
+        char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];
 };

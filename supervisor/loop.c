@@ -158,8 +158,7 @@ static void reap_all(struct supervisor *sup)
                 if (pid < 0 && errno == ECHILD)
                         break;
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
-                        ((struct event_source *)ev.data.ptr)
-                                ->on_ready(sup, ev.data.ptr, ev.events);
+                        ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
                 sup_kill_tree(sup);
                 procscan_foreach(kill_child, NULL);
         }
@@ -190,8 +189,9 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "can read and write the memory of your other processes "
                                           "through /proc/PID/mem. --allow-degraded runs anyway",
                                           sup->layers.why_landlock);
-                fprintf(stderr, "stockade: warning: no Landlock (%s): other processes of this "
-                                "user are not protected from /proc/PID/mem\n",
+                fprintf(stderr,
+                        "stockade: warning: no Landlock (%s): other processes of this "
+                        "user are not protected from /proc/PID/mem\n",
                         sup->layers.why_landlock);
         }
         if (sup->cfg->set_user && geteuid() != 0)

@@ -10,7 +10,7 @@
 struct spawn_plan {
         const struct config *cfg;
         const char *path_var; /* the sandbox's PATH, where the shim looks CMD up */
-        char *const *envp; /* the sandbox's environment */
+        char *const *envp;    /* the sandbox's environment */
 };
 
 /* Run the command under supervision. Returns the exit code stockade should exit with (the

@@ -46,8 +46,8 @@ void call_fail(struct call *call, int errnum)
 
 bool notify_set_sync_wake_up(int listener)
 {
-        return ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
-                     SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
+        return ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) ==
+               0;
 }
 
 int notify_init(struct supervisor *sup)
@@ -57,10 +57,10 @@ int notify_init(struct supervisor *sup)
         if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
                 return -errno;
         /* The kernel's structs may be larger than ours; never smaller. */
-        sup->req_size = sizes.seccomp_notif > sizeof(*sup->req) ? sizes.seccomp_notif
-                                                                  : sizeof(*sup->req);
+        sup->req_size =
+                sizes.seccomp_notif > sizeof(*sup->req) ? sizes.seccomp_notif : sizeof(*sup->req);
         sup->resp_size = sizes.seccomp_notif_resp > sizeof(*sup->resp) ? sizes.seccomp_notif_resp
-                                                                         : sizeof(*sup->resp);
+                                                                       : sizeof(*sup->resp);
         sup->req = xcalloc(1, sup->req_size);
         sup->resp = xcalloc(1, sup->resp_size);
         return 0;

@@ -35,7 +35,7 @@ struct config {
         struct env_op *env_ops;
         size_t n_env_ops;
         struct limits limits;
-        bool set_user;   /* --user: run the sandbox as uid:gid (root only) */
+        bool set_user; /* --user: run the sandbox as uid:gid (root only) */
         uid_t uid;
         gid_t gid;
         char **argv; /* the command, NULL-terminated */

@@ -6,7 +6,7 @@
 
 /* The options every tracee gets: EXITKILL, and fork/vfork/clone/exec events. */
 #define STOCKADE_PTRACE_OPTIONS                                                                    \
-        (PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |     \
+        (PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |      \
          PTRACE_O_TRACEEXEC)
 
 /* Seize the root process. Returns 0 or -errno. */

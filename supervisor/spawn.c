@@ -147,9 +147,12 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 return make_error(err, errno, "fork");
         }
         if (pid == 0) {
-                struct shim_args a = {.sock = sv[1], .supervisor = self,
-                                      .limits = &plan->cfg->limits, .prog = &prog,
-                                      .path_var = plan->path_var, .argv = plan->cfg->argv,
+                struct shim_args a = {.sock = sv[1],
+                                      .supervisor = self,
+                                      .limits = &plan->cfg->limits,
+                                      .prog = &prog,
+                                      .path_var = plan->path_var,
+                                      .argv = plan->cfg->argv,
                                       .envp = plan->envp,
                                       .landlock_abi = sup->layers.landlock_abi,
                                       .set_user = plan->cfg->set_user,

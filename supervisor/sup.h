@@ -37,8 +37,8 @@ struct supervisor {
         struct layers layers;
 
         int epfd;
-        struct event_source sigchld;  /* signalfd: ptrace stops and exits */
-        struct event_source timer;    /* timerfd: --timeout */
+        struct event_source sigchld; /* signalfd: ptrace stops and exits */
+        struct event_source timer;   /* timerfd: --timeout */
 
         /* The seccomp listener has a thread of its own, blocked in NOTIF_RECV: that is the
          * only way SYNC_WAKE_UP helps (through epoll the wake-up crosses CPUs; measured
@@ -58,11 +58,11 @@ struct supervisor {
         size_t req_size, resp_size;
 
         struct tracee_tree tree;
-        pid_t root;          /* the command's pid */
+        pid_t root; /* the command's pid */
         bool root_exited;
-        int root_status;     /* wait status of the root */
+        int root_status; /* wait status of the root */
         bool timed_out;
-        bool killing;        /* the tree is being torn down */
+        bool killing; /* the tree is being torn down */
         struct counters n;
 };
 

@@ -39,13 +39,26 @@ uint32_t bpf_sim_run(const struct sock_fprog *prog, const struct seccomp_data *d
                         break;
                 case BPF_ALU:
                         switch (BPF_OP(f->code)) {
-                        case BPF_AND: a &= src; break;
-                        case BPF_OR: a |= src; break;
-                        case BPF_ADD: a += src; break;
-                        case BPF_SUB: a -= src; break;
-                        case BPF_RSH: a = src < 32 ? a >> src : 0; break;
-                        case BPF_LSH: a = src < 32 ? a << src : 0; break;
-                        default: return UINT32_MAX;
+                        case BPF_AND:
+                                a &= src;
+                                break;
+                        case BPF_OR:
+                                a |= src;
+                                break;
+                        case BPF_ADD:
+                                a += src;
+                                break;
+                        case BPF_SUB:
+                                a -= src;
+                                break;
+                        case BPF_RSH:
+                                a = src < 32 ? a >> src : 0;
+                                break;
+                        case BPF_LSH:
+                                a = src < 32 ? a << src : 0;
+                                break;
+                        default:
+                                return UINT32_MAX;
                         }
                         break;
                 case BPF_JMP: {
@@ -58,11 +71,20 @@ uint32_t bpf_sim_run(const struct sock_fprog *prog, const struct seccomp_data *d
                                 if (pc >= prog->len)
                                         return UINT32_MAX;
                                 continue;
-                        case BPF_JEQ: taken = a == src; break;
-                        case BPF_JGT: taken = a > src; break;
-                        case BPF_JGE: taken = a >= src; break;
-                        case BPF_JSET: taken = (a & src) != 0; break;
-                        default: return UINT32_MAX;
+                        case BPF_JEQ:
+                                taken = a == src;
+                                break;
+                        case BPF_JGT:
+                                taken = a > src;
+                                break;
+                        case BPF_JGE:
+                                taken = a >= src;
+                                break;
+                        case BPF_JSET:
+                                taken = (a & src) != 0;
+                                break;
+                        default:
+                                return UINT32_MAX;
                         }
                         pc += taken ? jt : jf;
                         if (pc + 1 >= prog->len)

@@ -192,8 +192,8 @@ uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d
         if (row->verdict != V_ARGS)
                 return verdict_action(o, row->verdict, row->err, false, counted_row(row));
         for (size_t i = 0; i < ARRAY_SIZE(arg_rules); i++)
-                if (syscall_table[arg_rules[i].sc].nr == row->nr && rule_applies(o, &arg_rules[i]) &&
-                    cond_match(&arg_rules[i], d))
+                if (syscall_table[arg_rules[i].sc].nr == row->nr &&
+                    rule_applies(o, &arg_rules[i]) && cond_match(&arg_rules[i], d))
                         return rule_action(o, &arg_rules[i]);
         return SECCOMP_RET_ERRNO | ENOSYS; /* unreachable: every list ends with C_ALWAYS */
 }
@@ -222,8 +222,8 @@ static size_t emit(struct emitter *e, uint16_t code, uint32_t k, int jt, int jf)
                 e->cap = e->cap ? 2 * e->cap : 256;
                 e->v = xrealloc(e->v, e->cap * sizeof(*e->v));
         }
-        e->v[e->n] = (struct insn){.f = BPF_STMT(code, k), .jt_label = jt, .jf_label = jf,
-                                   .ja_label = -1};
+        e->v[e->n] = (struct insn){
+                .f = BPF_STMT(code, k), .jt_label = jt, .jf_label = jf, .ja_label = -1};
         return e->n++;
 }
 
@@ -350,10 +350,9 @@ static size_t build_runs(const struct filter_opts *o, struct run *runs)
                 else if (row->verdict == V_ARGS)
                         r.args_sc = (int)(row - syscall_table);
                 else
-                        r.action = verdict_action(o, row->verdict, row->err, false,
-                                                  counted_row(row));
-                if (n && r.args_sc < 0 && runs[n - 1].args_sc < 0 &&
-                    runs[n - 1].action == r.action)
+                        r.action =
+                                verdict_action(o, row->verdict, row->err, false, counted_row(row));
+                if (n && r.args_sc < 0 && runs[n - 1].args_sc < 0 && runs[n - 1].action == r.action)
                         runs[n - 1].hi = nr;
                 else
                         runs[n++] = r;
@@ -416,8 +415,7 @@ int filter_build(const struct filter_opts *o, struct sock_fprog *prog)
                         continue;
                 place(&e, args_label[i]);
                 for (size_t r = 0; r < ARRAY_SIZE(arg_rules); r++)
-                        if (arg_rules[r].sc == (enum syscall_id)i &&
-                            rule_applies(o, &arg_rules[r]))
+                        if (arg_rules[r].sc == (enum syscall_id)i && rule_applies(o, &arg_rules[r]))
                                 emit_rule(&e, o, &arg_rules[r]);
                 emit_ret(&e, SECCOMP_RET_ERRNO | ENOSYS); /* a row without a default rule */
         }

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 struct filter_opts {
-        bool audit;       /* policy denials become notifications that are reported and allowed */
-        bool count_procs; /* fork/vfork/clone are notified so that --max-procs can refuse them */
+        bool audit;          /* policy denials become notifications that are reported and allowed */
+        bool count_procs;    /* fork/vfork/clone are notified so that --max-procs can refuse them */
         bool signals_scoped; /* Landlock (ABI 6) keeps signals in the sandbox: no SIGIO checks */
 };
 

@@ -80,8 +80,7 @@ static bool kill_target_ok(struct supervisor *sup, int64_t pid)
 }
 
 /* setpriority/getpriority and ioprio_set/get: (which, who). */
-static bool which_who_ok(struct supervisor *sup, int64_t which, int64_t who, int process,
-                         int group)
+static bool which_who_ok(struct supervisor *sup, int64_t which, int64_t who, int process, int group)
 {
         who = (int32_t)who;
         if (which == process)
@@ -134,7 +133,8 @@ int proc_target(struct supervisor *sup, struct call *call)
         if (ok)
                 call_continue(call);
         else
-                call_deny(sup, call, a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
+                call_deny(sup, call,
+                          a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
         return 0;
 }
 
@@ -248,7 +248,7 @@ int proc_pidfd_signal(struct supervisor *sup, struct call *call)
                 r = -ESRCH;
         else
                 r = syscall(SYS_pidfd_send_signal, fd, (int)a[1], NULL, (unsigned)a[3]) < 0 ? -errno
-                                                                                     : 0;
+                                                                                            : 0;
         close(fd);
         if (r < 0)
                 call_fail(call, -r);
@@ -263,9 +263,8 @@ int proc_clone(struct supervisor *sup, struct call *call)
         uint64_t max = sup->cfg->limits.max_procs;
         /* Without ptrace no fork event settles a pending fork: count the session in /proc,
          * where a finished fork's child already is (forks in flight at once may overshoot). */
-        uint64_t count = sup->layers.ptrace
-                                 ? sup->tree.live + sup->tree.pending
-                                 : (uint64_t)procscan_session_tasks(sup->root);
+        uint64_t count = sup->layers.ptrace ? sup->tree.live + sup->tree.pending
+                                            : (uint64_t)procscan_session_tasks(sup->root);
 
         if (max && count >= max) {
                 sup->n.forks_refused++;

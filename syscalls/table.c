@@ -8,7 +8,7 @@
 
 const struct syscall_row syscall_table[SC__COUNT] = {
 #define SYSCALL_ROW(name_, nr_, nargs_, verdict_, err_, flags_, handler_)                          \
-        [SC_##name_] = {.name = #name_,                                                           \
+        [SC_##name_] = {.name = #name_,                                                            \
                         .nr = (nr_),                                                               \
                         .nargs = (nargs_),                                                         \
                         .verdict = V_##verdict_,                                                   \

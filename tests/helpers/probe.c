@@ -275,9 +275,8 @@ static int do_mount(char **argv)
 
         if (!mkdtemp(dir))
                 setup_failed("mkdtemp");
-        err = mount("probe", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") < 0
-                      ? errno
-                      : 0;
+        err = mount("probe", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") < 0 ? errno
+                                                                                             : 0;
         if (!err)
                 umount2(dir, MNT_DETACH);
         rmdir(dir);
@@ -385,7 +384,7 @@ static int do_bpf(char **argv)
         attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
         attr.insns = (uintptr_t)insns;
         attr.insn_cnt = 2;
-        attr.license = (uintptr_t)"GPL";
+        attr.license = (uintptr_t) "GPL";
         return outcome("BPF_PROG_LOAD", syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr)));
 }
 
@@ -616,7 +615,7 @@ static int do_fds(char **argv)
 /* The credential lines of /proc/self/status on one line: "caps: CapInh=... NoNewPrivs=1". */
 static int do_caps(char **argv)
 {
-        static const char *const keys[] = {"CapInh", "CapPrm", "CapEff", "CapBnd",
+        static const char *const keys[] = {"CapInh", "CapPrm",     "CapEff", "CapBnd",
                                            "CapAmb", "NoNewPrivs", "Seccomp"};
         FILE *f = fopen("/proc/self/status", "re");
         char line[256], value[128];
@@ -705,8 +704,7 @@ static int usage(FILE *to, int code)
         fprintf(to, "Usage: probe NAME [ARGS...]\n"
                     "Performs one attack or syscall; exits with its errno (0: it worked).\n\n");
         for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-                fprintf(to, "  %s%s%s\n", modes[i].name, *modes[i].args ? " " : "",
-                        modes[i].args);
+                fprintf(to, "  %s%s%s\n", modes[i].name, *modes[i].args ? " " : "", modes[i].args);
         return code;
 }
 

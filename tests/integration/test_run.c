@@ -145,8 +145,8 @@ static void environment(void **state)
 static void timeout_kills_tree(void **state)
 {
         double t0 = now_s();
-        struct run_result r = run((const char *[]){
-                "--timeout", "1", "--", "sh", "-c", "sleep 31.4151 & sleep 31.4152", NULL});
+        struct run_result r = run((const char *[]){"--timeout", "1", "--", "sh", "-c",
+                                                   "sleep 31.4151 & sleep 31.4152", NULL});
         double took = now_s() - t0;
 
         assert_int_equal(r.exit_code, 124);
@@ -160,25 +160,24 @@ static void nothing_outlives_the_root(void **state)
 {
         /* The background child would live 31 s; the root exits at once. */
         assert_int_equal(run_code((const char *[]){"--", "sh", "-c",
-                                                   "sleep 31.2718 & sleep 31.2719 & exit 0",
-                                                   NULL}),
+                                                   "sleep 31.2718 & sleep 31.2719 & exit 0", NULL}),
                          0);
         assert_false(runner_process_alive("sleep 31.271"));
 }
 
 static void max_procs_refuses_forks(void **state)
 {
-        struct run_result r = run((const char *[]){
-                "--max-procs", "8", "--", "python3", "-c",
-                "import os, sys, time  # marker-maxprocs-5b1e\n"
-                "for i in range(64):\n"
-                "    try:\n"
-                "        if os.fork() == 0:\n"
-                "            time.sleep(60); os._exit(0)\n"
-                "    except OSError as e:\n"
-                "        print('refused', e.errno, 'after', i); sys.exit(0)\n"
-                "print('never refused')",
-                NULL});
+        struct run_result r =
+                run((const char *[]){"--max-procs", "8", "--", "python3", "-c",
+                                     "import os, sys, time  # marker-maxprocs-5b1e\n"
+                                     "for i in range(64):\n"
+                                     "    try:\n"
+                                     "        if os.fork() == 0:\n"
+                                     "            time.sleep(60); os._exit(0)\n"
+                                     "    except OSError as e:\n"
+                                     "        print('refused', e.errno, 'after', i); sys.exit(0)\n"
+                                     "print('never refused')",
+                                     NULL});
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, "refused 11 after 7"));
         assert_false(runner_process_alive("marker-maxprocs-5b1e"));
@@ -188,13 +187,13 @@ static void max_procs_refuses_forks(void **state)
 static void fork_bomb_is_contained(void **state)
 {
         double t0 = now_s();
-        struct run_result r = run((const char *[]){
-                "--max-procs", "40", "--timeout", "3", "--", "python3", "-c",
-                "import os  # marker-forkbomb-9c2d\n"
-                "while True:\n"
-                "    try: os.fork()\n"
-                "    except OSError: pass",
-                NULL});
+        struct run_result r =
+                run((const char *[]){"--max-procs", "40", "--timeout", "3", "--", "python3", "-c",
+                                     "import os  # marker-forkbomb-9c2d\n"
+                                     "while True:\n"
+                                     "    try: os.fork()\n"
+                                     "    except OSError: pass",
+                                     NULL});
 
         assert_int_equal(r.exit_code, 124);
         assert_true(now_s() - t0 < 30);
@@ -300,8 +299,8 @@ static void audit_mode_reports(void **state)
                                          "libc = ctypes.CDLL(None, use_errno=True)\n"
                                          "r = libc.unshare(0)\n"
                                          "print(r, ctypes.get_errno() if r else 0)";
-        struct run_result r = run((const char *[]){"--mode", "audit", "-v", "--", "python3", "-c",
-                                                   unshare_py, NULL});
+        struct run_result r = run(
+                (const char *[]){"--mode", "audit", "-v", "--", "python3", "-c", unshare_py, NULL});
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.err, "would be denied unshare"));
         assert_string_equal(r.out, "0 0\n"); /* allowed: unshare(0) is a no-op */
@@ -386,26 +385,24 @@ static void degraded_without_ptrace(void **state)
         struct run_result r;
 
         setenv("STOCKADE_TEST_DISABLE", "ptrace", 1);
+        assert_int_equal(
+                run_code((const char *[]){"--allow-degraded", "--", "sh", "-c", "exit 7", NULL}),
+                7);
         assert_int_equal(run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
-                                                   "exit 7", NULL}),
-                         7);
-        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
-                                                   "sleep 31.5771 & sleep 31.5772 & exit 0",
-                                                   NULL}),
+                                                   "sleep 31.5771 & sleep 31.5772 & exit 0", NULL}),
                          0);
         assert_false(runner_process_alive("sleep 31.577"));
 
-        r = run((const char *[]){
-                "--allow-degraded", "--max-procs", "8", "--", "python3", "-c",
-                "import os, sys, time  # marker-degraded-3f7a\n"
-                "for i in range(64):\n"
-                "    try:\n"
-                "        if os.fork() == 0:\n"
-                "            time.sleep(60); os._exit(0)\n"
-                "    except OSError as e:\n"
-                "        print('refused', e.errno); sys.exit(0)\n"
-                "print('never refused')",
-                NULL});
+        r = run((const char *[]){"--allow-degraded", "--max-procs", "8", "--", "python3", "-c",
+                                 "import os, sys, time  # marker-degraded-3f7a\n"
+                                 "for i in range(64):\n"
+                                 "    try:\n"
+                                 "        if os.fork() == 0:\n"
+                                 "            time.sleep(60); os._exit(0)\n"
+                                 "    except OSError as e:\n"
+                                 "        print('refused', e.errno); sys.exit(0)\n"
+                                 "print('never refused')",
+                                 NULL});
         assert_non_null(strstr(r.out, "refused 11"));
         assert_false(runner_process_alive("marker-degraded-3f7a"));
         runner_free(&r);
@@ -417,9 +414,8 @@ static void degraded_without_ptrace(void **state)
         assert_non_null(strstr(r.out, "refused"));
         runner_free(&r);
 
-        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--timeout", "1", "--",
-                                                   "sh", "-c", "sleep 31.5773 & sleep 31.5774",
-                                                   NULL}),
+        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--timeout", "1", "--", "sh",
+                                                   "-c", "sleep 31.5773 & sleep 31.5774", NULL}),
                          124);
         assert_false(runner_process_alive("sleep 31.577"));
         unsetenv("STOCKADE_TEST_DISABLE");

@@ -36,7 +36,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 enum {
-        TIMEOUT_S = 30,           /* watchdog of every stockade run */
+        TIMEOUT_S = 30, /* watchdog of every stockade run */
         KILLED_BY_SIGSYS = 128 + SIGSYS,
         ANY_REFUSAL = -1,         /* the errno is not specified; the effect check decides */
         ANY_RESULT = -2,          /* only the effect on the victim counts */
@@ -126,9 +126,8 @@ static void expect_output(const struct run_result *r, const char *needle)
 /* A control that succeeds proves the attack real here; one that fails is only noted. */
 static void note_control(const char *name, const struct run_result *r, const char *effect)
 {
-        print_message("  control: native `probe %s` exits %d (%s)%s%s: %s\n", name,
-                      r->exit_code, code_name(r->exit_code), effect ? ", " : "",
-                      effect ? effect : "",
+        print_message("  control: native `probe %s` exits %d (%s)%s%s: %s\n", name, r->exit_code,
+                      code_name(r->exit_code), effect ? ", " : "", effect ? effect : "",
                       r->exit_code == 0 ? "the attack is real on this host"
                                         : "the host refuses it even without stockade");
 }
@@ -156,61 +155,119 @@ struct denial {
 
 static const struct denial denials[] = {
         {.name = "mount", .args = {"mount"}, .code = EPERM, .control = "mount"},
-        {.name = "chroot", .args = {"chroot"}, .code = EPERM, AUDIT("chroot"),
-         .control = "chroot"},
-        {.name = "unshare_user", .args = {"unshare_user"}, .code = EPERM, AUDIT("unshare"),
+        {.name = "chroot", .args = {"chroot"}, .code = EPERM, AUDIT("chroot"), .control = "chroot"},
+        {.name = "unshare_user",
+         .args = {"unshare_user"},
+         .code = EPERM,
+         AUDIT("unshare"),
          .control = "unshare_user"},
         {.name = "setns", .args = {"setns"}, .code = EPERM, AUDIT("setns"), .control = "setns"},
-        {.name = "clone_newuser", .args = {"clone_newuser"}, .code = EPERM, AUDIT("clone"),
+        {.name = "clone_newuser",
+         .args = {"clone_newuser"},
+         .code = EPERM,
+         AUDIT("clone"),
          .control = "clone_newuser"},
-        {.name = "clone3_newuser", .args = {"clone3_newuser"}, .code = ENOSYS, AUDIT("clone3"),
+        {.name = "clone3_newuser",
+         .args = {"clone3_newuser"},
+         .code = ENOSYS,
+         AUDIT("clone3"),
          .control = "clone3_newuser"},
         /* An untraced child would escape the tree: teardown, --max-procs, EXITKILL. */
-        {.name = "clone_untraced", .args = {"clone_untraced"}, .code = EPERM, AUDIT("clone"),
+        {.name = "clone_untraced",
+         .args = {"clone_untraced"},
+         .code = EPERM,
+         AUDIT("clone"),
          .control = "clone_untraced"},
-        {.name = "ptrace_traceme", .args = {"ptrace_traceme"}, .code = EPERM,
+        {.name = "ptrace_traceme",
+         .args = {"ptrace_traceme"},
+         .code = EPERM,
          .control = "ptrace_traceme"},
         {.name = "bpf", .args = {"bpf"}, .code = EPERM, AUDIT("bpf"), .control = "bpf"},
-        {.name = "keyctl", .args = {"keyctl"}, .code = EPERM, AUDIT("add_key", "keyctl"),
+        {.name = "keyctl",
+         .args = {"keyctl"},
+         .code = EPERM,
+         AUDIT("add_key", "keyctl"),
          .control = "keyctl"},
-        {.name = "open_by_handle_at", .args = {"open_by_handle_at"}, .code = EPERM,
-         AUDIT("name_to_handle_at", "open_by_handle_at"), .control = "open_by_handle_at"},
-        {.name = "io_uring_setup", .args = {"io_uring_setup"}, .code = ENOSYS,
-         AUDIT("io_uring_setup"), .control = "io_uring_setup"},
-        {.name = "userfaultfd", .args = {"userfaultfd"}, .code = EPERM, AUDIT("userfaultfd"),
+        {.name = "open_by_handle_at",
+         .args = {"open_by_handle_at"},
+         .code = EPERM,
+         AUDIT("name_to_handle_at", "open_by_handle_at"),
+         .control = "open_by_handle_at"},
+        {.name = "io_uring_setup",
+         .args = {"io_uring_setup"},
+         .code = ENOSYS,
+         AUDIT("io_uring_setup"),
+         .control = "io_uring_setup"},
+        {.name = "userfaultfd",
+         .args = {"userfaultfd"},
+         .code = EPERM,
+         AUDIT("userfaultfd"),
          .control = "userfaultfd"},
-        {.name = "perf_event_open", .args = {"perf_event_open"}, .code = EPERM,
-         AUDIT("perf_event_open"), .control = "perf_event_open"},
-        {.name = "personality", .args = {"personality"}, .code = EPERM, AUDIT("personality"),
+        {.name = "perf_event_open",
+         .args = {"perf_event_open"},
+         .code = EPERM,
+         AUDIT("perf_event_open"),
+         .control = "perf_event_open"},
+        {.name = "personality",
+         .args = {"personality"},
+         .code = EPERM,
+         AUDIT("personality"),
          .control = "personality"},
-        {.name = "seccomp_listener", .args = {"seccomp_listener"}, .code = EPERM,
-         .audit = AUDIT_ENFORCED, .control = "seccomp_listener"},
+        {.name = "seccomp_listener",
+         .args = {"seccomp_listener"},
+         .code = EPERM,
+         .audit = AUDIT_ENFORCED,
+         .control = "seccomp_listener"},
         /* The control never touches the user's terminal: it injects into a pty of its own. */
         {.name = "tiocsti", .args = {"tiocsti"}, .code = EPERM, .control = "tiocsti_pty"},
-        {.name = "socket_raw", .args = {"socket_raw"}, .code = EPERM, AUDIT("socket"),
+        {.name = "socket_raw",
+         .args = {"socket_raw"},
+         .code = EPERM,
+         AUDIT("socket"),
          .control = "socket_raw"},
         /* SOCK_RAW is refused before the family is looked at: EPERM, not EAFNOSUPPORT. */
-        {.name = "socket_netlink", .args = {"socket_netlink"}, .code = EPERM, AUDIT("socket"),
+        {.name = "socket_netlink",
+         .args = {"socket_netlink"},
+         .code = EPERM,
+         AUDIT("socket"),
          .control = "socket_netlink"},
-        {.name = "socket_netlink_dgram", .args = {"socket_netlink_dgram"}, .code = EAFNOSUPPORT,
-         AUDIT("socket"), .control = "socket_netlink_dgram"},
-        {.name = "socket_packet", .args = {"socket_packet"}, .code = EPERM, AUDIT("socket"),
+        {.name = "socket_netlink_dgram",
+         .args = {"socket_netlink_dgram"},
+         .code = EAFNOSUPPORT,
+         AUDIT("socket"),
+         .control = "socket_netlink_dgram"},
+        {.name = "socket_packet",
+         .args = {"socket_packet"},
+         .code = EPERM,
+         AUDIT("socket"),
          .control = "socket_packet"},
-        {.name = "socket_packet_dgram", .args = {"socket_packet_dgram"}, .code = EAFNOSUPPORT,
-         AUDIT("socket"), .control = "socket_packet_dgram"},
+        {.name = "socket_packet_dgram",
+         .args = {"socket_packet_dgram"},
+         .code = EAFNOSUPPORT,
+         AUDIT("socket"),
+         .control = "socket_packet_dgram"},
         /* /proc/PPID/mem of the supervisor, opened for writing. The errno is not specified. */
-        {.name = "supervisor_proc_mem", .args = {"parent_mem_open"}, .code = ANY_REFUSAL,
+        {.name = "supervisor_proc_mem",
+         .args = {"parent_mem_open"},
+         .code = ANY_REFUSAL,
          .control = "parent_mem_open"},
         /* Numbers without a row: between the two ranges, and far beyond the last. */
         {.name = "unknown_syscall_400", .args = {"unknown", "400"}, .code = ENOSYS},
         {.name = "unknown_syscall_9999", .args = {"unknown", "9999"}, .code = ENOSYS},
         /* Other ABIs are killed, in audit mode too: a notification for them would be judged
          * against the x86_64 table. */
-        {.name = "x32_abi", .args = {"x32"}, .code = KILLED_BY_SIGSYS, .audit = AUDIT_ENFORCED,
+        {.name = "x32_abi",
+         .args = {"x32"},
+         .code = KILLED_BY_SIGSYS,
+         .audit = AUDIT_ENFORCED,
          .control = "x32"},
         /* Without IA32 emulation, int 0x80 is no syscall: the control dies of SIGSEGV. */
-        {.name = "int80_abi", .args = {"int80"}, .code = KILLED_BY_SIGSYS,
-         .audit = AUDIT_ENFORCED, .control = "int80", .absent = 128 + SIGSEGV},
+        {.name = "int80_abi",
+         .args = {"int80"},
+         .code = KILLED_BY_SIGSYS,
+         .audit = AUDIT_ENFORCED,
+         .control = "int80",
+         .absent = 128 + SIGSEGV},
 };
 
 static const char *const audit_opts[] = {"--mode", "audit", "-v", NULL};
@@ -498,9 +555,12 @@ static void test_no_fd_inherited(void **state)
 static void test_capabilities_dropped(void **state)
 {
         static const char *const want[] = {
-                " CapInh=0000000000000000", " CapPrm=0000000000000000",
-                " CapEff=0000000000000000", " CapAmb=0000000000000000",
-                " NoNewPrivs=1",            " Seccomp=2",
+                " CapInh=0000000000000000",
+                " CapPrm=0000000000000000",
+                " CapEff=0000000000000000",
+                " CapAmb=0000000000000000",
+                " NoNewPrivs=1",
+                " Seccomp=2",
         };
         const char *args[] = {"caps", NULL};
         struct run_result r;
@@ -654,11 +714,13 @@ static bool cmdline_has(pid_t pid, const char *needle)
 static void test_supervisor_death_kills_sandbox(void **state)
 {
         bool degraded = getenv("STOCKADE_TEST_ALLOW_DEGRADED") != NULL;
-        char *argv[] = {(char *)runner_stockade(), "run",
+        char *argv[] = {(char *)runner_stockade(),
+                        "run",
                         degraded ? "--allow-degraded" : "--",
                         degraded ? "--" : (char *)runner_probe(),
                         degraded ? (char *)runner_probe() : "victim",
-                        degraded ? "victim" : NULL, NULL};
+                        degraded ? "victim" : NULL,
+                        NULL};
         char line[128] = "";
         int in, out, pid = 0;
         pid_t sup = spawn_piped(argv, &in, &out);
@@ -695,8 +757,8 @@ int main(void)
                 cmocka_unit_test_teardown(test_setuid_bit_gains_nothing, suid_teardown),
                 cmocka_unit_test(test_supervisor_death_kills_sandbox),
         };
-        struct CMUnitTest tests[ARRAY_SIZE(denials) + ARRAY_SIZE(victim_attacks) +
-                                ARRAY_SIZE(fixed)];
+        struct CMUnitTest
+                tests[ARRAY_SIZE(denials) + ARRAY_SIZE(victim_attacks) + ARRAY_SIZE(fixed)];
         size_t n = 0;
 
         /* One named test per row of the tables. */

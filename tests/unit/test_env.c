@@ -15,18 +15,30 @@ static void secrets(void **state)
                 const char *name;
                 bool secret;
         } cases[] = {
-                {"GITHUB_TOKEN", true},     {"OPENAI_API_KEY", true},
-                {"ANTHROPIC_API_KEY", true}, {"AWS_ACCESS_KEY_ID", true},
-                {"AWS_PROFILE", true},      {"DB_PASSWORD", true},
-                {"MYSQL_PWD", true},        {"CLIENT_SECRET", true},
-                {"GOOGLE_APPLICATION_CREDENTIALS", true}, {"SSH_AUTH_SOCK", true},
-                {"HF_TOKEN", true},         {"NPM_TOKEN", true},
-                {"AZURE_CLIENT_ID", true},  {"github_token", true},
-                {"DATABASE_URL", true},     {"SENTRY_DSN", true},
-                {"PATH", false},            {"HOME", false},
-                {"LANG", false},            {"TERM", false},
-                {"KEYBOARD", false},        {"TOKENIZERS_PARALLELISM", false},
-                {"PYTHONPATH", false},      {"CI", false},
+                {"GITHUB_TOKEN", true},
+                {"OPENAI_API_KEY", true},
+                {"ANTHROPIC_API_KEY", true},
+                {"AWS_ACCESS_KEY_ID", true},
+                {"AWS_PROFILE", true},
+                {"DB_PASSWORD", true},
+                {"MYSQL_PWD", true},
+                {"CLIENT_SECRET", true},
+                {"GOOGLE_APPLICATION_CREDENTIALS", true},
+                {"SSH_AUTH_SOCK", true},
+                {"HF_TOKEN", true},
+                {"NPM_TOKEN", true},
+                {"AZURE_CLIENT_ID", true},
+                {"github_token", true},
+                {"DATABASE_URL", true},
+                {"SENTRY_DSN", true},
+                {"PATH", false},
+                {"HOME", false},
+                {"LANG", false},
+                {"TERM", false},
+                {"KEYBOARD", false},
+                {"TOKENIZERS_PARALLELISM", false},
+                {"PYTHONPATH", false},
+                {"CI", false},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 if (env_is_secret(cases[i].name) != cases[i].secret)
@@ -36,8 +48,8 @@ static void secrets(void **state)
 
 static void build(void **state)
 {
-        char *host[] = {"PATH=/usr/bin", "HOME=/root", "GITHUB_TOKEN=ghp_x", "OPENAI_API_KEY=sk",
-                        "DEBUG=pass=word", NULL};
+        char *host[] = {"PATH=/usr/bin",     "HOME=/root",      "GITHUB_TOKEN=ghp_x",
+                        "OPENAI_API_KEY=sk", "DEBUG=pass=word", NULL};
         struct env_op ops[] = {{"OPENAI_API_KEY"}, {"CI=1"}, {"HOME=/sandbox"}, {"ABSENT"}};
         struct config cfg = {.env_ops = ops, .n_env_ops = 4};
         char **env = env_build(host, &cfg);

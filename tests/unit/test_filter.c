@@ -38,11 +38,40 @@
 #define ERR(e) (SECCOMP_RET_ERRNO | (e))
 
 static const uint64_t arg_values[] = {
-        0, 1, 2, 3, 10, 16, 17, 0xf, 0x5, 0x8, 0x40000, 0x400000, 0xffffffff, 0x1ffffffff,
-        0xffffffff00000000ull, TIOCSTI, 0x100000000ull | TIOCSTI, TIOCLINUX, AF_NETLINK,
-        AF_PACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC, CLONE_NEWUSER, CLONE_THREAD | CLONE_VM,
-        PR_SET_DUMPABLE, PR_SET_MM, SECCOMP_FILTER_FLAG_NEW_LISTENER, ~0ull, F_SETOWN,
-        F_SETOWN_EX, FIOSETOWN, SIOCSPGRP, USERFAULTFD_IOC_NEW, CLONE_UNTRACED,
+        0,
+        1,
+        2,
+        3,
+        10,
+        16,
+        17,
+        0xf,
+        0x5,
+        0x8,
+        0x40000,
+        0x400000,
+        0xffffffff,
+        0x1ffffffff,
+        0xffffffff00000000ull,
+        TIOCSTI,
+        0x100000000ull | TIOCSTI,
+        TIOCLINUX,
+        AF_NETLINK,
+        AF_PACKET,
+        SOCK_RAW,
+        SOCK_STREAM | SOCK_CLOEXEC,
+        CLONE_NEWUSER,
+        CLONE_THREAD | CLONE_VM,
+        PR_SET_DUMPABLE,
+        PR_SET_MM,
+        SECCOMP_FILTER_FLAG_NEW_LISTENER,
+        ~0ull,
+        F_SETOWN,
+        F_SETOWN_EX,
+        FIOSETOWN,
+        SIOCSPGRP,
+        USERFAULTFD_IOC_NEW,
+        CLONE_UNTRACED,
 };
 
 static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
@@ -51,16 +80,15 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
         uint32_t want = filter_decide(o, d), got = bpf_sim_run(prog, d);
 
         if (want != got)
-                fail_msg("arch %#x nr %d args %#llx %#llx: program %#x, decide %#x", d->arch,
-                         d->nr, (unsigned long long)d->args[0], (unsigned long long)d->args[1],
-                         got, want);
+                fail_msg("arch %#x nr %d args %#llx %#llx: program %#x, decide %#x", d->arch, d->nr,
+                         (unsigned long long)d->args[0], (unsigned long long)d->args[1], got, want);
 }
 
 static void program_matches_decide(void **state)
 {
         for (int combo = 0; combo < 8; combo++) {
-                struct filter_opts o = {.audit = combo & 1, .count_procs = combo & 2,
-                                        .signals_scoped = combo & 4};
+                struct filter_opts o = {
+                        .audit = combo & 1, .count_procs = combo & 2, .signals_scoped = combo & 4};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -156,8 +184,8 @@ static void decisions(void **state)
                 {"prctl", PR_SET_MM, 0, ERR(EPERM), NOTIF},
                 {"seccomp", SECCOMP_SET_MODE_FILTER, 0, ALLOW, ALLOW},
                 /* integrity: stays denied in audit mode */
-                {"seccomp", SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                 ERR(EPERM), ERR(EPERM)},
+                {"seccomp", SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, ERR(EPERM),
+                 ERR(EPERM)},
                 {"personality", 0xffffffff, 0, ALLOW, ALLOW},
                 {"personality", ADDR_NO_RANDOMIZE, 0, ALLOW, ALLOW},
                 {"personality", READ_IMPLIES_EXEC, 0, ERR(EPERM), NOTIF},
@@ -183,8 +211,8 @@ static void decisions(void **state)
 static void scoped_signals(void **state)
 {
         struct filter_opts o = {.signals_scoped = true};
-        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64, .nr = __NR_fcntl,
-                                 .args = {3, F_SETOWN, 1}};
+        struct seccomp_data d = {
+                .arch = AUDIT_ARCH_X86_64, .nr = __NR_fcntl, .args = {3, F_SETOWN, 1}};
 
         assert_int_equal(filter_decide(&o, &d), ALLOW);
         d.args[1] = F_SETOWN_EX;
@@ -268,10 +296,8 @@ static void kernel_enforces(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(program_matches_decide),
-                cmocka_unit_test(decisions),
-                cmocka_unit_test(counting_notifies_forks),
-                cmocka_unit_test(scoped_signals),
+                cmocka_unit_test(program_matches_decide),  cmocka_unit_test(decisions),
+                cmocka_unit_test(counting_notifies_forks), cmocka_unit_test(scoped_signals),
                 cmocka_unit_test(kernel_enforces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,12 +17,23 @@ static void sizes(void **state)
                 int ret;
                 uint64_t out;
         } cases[] = {
-                {"0", 0, 0},           {"4096", 0, 4096},       {"1K", 0, 1024},
-                {"1k", 0, 1024},       {"2M", 0, 2u << 20},      {"3G", 0, 3ull << 30},
-                {"1T", 0, 1ull << 40}, {"5MiB", 0, 5u << 20},    {"7KB", 0, 7u << 10},
-                {"", -EINVAL, 0},      {"G", -EINVAL, 0},       {"-1", -EINVAL, 0},
-                {"1X", -EINVAL, 0},    {"1MM", -EINVAL, 0},     {"1.5G", -EINVAL, 0},
-                {" 1", -EINVAL, 0},    {"99999999999999999999", -ERANGE, 0},
+                {"0", 0, 0},
+                {"4096", 0, 4096},
+                {"1K", 0, 1024},
+                {"1k", 0, 1024},
+                {"2M", 0, 2u << 20},
+                {"3G", 0, 3ull << 30},
+                {"1T", 0, 1ull << 40},
+                {"5MiB", 0, 5u << 20},
+                {"7KB", 0, 7u << 10},
+                {"", -EINVAL, 0},
+                {"G", -EINVAL, 0},
+                {"-1", -EINVAL, 0},
+                {"1X", -EINVAL, 0},
+                {"1MM", -EINVAL, 0},
+                {"1.5G", -EINVAL, 0},
+                {" 1", -EINVAL, 0},
+                {"99999999999999999999", -ERANGE, 0},
                 {"17179869184G", -ERANGE, 0},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -41,10 +52,9 @@ static void durations(void **state)
                 int ret;
                 uint64_t ms;
         } cases[] = {
-                {"30", 0, 30000},   {"30s", 0, 30000}, {"500ms", 0, 500}, {"1.5m", 0, 90000},
-                {"2h", 0, 7200000}, {"0.25", 0, 250},  {"10M", 0, 600000},
-                {"", -EINVAL, 0},   {"s", -EINVAL, 0}, {"-5", -EINVAL, 0}, {"5d", -EINVAL, 0},
-                {"1e400", -ERANGE, 0},
+                {"30", 0, 30000},   {"30s", 0, 30000},  {"500ms", 0, 500},  {"1.5m", 0, 90000},
+                {"2h", 0, 7200000}, {"0.25", 0, 250},   {"10M", 0, 600000}, {"", -EINVAL, 0},
+                {"s", -EINVAL, 0},  {"-5", -EINVAL, 0}, {"5d", -EINVAL, 0}, {"1e400", -ERANGE, 0},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 uint64_t v = 0;
@@ -93,10 +103,12 @@ static void run_options(void **state)
 {
         struct config cfg;
         struct error err;
-        const char *ok[] = {"run", "--timeout", "1.5m", "--memory", "2G", "--max-procs", "8",
-                            "--cpu", "1500ms", "--max-files", "64", "--max-file-size", "1M",
-                            "--env", "A=1", "--env", "B", "--clear-env", "--mode", "audit",
-                            "-v", "--", "prog", "--timeout", "x", NULL};
+        const char *ok[] = {
+                "run",    "--timeout", "1.5m",   "--memory",    "2G",   "--max-procs",
+                "8",      "--cpu",     "1500ms", "--max-files", "64",   "--max-file-size",
+                "1M",     "--env",     "A=1",    "--env",       "B",    "--clear-env",
+                "--mode", "audit",     "-v",     "--",          "prog", "--timeout",
+                "x",      NULL};
 
         assert_int_equal(parse(&cfg, &err, ok), 0);
         assert_int_equal(cfg.limits.timeout_ms, 90000);

@@ -67,9 +67,10 @@ static void covers_headers(void **state)
         static const int header_nrs[] = {
 #define X(n) n,
                 X(__NR_read) X(__NR_openat2) X(__NR_pidfd_getfd) X(__NR_close_range)
-                X(__NR_faccessat2) X(__NR_process_madvise) X(__NR_epoll_pwait2)
-                X(__NR_mount_setattr) X(__NR_landlock_restrict_self) X(__NR_memfd_secret)
-                X(__NR_process_mrelease) X(__NR_futex_waitv) X(__NR_set_mempolicy_home_node)
+                        X(__NR_faccessat2) X(__NR_process_madvise) X(__NR_epoll_pwait2)
+                                X(__NR_mount_setattr) X(__NR_landlock_restrict_self)
+                                        X(__NR_memfd_secret) X(__NR_process_mrelease)
+                                                X(__NR_futex_waitv) X(__NR_set_mempolicy_home_node)
 #undef X
         };
         for (size_t i = 0; i < sizeof(header_nrs) / sizeof(header_nrs[0]); i++)
@@ -84,9 +85,9 @@ static void covers_headers(void **state)
         static const struct {
                 const char *name;
                 int nr;
-        } newer[] = {{"fchmodat2", 452}, {"map_shadow_stack", 453}, {"futex_wake", 454},
-                     {"statmount", 457}, {"listmount", 458}, {"mseal", 462},
-                     {"setxattrat", 463}, {"removexattrat", 466}, {"file_setattr", 469}};
+        } newer[] = {{"fchmodat2", 452},  {"map_shadow_stack", 453}, {"futex_wake", 454},
+                     {"statmount", 457},  {"listmount", 458},        {"mseal", 462},
+                     {"setxattrat", 463}, {"removexattrat", 466},    {"file_setattr", 469}};
         for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++) {
                 const struct syscall_row *row = syscall_by_name(newer[i].name);
                 assert_non_null(row);
