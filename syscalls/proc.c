@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -162,51 +163,49 @@ int proc_setsid(struct supervisor *sup, struct call *call)
         return 0;
 }
 
-/* The tgid of task `tid`, from /proc (pidfd_open wants a thread-group leader). */
-static pid_t tgid_of(pid_t tid)
+/* The number after "key:" in a /proc file of "Key:\tvalue" lines; -1 when absent. */
+static pid_t proc_field(const char *path, const char *key)
 {
-        char path[64], line[128];
-        pid_t tgid = -1;
-        FILE *f;
+        char line[128];
+        size_t n = strlen(key);
+        pid_t v = -1;
+        FILE *f = fopen(path, "re");
 
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        f = fopen(path, "re");
         if (!f)
                 return -1;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "Tgid: %d", &tgid) == 1)
-                        break;
+        while (v < 0 && fgets(line, sizeof(line), f))
+                if (strncmp(line, key, n) == 0 && line[n] == ':')
+                        v = (pid_t)strtol(line + n + 1, NULL, 10);
         fclose(f);
-        return tgid;
+        return v;
 }
 
-/* The process an fd of ours designates: a pidfd ("Pid:" in fdinfo) or a /proc/PID directory,
- * both of which pidfd_send_signal accepts. -1 for anything else. */
+/* The tgid of task `tid` (pidfd_open wants a thread-group leader). */
+static pid_t tgid_of(pid_t tid)
+{
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        return proc_field(path, "Tgid");
+}
+
+/* The process an fd of ours designates: a /proc/PID directory or a pidfd ("Pid:" in its
+ * fdinfo), both of which pidfd_send_signal accepts. -1 for anything else. */
 static pid_t fd_process(int fd)
 {
-        char path[64], target[64], line[128];
-        pid_t pid = -1;
+        char path[64], target[64];
         ssize_t n;
-        FILE *f;
 
         snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
         n = readlink(path, target, sizeof(target) - 1);
-        if (n > 0) {
+        if (n > 6) {
                 target[n] = '\0';
-                if (sscanf(target, "/proc/%d%n", &pid, &(int){0}) == 1 &&
+                if (strncmp(target, "/proc/", 6) == 0 &&
                     strspn(target + 6, "0123456789") == strlen(target + 6))
-                        return pid;
-                pid = -1;
+                        return (pid_t)strtol(target + 6, NULL, 10);
         }
         snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-        f = fopen(path, "re");
-        if (!f)
-                return -1;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "Pid: %d", &pid) == 1)
-                        break;
-        fclose(f);
-        return pid;
+        return proc_field(path, "Pid");
 }
 
 /*
