@@ -303,29 +303,27 @@ static int do_setns(char **argv)
 }
 
 /* The raw syscall: no stack given, so the child returns here like after fork(). */
-static int do_clone_newuser(char **argv)
+static int clone_with(unsigned long flags, const char *what)
 {
-        long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+        long pid = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
         int err = pid < 0 ? errno : 0;
 
         if (pid == 0)
                 _exit(0);
         if (pid > 0)
                 waitpid((pid_t)pid, NULL, 0);
-        return report("CLONE_NEWUSER", err);
+        return report(what, err);
+}
+
+static int do_clone_newuser(char **argv)
+{
+        return clone_with(CLONE_NEWUSER, "CLONE_NEWUSER");
 }
 
 /* CLONE_UNTRACED: a child the tracer would not be attached to, outside the tree. */
 static int do_clone_untraced(char **argv)
 {
-        long pid = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, NULL, NULL, NULL, 0);
-        int err = pid < 0 ? errno : 0;
-
-        if (pid == 0)
-                _exit(0);
-        if (pid > 0)
-                waitpid((pid_t)pid, NULL, 0);
-        return report("CLONE_UNTRACED", err);
+        return clone_with(CLONE_UNTRACED, "CLONE_UNTRACED");
 }
 
 /* SIGIO to an owner of our choosing: F_SETOWN on a pipe, F_SETSIG SIGKILL, O_ASYNC, then a

@@ -8,6 +8,8 @@
 #include "tests/helpers/runner.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,18 @@ static int run_code(const char *const args[])
         runner_free(&r);
         return code;
 }
+
+/* Forks sleeping children until a fork is refused; argv[1] is a marker that shows in every
+ * child's command line, so that the test can look for survivors. */
+static const char fork_until_refused[] = "import os, sys, time\n"
+                                         "for i in range(64):\n"
+                                         "    try:\n"
+                                         "        if os.fork() == 0:\n"
+                                         "            time.sleep(60); os._exit(0)\n"
+                                         "    except OSError as e:\n"
+                                         "        print('refused', e.errno, 'after', i)\n"
+                                         "        sys.exit(0)\n"
+                                         "print('never refused')";
 
 static double now_s(void)
 {
@@ -168,16 +182,8 @@ static void nothing_outlives_the_root(void **state)
 static void max_procs_refuses_forks(void **state)
 {
         struct run_result r =
-                run((const char *[]){"--max-procs", "8", "--", "python3", "-c",
-                                     "import os, sys, time  # marker-maxprocs-5b1e\n"
-                                     "for i in range(64):\n"
-                                     "    try:\n"
-                                     "        if os.fork() == 0:\n"
-                                     "            time.sleep(60); os._exit(0)\n"
-                                     "    except OSError as e:\n"
-                                     "        print('refused', e.errno, 'after', i); sys.exit(0)\n"
-                                     "print('never refused')",
-                                     NULL});
+                run((const char *[]){"--max-procs", "8", "--", "python3", "-c", fork_until_refused,
+                                     "marker-maxprocs-5b1e", NULL});
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, "refused 11 after 7"));
         assert_false(runner_process_alive("marker-maxprocs-5b1e"));
@@ -311,6 +317,66 @@ static void audit_mode_reports(void **state)
         runner_free(&r);
 }
 
+/* Start `stockade run -- argv...` in the background, output discarded. */
+static pid_t start_stockade(const char *const args[])
+{
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                const char *argv[16] = {runner_stockade(), "run", "--"};
+                int null = open("/dev/null", O_RDWR);
+                size_t n = 3;
+
+                for (size_t i = 0; args[i] && n < 15; i++)
+                        argv[n++] = args[i];
+                argv[n] = NULL;
+                dup2(null, 0);
+                dup2(null, 1);
+                dup2(null, 2);
+                execv(argv[0], (char *const *)argv);
+                _exit(121);
+        }
+        return pid;
+}
+
+/* Exit code of `pid` within `seconds`, else -1 (and it is killed). */
+static int wait_code(pid_t pid, double seconds)
+{
+        double deadline = now_s() + seconds;
+        int status;
+
+        while (now_s() < deadline) {
+                if (waitpid(pid, &status, WNOHANG) == pid)
+                        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                usleep(10000);
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        return -1;
+}
+
+/* The sandbox has its own session, so ^C reaches only stockade: it forwards the first
+ * SIGINT to the command, and a second one ends the whole tree. */
+static void signals_are_forwarded(void **state)
+{
+        pid_t pid = start_stockade((const char *[]){"sleep", "31.881", NULL});
+
+        usleep(500000);
+        kill(pid, SIGINT);
+        assert_int_equal(wait_code(pid, 10), 128 + SIGINT);
+        assert_false(runner_process_alive("sleep 31.881"));
+
+        pid = start_stockade((const char *[]){"sh", "-c", "trap '' INT; sleep 31.882", NULL});
+        usleep(500000);
+        kill(pid, SIGINT);
+        usleep(300000);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* ignored by the command */
+        kill(pid, SIGINT);
+        assert_int_equal(wait_code(pid, 10), 128 + SIGKILL);
+        assert_false(runner_process_alive("sleep 31.882"));
+}
+
 /* --user: a root stockade runs the command as another user, without capabilities. */
 static void run_as_user(void **state)
 {
@@ -394,15 +460,7 @@ static void degraded_without_ptrace(void **state)
         assert_false(runner_process_alive("sleep 31.577"));
 
         r = run((const char *[]){"--allow-degraded", "--max-procs", "8", "--", "python3", "-c",
-                                 "import os, sys, time  # marker-degraded-3f7a\n"
-                                 "for i in range(64):\n"
-                                 "    try:\n"
-                                 "        if os.fork() == 0:\n"
-                                 "            time.sleep(60); os._exit(0)\n"
-                                 "    except OSError as e:\n"
-                                 "        print('refused', e.errno); sys.exit(0)\n"
-                                 "print('never refused')",
-                                 NULL});
+                                 fork_until_refused, "marker-degraded-3f7a", NULL});
         assert_non_null(strstr(r.out, "refused 11"));
         assert_false(runner_process_alive("marker-degraded-3f7a"));
         runner_free(&r);
@@ -437,6 +495,7 @@ int main(void)
                 cmocka_unit_test(cli),
                 cmocka_unit_test(verbose_reports_layers),
                 cmocka_unit_test(audit_mode_reports),
+                cmocka_unit_test(signals_are_forwarded),
                 cmocka_unit_test(run_as_user),
                 cmocka_unit_test(missing_layers_refuse),
                 cmocka_unit_test(degraded_without_ptrace),
