@@ -124,12 +124,14 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
         return 0;
 }
 
-int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
+/* Fork the shim with the filter and a socketpair to us. Returns its pid (sv[0] is ours) or
+ * -1 with *err set. */
+static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, int *sock,
+                       struct error *err)
 {
         struct sock_fprog prog = {0};
         int sv[2] = {-1, -1}, r;
-        unsigned flags = 0;
-        pid_t pid;
+        pid_t self = getpid(), pid;
 
         r = filter_build(&sup->fopts, &prog);
         if (r < 0)
@@ -138,14 +140,7 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 free(prog.filter);
                 return make_error(err, errno, "socketpair");
         }
-        pid_t self = getpid();
         pid = fork();
-        if (pid < 0) {
-                free(prog.filter);
-                close(sv[0]);
-                close(sv[1]);
-                return make_error(err, errno, "fork");
-        }
         if (pid == 0) {
                 struct shim_args a = {.sock = sv[1],
                                       .supervisor = self,
@@ -161,13 +156,29 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 close(sv[0]);
                 shim_run(&a);
         }
+        r = errno;
         free(prog.filter);
         close(sv[1]);
-        sup->root = pid;
-
-        sup->listener = take_listener(sv[0], pid, &flags);
-        if (sup->listener < 0) {
+        if (pid < 0) {
                 close(sv[0]);
+                return make_error(err, r, "fork");
+        }
+        *sock = sv[0];
+        return pid;
+}
+
+int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
+{
+        unsigned flags = 0;
+        int sock = -1, r;
+        pid_t pid = fork_shim(sup, plan, &sock, err);
+
+        if (pid < 0)
+                return -1;
+        sup->root = pid;
+        sup->listener = take_listener(sock, pid, &flags);
+        if (sup->listener < 0) {
+                close(sock);
                 if (sup->listener != -ECHILD)
                         make_error(err, -sup->listener,
                                    "take the seccomp listener from the child (pidfd_getfd)");
@@ -177,22 +188,17 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         sup->layers.wait_killable_recv = flags & SHIM_WAIT_KILLABLE_RECV;
         sup->layers.sync_wake_up = notify_set_sync_wake_up(sup->listener);
         r = notify_start(sup);
-        if (r < 0) {
+        if (r < 0)
                 make_error(err, -r, "start the notifier thread");
-                close(sv[0]);
-                child_failed(sup, pid, err);
-                return -1;
-        }
-        if (seize(sup, pid, err) < 0) {
-                close(sv[0]); /* EOF: the shim exits without running anything */
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                return -1;
-        }
-        if (send(sv[0], "g", 1, MSG_NOSIGNAL) != 1) { /* the shim may have died: no SIGPIPE */
-                close(sv[0]);
+        if (r < 0 || seize(sup, pid, err) < 0) {
+                close(sock); /* EOF: the shim exits without running anything */
                 return child_failed(sup, pid, err);
         }
-        close(sv[0]);
+        /* "go". The shim may have died meanwhile: no SIGPIPE. */
+        if (send(sock, "g", 1, MSG_NOSIGNAL) != 1) {
+                close(sock);
+                return child_failed(sup, pid, err);
+        }
+        close(sock);
         return 0;
 }
