@@ -233,7 +233,10 @@ _Noreturn void shim_run(const struct shim_args *a)
 
         listener = install_filter(a->prog, &flags);
         if (listener < 0)
-                die(EXIT_STOCKADE, -listener, "install the seccomp filter");
+                die(EXIT_STOCKADE, -listener, "install the seccomp filter%s",
+                    listener == -EPERM ? " (does a sandbox around this one, stockade "
+                                         "included, forbid seccomp listeners?)"
+                                       : "");
         send_listener(a->sock, listener, flags);
 
         /* The supervisor answers "g" once it holds the listener and has ptrace-seized us;
