@@ -43,25 +43,6 @@ int make_error(struct error *err, int errnum, const char *fmt, ...)
         return -1;
 }
 
-int wrap_error(struct error *err, const char *fmt, ...)
-{
-        char prefix[514];
-        size_t pl, ol = strlen(err->msg), cap = sizeof(err->msg) - 1;
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(prefix, sizeof(prefix) - 2, fmt, ap);
-        va_end(ap);
-        strcat(prefix, ": ");
-        pl = strlen(prefix);
-        if (pl + ol > cap)
-                ol = cap > pl ? cap - pl : 0;
-        memmove(err->msg + pl, err->msg, ol);
-        memcpy(err->msg, prefix, pl > cap ? cap : pl);
-        err->msg[pl + ol > cap ? cap : pl + ol] = '\0';
-        return -1;
-}
-
 void error_print(const struct error *err)
 {
         if (err->printed)

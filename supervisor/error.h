@@ -1,5 +1,5 @@
 /* The error object of lifecycle code (config, spawn, trace file): a message built where the
- * failure happened, wrapped with context on the way up, printed once by main. Leaf code
+ * failure happened, printed once by main. Leaf code
  * returns -errno instead. */
 #ifndef STOCKADE_ERROR_H
 #define STOCKADE_ERROR_H
@@ -25,8 +25,6 @@ struct error {
 /* Fill *err (if it is empty) and return -1 so callers can `return make_error(...)`. */
 int make_error(struct error *err, int errnum, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-/* Prefix the message already in *err with more context: "context: old message". */
-int wrap_error(struct error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "stockade: message[: strerror]" on one line. */
 void error_print(const struct error *err);
 
