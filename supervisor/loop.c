@@ -11,6 +11,7 @@
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -18,24 +19,38 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static void kill_one(struct tracee *t, void *arg)
 {
-        kill(t->tid, SIGKILL);
+        tracee_signal(t, SIGKILL);
 }
 
 /* Without ptrace the tree is the sandbox's session (the shim's setsid), plus the orphans
- * that come back to us as the subreaper. */
+ * that come back to us as the subreaper. Each is killed through a pidfd proven to designate
+ * it, never by a number read from /proc a moment earlier. */
 static void kill_untracked(const struct proc_stat *st, void *arg)
 {
         const struct supervisor *sup = arg;
+        int pidfd;
 
-        if (st->pid != getpid() && (st->session == sup->root || st->ppid == getpid()))
+        if (st->pid == getpid())
+                return;
+        if (st->ppid == getpid()) {
+                /* Our child: its number is ours until we reap it, and only we do. */
                 kill(st->pid, SIGKILL);
+                return;
+        }
+        pidfd = procscan_hold_in_session(st->pid, sup->root);
+        if (pidfd >= 0) {
+                syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                close(pidfd);
+        }
 }
 
 void sup_kill_tree(struct supervisor *sup)
@@ -44,7 +59,9 @@ void sup_kill_tree(struct supervisor *sup)
         sup->killing = true;
         tracee_foreach(&sup->tree, kill_one, NULL);
         if (!sup->layers.ptrace && sup->root > 0) {
-                kill(-sup->root, SIGKILL);
+                /* Until we reap the root its number, and so its group's, cannot be reused. */
+                if (!sup->root_exited)
+                        kill(-sup->root, SIGKILL);
                 procscan_foreach(kill_untracked, sup);
         }
         pthread_mutex_unlock(&sup->lock);
@@ -134,35 +151,29 @@ static bool loop_dispatch(struct supervisor *sup, struct epoll_event ev, struct 
 
 static void kill_child(const struct proc_stat *st, void *arg)
 {
+        /* Our child: its number is ours until we reap it, and only this thread reaps. */
         if (st->ppid == getpid())
                 kill(st->pid, SIGKILL);
 }
 
 /*
  * After the root's exit every task has been sent SIGKILL; reap until no child is left. Tasks
- * born in the meantime stop at birth and are killed in ptrace_handle_status. The loop never
- * blocks in waitpid: it waits for SIGCHLD through the signalfd, 100 ms at most, and kills
- * again, including any child of ours the tree does not know (an orphan that came back to us
- * as the subreaper), so that nothing can keep stockade from exiting.
+ * born in the meantime stop at birth and are killed in ptrace.c. The loop never blocks in
+ * waitpid nor waits on a handler: it waits for SIGCHLD through the signalfd, 100 ms at most,
+ * and kills again, including any child of ours the tree does not know (an orphan that came
+ * back to us as the subreaper), so that nothing can keep stockade from exiting.
  */
 static void reap_all(struct supervisor *sup)
 {
         struct epoll_event ev;
-        int status;
-        pid_t pid;
 
         sup_kill_tree(sup);
-        for (;;) {
-                while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
-                        ptrace_handle_status(sup, pid, status);
-                if (pid < 0 && errno == ECHILD)
-                        break;
+        while (ptrace_reap(sup) != -ECHILD) {
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
                 sup_kill_tree(sup);
                 procscan_foreach(kill_child, NULL);
         }
-        notify_stop(sup);
 }
 
 static int exit_code(const struct supervisor *sup)
@@ -212,16 +223,22 @@ static int check_layers(struct supervisor *sup, struct error *err)
         return 0;
 }
 
-static void sup_free(struct supervisor *sup)
+/* Returns false when a notifier thread could not be stopped: `sup` must then outlive us. */
+static bool sup_free(struct supervisor *sup)
 {
-        notify_stop(sup);
+        bool stopped = notify_stop(sup);
+
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);
         cleanup_closep(&sup->timer.fd);
         cleanup_closep(&sup->epfd);
-        free(sup->req);
-        free(sup->resp);
+        cleanup_closep(&sup->root_pidfd);
+        pthread_mutex_lock(&sup->lock);
         tracee_tree_free(&sup->tree);
+        pthread_mutex_unlock(&sup->lock);
+        if (stopped)
+                notify_free(sup);
+        return stopped;
 }
 
 static void report(const struct supervisor *sup)
@@ -238,30 +255,49 @@ static void report(const struct supervisor *sup)
                 (unsigned long long)sup->n.forks_refused, (unsigned long long)sup->n.would_deny);
 }
 
-int sup_run(const struct spawn_plan *plan, struct error *err)
+/* How many fds this process has open: a run must leave as many as it found. */
+static int count_fds(void)
 {
-        struct supervisor sup = {.cfg = plan->cfg, .epfd = -1};
-        sigset_t mask;
-        int code = -1;
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *e;
+        int n = 0;
 
+        if (!d)
+                return -1;
+        while ((e = readdir(d)))
+                n += e->d_name[0] != '.';
+        closedir(d);
+        return n - 1; /* the directory's own fd */
+}
+
+/* Every task holds a pidfd (tracee.h): let the tree grow to --max-procs without running out
+ * of fds. The command gets the original limit back in the child (spawn.c). */
+static void raise_nofile(struct supervisor *sup)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &sup->nofile) < 0)
+                return;
+        rl = sup->nofile;
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static void init_lock(pthread_mutex_t *lock)
+{
         pthread_mutexattr_t attr;
 
-        sup.listener = sup.sigchld.fd = sup.timer.fd = -1;
         pthread_mutexattr_init(&attr);
         pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-        pthread_mutex_init(&sup.lock, &attr);
+        pthread_mutex_init(lock, &attr);
         pthread_mutexattr_destroy(&attr);
-        layers_probe(&sup.layers, plan->cfg->verbose > 0);
-        sup.fopts.audit = plan->cfg->mode == MODE_AUDIT;
-        sup.fopts.count_procs = plan->cfg->limits.max_procs != 0;
-        sup.fopts.signals_scoped = sup.layers.landlock_abi >= 6;
-        if (check_layers(&sup, err) < 0)
-                return -1;
-        /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
-        prctl(PR_SET_DUMPABLE, 0);
+}
 
-        /* Block the signals the signalfd reads before any child exists; the shim unblocks
-         * them in the child. Orphans of the tree are re-parented to us, not to init. */
+/* The signals the signalfd reads, blocked before any child exists (the shim unblocks them). */
+static void block_signals(void)
+{
+        sigset_t mask;
+
         sigemptyset(&mask);
         sigaddset(&mask, SIGCHLD);
         sigaddset(&mask, SIGINT);
@@ -269,29 +305,65 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGQUIT);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
-                make_error(err, errno, "become the child subreaper");
-                goto out;
-        }
-        if (notify_init(&sup) < 0) {
-                make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-                goto out;
-        }
-        if (open_sources(&sup, err) < 0 || spawn_command(&sup, plan, err) < 0)
-                goto out;
-        if (plan->cfg->verbose)
-                layers_print(&sup.layers, stderr);
+}
 
-        while (loop_dispatch(&sup, loop_next_event(&sup), err))
+static int supervise(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
+{
+        if (check_layers(sup, err) < 0)
+                return -1;
+        /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
+        prctl(PR_SET_DUMPABLE, 0);
+        block_signals();
+        raise_nofile(sup);
+        /* Orphans of the tree are re-parented to us, not to init. */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                return make_error(err, errno, "become the child subreaper");
+        if (notify_init(sup) < 0)
+                return make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
+        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0)
+                return -1;
+        if (plan->cfg->verbose)
+                layers_print(&sup->layers, stderr);
+
+        while (loop_dispatch(sup, loop_next_event(sup), err))
                 ;
-        reap_all(&sup);
-        if (sup.notifier_error && !err->msg[0])
-                make_error(err, -sup.notifier_error, "seccomp notification");
-        if (!err->msg[0]) {
-                code = exit_code(&sup);
-                report(&sup);
+        reap_all(sup);
+        if (sup->notifier_error && !err->msg[0])
+                return make_error(err, -sup->notifier_error, "seccomp notification");
+        if (err->msg[0])
+                return -1;
+        report(sup);
+        return exit_code(sup);
+}
+
+int sup_run(const struct spawn_plan *plan, struct error *err)
+{
+        /* On the heap: if a notifier thread cannot be stopped, it keeps using `sup` until
+         * the process exits, so `sup` is then never freed. */
+        struct supervisor *sup = xcalloc(1, sizeof(*sup));
+        int fds = count_fds(), code;
+
+        sup->cfg = plan->cfg;
+        sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
+        init_lock(&sup->lock);
+        layers_probe(&sup->layers, plan->cfg->verbose > 0);
+        sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
+        sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
+        sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;
+
+        code = supervise(sup, plan, err);
+        if (!sup_free(sup)) {
+                fprintf(stderr, "stockade: warning: a handler is stuck in the kernel; exiting "
+                                "without it\n");
+                return code;
         }
-out:
-        sup_free(&sup);
+        if (plan->cfg->verbose && fds >= 0 && code >= 0) {
+                int left = count_fds() - fds;
+                if (left)
+                        fprintf(stderr, "stockade: warning: %d fds leaked by the run\n", left);
+                else
+                        fprintf(stderr, "stockade: no fd leaked\n");
+        }
+        free(sup);
         return code;
 }

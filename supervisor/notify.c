@@ -1,8 +1,9 @@
 /*
  * The hot path. One notification is a straight line:
  *   receive -> look up the row -> (audit check) -> handler -> respond.
- * It runs on a thread of its own, blocked in NOTIF_RECV (see sup.h for why). Nothing here
- * allocates or reads /proc; the buffers are sized once at start.
+ * It runs on several threads, each blocked in NOTIF_RECV (see sup.h for why), without the
+ * tree's lock: a handler that blocks stalls its own caller only. Nothing here allocates or
+ * reads /proc; the buffers are sized once at start.
  */
 #include "supervisor/notify.h"
 #include "supervisor/util.h"
@@ -57,13 +58,28 @@ int notify_init(struct supervisor *sup)
         if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
                 return -errno;
         /* The kernel's structs may be larger than ours; never smaller. */
-        sup->req_size =
-                sizes.seccomp_notif > sizeof(*sup->req) ? sizes.seccomp_notif : sizeof(*sup->req);
-        sup->resp_size = sizes.seccomp_notif_resp > sizeof(*sup->resp) ? sizes.seccomp_notif_resp
-                                                                       : sizeof(*sup->resp);
-        sup->req = xcalloc(1, sup->req_size);
-        sup->resp = xcalloc(1, sup->resp_size);
+        sup->req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif)
+                                ? sizes.seccomp_notif
+                                : sizeof(struct seccomp_notif);
+        sup->resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+                                 ? sizes.seccomp_notif_resp
+                                 : sizeof(struct seccomp_notif_resp);
+        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
+                sup->notifiers[i].sup = sup;
+                sup->notifiers[i].req = xcalloc(1, sup->req_size);
+                sup->notifiers[i].resp = xcalloc(1, sup->resp_size);
+        }
         return 0;
+}
+
+void notify_free(struct supervisor *sup)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
+                free(sup->notifiers[i].req);
+                free(sup->notifiers[i].resp);
+                sup->notifiers[i].req = NULL;
+                sup->notifiers[i].resp = NULL;
+        }
 }
 
 static void report_would_deny(struct supervisor *sup, struct call *call, uint32_t action)
@@ -111,9 +127,12 @@ static void dispatch(struct supervisor *sup, struct call *call)
 {
         call->resp->id = call->req->id;
         call->row = syscall_lookup(call->req->data.arch, call->req->data.nr);
-        call->t = tracee_find(&sup->tree, (pid_t)call->req->pid);
-        /* A task that asks again has finished the fork it was approved for. */
-        tracee_settle_clone(&sup->tree, call->t);
+        if (sup->fopts.count_procs) {
+                /* A task that asks again has finished the fork it was approved for. */
+                pthread_mutex_lock(&sup->lock);
+                tracee_settle_clone(&sup->tree, tracee_find(&sup->tree, (pid_t)call->req->pid));
+                pthread_mutex_unlock(&sup->lock);
+        }
 
         if (sup->fopts.audit && audit_intercept(sup, call))
                 return;
@@ -125,43 +144,41 @@ static void dispatch(struct supervisor *sup, struct call *call)
         call->row->handler(sup, call);
 }
 
-/* One notification, under the lock. Returns 0 or -errno for a failure that ends the run. */
-static int notify_one(struct supervisor *sup)
+/* One notification. Returns 0 or -errno for a failure that ends the run. */
+static int notify_one(struct notifier *nt)
 {
-        struct call call = {.req = sup->req, .resp = sup->resp};
+        struct supervisor *sup = nt->sup;
+        struct call call = {.req = nt->req, .resp = nt->resp};
 
-        memset(sup->req, 0, sup->req_size);
-        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, sup->req) < 0)
+        memset(nt->req, 0, sup->req_size);
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, nt->req) < 0)
                 /* EINTR: woken to stop, or any signal; ENOENT: the task died between the
                  * wake-up and the receive. */
                 return errno == ENOENT || errno == EINTR ? 0 : -errno;
-        memset(sup->resp, 0, sup->resp_size);
-        pthread_mutex_lock(&sup->lock);
+        memset(nt->resp, 0, sup->resp_size);
         sup->n.notifications++;
         dispatch(sup, &call);
-        pthread_mutex_unlock(&sup->lock);
-        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, sup->resp) < 0 && errno != ENOENT)
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
 }
 
 static void *notifier_main(void *arg)
 {
-        struct supervisor *sup = arg;
+        struct notifier *nt = arg;
+        struct supervisor *sup = nt->sup;
         sigset_t wake;
         int r = 0;
 
-        /* SIGUSR1 is how notify_stop() interrupts a blocked NOTIF_RECV. */
+        /* SIGUSR1 is how notify_stop() interrupts a blocked NOTIF_RECV (or a blocked close). */
         sigemptyset(&wake);
         sigaddset(&wake, SIGUSR1);
         pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
         while (!atomic_load(&sup->stopping) && r == 0)
-                r = notify_one(sup);
+                r = notify_one(nt);
         if (r < 0 && !atomic_load(&sup->stopping)) {
                 sup->notifier_error = r;
-                pthread_mutex_lock(&sup->lock);
                 sup_kill_tree(sup); /* fail closed: nobody answers the sandbox any more */
-                pthread_mutex_unlock(&sup->lock);
         }
         return NULL;
 }
@@ -179,29 +196,49 @@ int notify_start(struct supervisor *sup)
         sigemptyset(&sa.sa_mask);
         if (sigaction(SIGUSR1, &sa, NULL) < 0)
                 return -errno;
-        r = pthread_create(&sup->notifier, NULL, notifier_main, sup);
-        if (r)
-                return -r;
-        sup->notifier_started = true;
+        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
+                struct notifier *nt = &sup->notifiers[i];
+
+                r = pthread_create(&nt->thread, NULL, notifier_main, nt);
+                if (r)
+                        return -r;
+                nt->started = true;
+        }
         return 0;
 }
 
-void notify_stop(struct supervisor *sup)
+static void deadline_after(struct timespec *ts, long ms)
 {
-        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, ts);
+        ts->tv_sec += ms / 1000;
+        ts->tv_nsec += (ms % 1000) * 1000000;
+        if (ts->tv_nsec >= 1000000000) {
+                ts->tv_sec++;
+                ts->tv_nsec -= 1000000000;
+        }
+}
 
-        if (!sup->notifier_started)
-                return;
+bool notify_stop(struct supervisor *sup)
+{
+        struct timespec ts, end;
+        bool all = true;
+
         atomic_store(&sup->stopping, true);
-        /* The signal may land just before the thread blocks again: repeat until it ends. */
-        do {
-                pthread_kill(sup->notifier, SIGUSR1);
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 10 * 1000 * 1000;
-                if (ts.tv_nsec >= 1000000000) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000000000;
+        deadline_after(&end, 2000);
+        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
+                struct notifier *nt = &sup->notifiers[i];
+
+                /* The signal may land just before the thread blocks again: repeat. */
+                while (nt->started) {
+                        pthread_kill(nt->thread, SIGUSR1);
+                        deadline_after(&ts, 10);
+                        if (pthread_timedjoin_np(nt->thread, NULL, &ts) == 0)
+                                nt->started = false;
+                        else if (ts.tv_sec > end.tv_sec ||
+                                 (ts.tv_sec == end.tv_sec && ts.tv_nsec >= end.tv_nsec))
+                                break;
                 }
-        } while (pthread_timedjoin_np(sup->notifier, NULL, &ts) == ETIMEDOUT);
-        sup->notifier_started = false;
+                all = all && !nt->started;
+        }
+        return all;
 }

@@ -5,11 +5,13 @@
 #include "supervisor/sup.h"
 #include "syscalls/table.h"
 
+/* One notification. Handlers run on one of several notifier threads, WITHOUT sup->lock:
+ * whatever they read of the tree they look up under the lock themselves, and they never
+ * block while holding it. */
 struct call {
         struct seccomp_notif *req;
         struct seccomp_notif_resp *resp;
         const struct syscall_row *row; /* NULL for numbers the table does not know */
-        struct tracee *t;              /* the calling task, NULL if not (yet) in the tree */
 };
 
 /* Let the kernel run the call as the program made it. Only for calls whose decision did not
@@ -24,13 +26,17 @@ void call_fail(struct call *call, int errnum);
  * and the call runs. */
 void call_deny(struct supervisor *sup, struct call *call, int errnum);
 
-/* Start the notifier thread on sup->listener. Returns 0 or -errno. */
+/* Start the notifier threads on sup->listener. Returns 0 or -errno. */
 int notify_start(struct supervisor *sup);
-/* Stop and join it (the tree is gone by then). */
-void notify_stop(struct supervisor *sup);
+/* Stop and join them (the tree is gone by then), waiting 2 s at most: a thread stuck in a
+ * blocking call must not keep stockade alive. Returns false if one did not end; its buffers
+ * and `sup` must then stay allocated until the process exits. */
+bool notify_stop(struct supervisor *sup);
 /* Ask for SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the listener; true when the kernel has it. */
 bool notify_set_sync_wake_up(int listener);
-/* Allocate the receive/response buffers at the kernel's sizes. Returns 0 or -errno. */
+/* Allocate each thread's receive/response buffers at the kernel's sizes. Returns 0 or -errno. */
 int notify_init(struct supervisor *sup);
+/* Free them (only after notify_stop returned true). */
+void notify_free(struct supervisor *sup);
 
 #endif

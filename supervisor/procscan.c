@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int procscan_read(pid_t pid, struct proc_stat *st)
@@ -54,6 +55,21 @@ int procscan_foreach(void (*fn)(const struct proc_stat *st, void *arg), void *ar
         }
         closedir(d);
         return 0;
+}
+
+int procscan_hold_in_session(pid_t pid, pid_t sid)
+{
+        struct proc_stat st;
+        int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+        if (pidfd < 0)
+                return -1;
+        if (procscan_read(pid, &st) < 0 || st.session != sid ||
+            syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+                close(pidfd);
+                return -1;
+        }
+        return pidfd;
 }
 
 struct session_count {

@@ -15,6 +15,10 @@ struct proc_stat {
 int procscan_foreach(void (*fn)(const struct proc_stat *st, void *arg), void *arg);
 /* Read /proc/PID/stat. Returns 0 or -errno. */
 int procscan_read(pid_t pid, struct proc_stat *st);
+/* A pidfd for process `pid` if it belongs to session `sid`, else -1. The pidfd is opened
+ * first, the session read by number, then the pidfd is checked to still designate a process
+ * that has not been reaped: the number cannot have changed hands in between. */
+int procscan_hold_in_session(pid_t pid, pid_t sid);
 /* Tasks (threads) of every live (not zombie) process in session `sid`. */
 long procscan_session_tasks(pid_t sid);
 

@@ -3,17 +3,82 @@
  * TRACEFORK/VFORK/CLONE attach each new task before it runs. EXITKILL kills the tree if the
  * supervisor dies. The supervisor is also the child subreaper, so orphans come back to it
  * and are reaped here: no zombie is left behind.
+ *
+ * Identity. A number is not a task. A child can die at birth and be reported (and handed to
+ * its real parent, and reaped, and its number reused by a host process) before its parent's
+ * FORK event reaches us; an event's number alone must therefore never enter the tree. A task
+ * enters it only through admit(): we open a pidfd for the number, then ask the kernel with
+ * waitid(P_PIDFD, WNOWAIT) whether the task behind *that pidfd* is our child or tracee. A
+ * reused number gives ECHILD and stays out. From then on the pidfd is the task's identity,
+ * and only the main thread reaps, under sup->lock, removing the task in the same critical
+ * section: a number in the tree always designates the task we admitted.
  */
 #include "supervisor/ptrace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* 6.9: a pidfd for any task, not only thread-group leaders */
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Is the task behind `pidfd` (or, without thread pidfds, `tid`) our child or tracee? Either
+ * alive or exited but not yet reaped by us; in both cases its number stays ours until the
+ * main thread reaps it. */
+static bool ours(int pidfd, pid_t tid)
+{
+        siginfo_t si;
+        int r;
+
+        memset(&si, 0, sizeof(si));
+        if (pidfd >= 0)
+                r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL);
+        else
+                r = waitid(P_PID, (id_t)tid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL);
+        return r == 0;
+}
+
+/*
+ * Add `tid` to the tree if it provably is ours now; NULL otherwise. Main thread, under
+ * sup->lock. A task of ours that we cannot hold (no fd left for its pidfd) is killed: it
+ * would otherwise run outside the tree's accounting.
+ */
+static struct tracee *admit(struct supervisor *sup, pid_t tid)
+{
+        struct tracee *t = tracee_find(&sup->tree, tid);
+        int pidfd;
+
+        if (t)
+                return t;
+        pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+        if (pidfd < 0 && errno == EINVAL)
+                /* Before 6.9 only leaders have pidfds; a tid is then held by the reaping
+                 * rule alone (only we reap, under the lock). */
+                pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+        if (pidfd < 0 && errno != EINVAL) {
+                if (errno != ESRCH && ours(-1, tid))
+                        syscall(SYS_tkill, tid, SIGKILL); /* EMFILE and the like: fail closed */
+                return NULL;
+        }
+        if (!ours(pidfd, tid)) {
+                if (pidfd >= 0)
+                        close(pidfd);
+                return NULL;
+        }
+        sup->n.tasks_seen++;
+        return tracee_add(&sup->tree, tid, pidfd);
+}
 
 int ptrace_seize_root(struct supervisor *sup, pid_t pid)
 {
@@ -22,11 +87,11 @@ int ptrace_seize_root(struct supervisor *sup, pid_t pid)
         if (ptrace(PTRACE_SEIZE, pid, 0, STOCKADE_PTRACE_OPTIONS) < 0)
                 return -errno;
         pthread_mutex_lock(&sup->lock);
-        t = tracee_add(&sup->tree, pid);
-        t->attached = true; /* a seized task has no initial stop */
-        sup->n.tasks_seen++;
+        t = admit(sup, pid);
+        if (t)
+                t->attached = true; /* a seized task has no initial stop */
         pthread_mutex_unlock(&sup->lock);
-        return 0;
+        return t ? 0 : -ESRCH;
 }
 
 static bool is_stop_signal(int sig)
@@ -37,25 +102,55 @@ static bool is_stop_signal(int sig)
 static void on_new_task(struct supervisor *sup, struct tracee *parent, pid_t pid)
 {
         unsigned long msg = 0;
+        struct tracee *child;
 
-        /* Before tracee_add: it may grow the table and move `parent`. */
+        /* Before admit: adding may grow the table and move `parent`. */
         tracee_settle_clone(&sup->tree, parent);
-        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && msg) {
-                if (!tracee_find(&sup->tree, (pid_t)msg))
-                        sup->n.tasks_seen++;
-                tracee_add(&sup->tree, (pid_t)msg);
-                if (sup->killing)
-                        kill((pid_t)msg, SIGKILL);
-        }
+        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) < 0 || !msg)
+                return;
+        /* The child may already be dead and reaped (a death at birth is reported before
+         * its parent's event): admit() then refuses its number. */
+        child = admit(sup, (pid_t)msg);
+        if (child && sup->killing)
+                tracee_signal(child, SIGKILL);
 }
 
-/* A non-leader thread that execs takes over the leader's tid; its old tid is gone. */
-static void on_exec(struct supervisor *sup, pid_t pid)
+/*
+ * The new image is in place. A task that exec'd a file it may run but not read (mode 0111)
+ * is no longer dumpable, and an unprivileged supervisor can no longer read its memory or
+ * take its fds (pidfd_getfd, /proc/PID/mem): every decision about it would be blind. It must
+ * not run on; it is killed, with one line that says why.
+ */
+static bool inspectable(pid_t pid)
+{
+        char path[64];
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT || errno == ESRCH; /* died: nothing to inspect */
+        close(fd);
+        return true;
+}
+
+/* A non-leader thread that execs takes over the leader's tid; its old tid is gone (the
+ * kernel released it without a wait status). */
+static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
 {
         unsigned long former = 0;
 
-        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && former && (pid_t)former != pid)
+        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && former && (pid_t)former != pid) {
                 tracee_remove(&sup->tree, (pid_t)former);
+                t = tracee_find(&sup->tree, pid);
+        }
+        if (t && !inspectable(pid)) {
+                fprintf(stderr,
+                        "stockade: killed pid %d: it executed a file it may run but not read, "
+                        "which hides it from the supervisor\n",
+                        (int)pid);
+                tracee_signal(t, SIGKILL);
+        }
 }
 
 static void on_exit(struct supervisor *sup, pid_t pid, int status)
@@ -69,15 +164,6 @@ static void on_exit(struct supervisor *sup, pid_t pid, int status)
         }
 }
 
-static void handle_status(struct supervisor *sup, pid_t pid, int status);
-
-void ptrace_handle_status(struct supervisor *sup, pid_t pid, int status)
-{
-        pthread_mutex_lock(&sup->lock);
-        handle_status(sup, pid, status);
-        pthread_mutex_unlock(&sup->lock);
-}
-
 static void handle_status(struct supervisor *sup, pid_t pid, int status)
 {
         struct tracee *t;
@@ -89,13 +175,14 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
         }
         if (!WIFSTOPPED(status))
                 return;
-        t = tracee_find(&sup->tree, pid);
-        if (!t) {
-                t = tracee_add(&sup->tree, pid);
-                sup->n.tasks_seen++;
-        }
-        if (sup->killing) {
-                kill(pid, SIGKILL);
+        /* A new task's first stop can come before its parent's event. It is stopped and
+         * unreaped, so the number is ours; admit() checks anyway. */
+        t = admit(sup, pid);
+        if (!t || sup->killing) {
+                if (t)
+                        tracee_signal(t, SIGKILL);
+                else
+                        syscall(SYS_tkill, pid, SIGKILL); /* a stopped tracee of ours */
                 ptrace(PTRACE_CONT, pid, 0, 0);
                 return;
         }
@@ -107,7 +194,7 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
                 on_new_task(sup, t, pid);
                 break;
         case PTRACE_EVENT_EXEC:
-                on_exec(sup, pid);
+                on_exec(sup, t, pid);
                 break;
         case PTRACE_EVENT_STOP:
                 if (t->attached && is_stop_signal(sig)) {
@@ -127,14 +214,31 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
         ptrace(PTRACE_CONT, pid, 0, inject);
 }
 
+int ptrace_reap(struct supervisor *sup)
+{
+        int status;
+        pid_t pid;
+
+        /* Reaping and forgetting are one step under the lock: no other thread can find a
+         * number in the tree that the kernel already gave back. */
+        pthread_mutex_lock(&sup->lock);
+        while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+                handle_status(sup, pid, status);
+        pthread_mutex_unlock(&sup->lock);
+        return pid < 0 ? -errno : 0;
+}
+
 static void forward(struct supervisor *sup, int sig)
 {
         static int received[NSIG];
 
         /* The first one goes to the command (it is in its own session, so the terminal's
          * ^C reaches only us); a second of the same kind ends the whole tree. */
-        if (received[sig]++ == 0 && !sup->root_exited) {
-                kill(sup->root, sig);
+        if (received[sig]++ == 0) {
+                pthread_mutex_lock(&sup->lock);
+                if (!sup->root_exited)
+                        syscall(SYS_pidfd_send_signal, sup->root_pidfd, sig, NULL, 0);
+                pthread_mutex_unlock(&sup->lock);
                 return;
         }
         if (sup->cfg->verbose)
@@ -145,14 +249,11 @@ static void forward(struct supervisor *sup, int sig)
 int ptrace_on_signal(struct supervisor *sup, struct event_source *src, uint32_t events)
 {
         struct signalfd_siginfo si;
-        int status;
-        pid_t pid;
 
         while (read(src->fd, &si, sizeof(si)) == sizeof(si))
                 if (si.ssi_signo != SIGCHLD)
                         forward(sup, (int)si.ssi_signo);
         /* SIGCHLD coalesces: reap until nothing is pending. */
-        while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
-                ptrace_handle_status(sup, pid, status);
+        ptrace_reap(sup);
         return 0;
 }

@@ -11,8 +11,9 @@
 
 /* Seize the root process. Returns 0 or -errno. */
 int ptrace_seize_root(struct supervisor *sup, pid_t pid);
-/* Handle one wait status of `pid`: ptrace stops are resumed, exits leave the tree. */
-void ptrace_handle_status(struct supervisor *sup, pid_t pid, int status);
+/* Reap every pending wait status: ptrace stops are resumed, new tasks admitted, exits leave
+ * the tree. Never blocks. Returns 0, or -ECHILD when no child is left. */
+int ptrace_reap(struct supervisor *sup);
 /* The signalfd's on_ready: SIGCHLD reaps and resumes; SIGINT/TERM/HUP/QUIT are forwarded. */
 int ptrace_on_signal(struct supervisor *sup, struct event_source *src, uint32_t events);
 

@@ -7,9 +7,11 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -119,7 +121,7 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
         fprintf(stderr, "stockade: warning: no ptrace (%s): the tree is tracked through /proc\n",
                 sup->layers.why_ptrace);
         pthread_mutex_lock(&sup->lock);
-        tracee_add(&sup->tree, pid);
+        tracee_add(&sup->tree, pid, fcntl(sup->root_pidfd, F_DUPFD_CLOEXEC, 0));
         pthread_mutex_unlock(&sup->lock);
         return 0;
 }
@@ -154,6 +156,9 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .uid = plan->cfg->uid,
                                       .gid = plan->cfg->gid};
                 close(sv[0]);
+                /* The supervisor raised its own limit to hold a pidfd per task. */
+                if (sup->nofile.rlim_max)
+                        setrlimit(RLIMIT_NOFILE, &sup->nofile);
                 shim_run(&a);
         }
         r = errno;
@@ -176,6 +181,13 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         if (pid < 0)
                 return -1;
         sup->root = pid;
+        /* Our child, not yet reaped: the number is surely it. */
+        sup->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (sup->root_pidfd < 0) {
+                make_error(err, errno, "pidfd_open of the sandbox");
+                close(sock);
+                return child_failed(sup, pid, err);
+        }
         sup->listener = take_listener(sock, pid, &flags);
         if (sup->listener < 0) {
                 close(sock);

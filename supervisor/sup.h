@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct supervisor;
@@ -24,11 +25,25 @@ struct event_source {
         int (*on_ready)(struct supervisor *sup, struct event_source *src, uint32_t events);
 };
 
+/* Updated by every notifier thread and the main thread: atomic. */
 struct counters {
-        uint64_t notifications;
-        uint64_t would_deny; /* audit mode */
-        uint64_t forks_refused;
-        uint64_t tasks_seen;
+        atomic_ullong notifications;
+        atomic_ullong would_deny; /* audit mode */
+        atomic_ullong forks_refused;
+        atomic_ullong tasks_seen;
+};
+
+/* Notifier threads. Handlers of different tasks run in parallel, so one that blocks (a last
+ * close, a slow filesystem) stalls only its own caller. */
+#define STOCKADE_NOTIFIERS 4
+
+/* One notifier thread and its receive/response buffers (sized by SECCOMP_GET_NOTIF_SIZES). */
+struct notifier {
+        struct supervisor *sup;
+        pthread_t thread;
+        bool started;
+        struct seccomp_notif *req;
+        struct seccomp_notif_resp *resp;
 };
 
 struct supervisor {
@@ -40,33 +55,34 @@ struct supervisor {
         struct event_source sigchld; /* signalfd: ptrace stops and exits */
         struct event_source timer;   /* timerfd: --timeout */
 
-        /* The seccomp listener has a thread of its own, blocked in NOTIF_RECV: that is the
-         * only way SYNC_WAKE_UP helps (through epoll the wake-up crosses CPUs; measured
-         * 28 us instead of 2 us a round trip). `lock` guards the tree and the counters,
-         * which the main thread (ptrace events) and the notifier share. It is recursive
-         * because tearing the tree down can start inside a locked event handler. */
+        /* The seccomp listener is served by threads of their own, blocked in NOTIF_RECV:
+         * that is the only way SYNC_WAKE_UP helps (through epoll the wake-up crosses CPUs;
+         * measured 28 us instead of 2 us a round trip). `lock` guards the tree, which the
+         * main thread (ptrace events, reaping) and the handlers share. It is recursive
+         * because tearing the tree down can start inside a locked event handler. Rule:
+         * nothing that can block runs under it (no close of an fd taken from the program,
+         * no open, no file operation): the main thread, the timeout and the teardown need
+         * it. Handlers take it only around their look-ups in the tree. */
         int listener;
-        pthread_t notifier;
-        bool notifier_started;
+        struct notifier notifiers[STOCKADE_NOTIFIERS];
         atomic_bool stopping;
-        int notifier_error; /* -errno that ended the notifier early, else 0 */
+        atomic_int notifier_error; /* -errno that ended a notifier early, else 0 */
         pthread_mutex_t lock;
-
-        /* Buffers for SECCOMP_IOCTL_NOTIF_RECV/SEND, sized by SECCOMP_GET_NOTIF_SIZES. */
-        struct seccomp_notif *req;
-        struct seccomp_notif_resp *resp;
         size_t req_size, resp_size;
 
         struct tracee_tree tree;
-        pid_t root; /* the command's pid */
-        bool root_exited;
+        pid_t root;      /* the command's pid */
+        int root_pidfd;  /* ... and its identity, held from the fork */
+        bool root_exited; /* reaped (under `lock`) */
         int root_status; /* wait status of the root */
         bool timed_out;
         bool killing; /* the tree is being torn down */
         struct counters n;
+        struct rlimit nofile; /* RLIMIT_NOFILE as we found it: the command's */
 };
 
-/* Kill every task of the tree (SIGKILL); the loop then reaps them. */
+/* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps
+ * them. Takes `lock`, which is never held across anything that blocks. */
 void sup_kill_tree(struct supervisor *sup);
 
 #endif

@@ -2,7 +2,10 @@
 #include "supervisor/tracee.h"
 #include "supervisor/util.h"
 
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static size_t slot_of(pid_t tid, size_t cap)
 {
@@ -43,12 +46,15 @@ static void grow(struct tracee_tree *tree)
         free(old);
 }
 
-struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid)
+struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid, int pidfd)
 {
         struct tracee *t = tracee_find(tree, tid);
 
-        if (t)
+        if (t) {
+                if (pidfd >= 0 && pidfd != t->pidfd)
+                        close(pidfd);
                 return t;
+        }
         if ((tree->live + tree->tombstones + 1) * 2 > tree->cap)
                 grow(tree);
         size_t i = slot_of(tid, tree->cap);
@@ -56,7 +62,7 @@ struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid)
                 i = (i + 1) & (tree->cap - 1);
         if (tree->slots[i].gone)
                 tree->tombstones--;
-        tree->slots[i] = (struct tracee){.tid = tid, .live = true};
+        tree->slots[i] = (struct tracee){.tid = tid, .pidfd = pidfd, .live = true};
         tree->live++;
         return &tree->slots[i];
 }
@@ -76,9 +82,22 @@ void tracee_remove(struct tracee_tree *tree, pid_t tid)
         if (!t)
                 return;
         tracee_settle_clone(tree, t);
-        *t = (struct tracee){.gone = true};
+        if (t->pidfd >= 0)
+                close(t->pidfd);
+        *t = (struct tracee){.pidfd = -1, .gone = true};
         tree->live--;
         tree->tombstones++;
+}
+
+int tracee_signal(const struct tracee *t, int sig)
+{
+        long r;
+
+        if (t->pidfd >= 0)
+                r = syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+        else /* no PIDFD_THREAD (before 6.9): the tid is ours until we reap it (ptrace.c) */
+                r = syscall(SYS_tkill, t->tid, sig);
+        return r < 0 ? -errno : 0;
 }
 
 void tracee_foreach(struct tracee_tree *tree, void (*fn)(struct tracee *t, void *arg), void *arg)
@@ -90,6 +109,9 @@ void tracee_foreach(struct tracee_tree *tree, void (*fn)(struct tracee *t, void 
 
 void tracee_tree_free(struct tracee_tree *tree)
 {
+        for (size_t i = 0; i < tree->cap; i++)
+                if (tree->slots[i].live && tree->slots[i].pidfd >= 0)
+                        close(tree->slots[i].pidfd);
         free(tree->slots);
         memset(tree, 0, sizeof(*tree));
 }

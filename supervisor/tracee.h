@@ -1,4 +1,11 @@
-/* The process tree: every task (process or thread) of the sandbox, keyed by tid. */
+/*
+ * The process tree: every task (process or thread) of the sandbox, keyed by tid.
+ *
+ * A task's identity is not its number. A task enters the tree only while it provably is
+ * our tracee (tracee_admit in ptrace.c), and it holds a pidfd from then on: every signal the
+ * supervisor sends, the teardown's SIGKILL included, goes through that pidfd, which keeps
+ * designating the same task even if its number is later reused by a host process.
+ */
 #ifndef STOCKADE_TRACEE_H
 #define STOCKADE_TRACEE_H
 
@@ -8,6 +15,7 @@
 
 struct tracee {
         pid_t tid;
+        int pidfd;          /* PIDFD_THREAD pidfd of this task; -1 when the kernel has none */
         bool live;          /* slot in use */
         bool gone;          /* tombstone: keeps probe chains intact */
         bool attached;      /* we have seen its first ptrace stop */
@@ -22,15 +30,20 @@ struct tracee_tree {
 
 /* The task `tid`, or NULL. */
 struct tracee *tracee_find(struct tracee_tree *tree, pid_t tid);
-/* The task `tid`, added if new. Adding may move every task: pointers from earlier
- * tracee_find/tracee_add calls are invalid afterwards. */
-struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid);
-/* Forget `tid` (it exited). */
+/* Add `tid`, which holds `pidfd` (ownership passes to the tree; -1 for none). If `tid` is
+ * already there it is returned unchanged and `pidfd` is closed. Adding may move every task:
+ * pointers from earlier tracee_find/tracee_add calls are invalid afterwards. */
+struct tracee *tracee_add(struct tracee_tree *tree, pid_t tid, int pidfd);
+/* Forget `tid` (it exited and was reaped) and close its pidfd. */
 void tracee_remove(struct tracee_tree *tree, pid_t tid);
 /* Clear t's pending fork, if it has one. */
 void tracee_settle_clone(struct tracee_tree *tree, struct tracee *t);
+/* Send `sig` to t through its pidfd (by tid only where the kernel has no thread pidfds).
+ * Returns 0 or -errno. */
+int tracee_signal(const struct tracee *t, int sig);
 /* Call fn for each live task. */
 void tracee_foreach(struct tracee_tree *tree, void (*fn)(struct tracee *t, void *arg), void *arg);
+/* Close every pidfd and free the table. */
 void tracee_tree_free(struct tracee_tree *tree);
 
 #endif

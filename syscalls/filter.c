@@ -46,6 +46,7 @@ enum rule_when {
         W_ALWAYS,
         W_COUNTING, /* only under --max-procs (fork accounting) */
         W_UNSCOPED, /* only where Landlock cannot scope signals (ABI < 6) */
+        W_SCOPED,   /* only where it can */
 };
 
 struct arg_rule {
@@ -83,6 +84,11 @@ static const struct arg_rule arg_rules[] = {
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN, V_NOTIFY, 0, false, W_UNSCOPED},
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN_EX, V_ERRNO, EPERM, false, W_UNSCOPED},
         {SC_fcntl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
+
+        /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
+         * the supervisor takes the fd and judges what it designates. */
+        {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_SCOPED},
+        {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
         /* Unix, IPv4 and IPv6 only; no raw or packet sockets, no netlink. */
         {SC_socket, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},
@@ -161,6 +167,8 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->count_procs;
         case W_UNSCOPED:
                 return !o->signals_scoped;
+        case W_SCOPED:
+                return o->signals_scoped;
         }
         return true;
 }

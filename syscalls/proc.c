@@ -3,11 +3,16 @@
  *
  * The sandbox sees and touches only its own tree. A call that names a pid outside it gets
  * ESRCH, as if the process did not exist. The decision reads only registers, so answering
- * CONTINUE cannot be raced by another thread rewriting memory. What remains is pid reuse:
- * the supervisor is the tracer and the subreaper of the whole tree, so an exited task's pid
- * stays taken (a zombie) until this loop reaps it. Reuse by an outside process would need the
- * target reaped after our answer and before the caller's call runs, and the whole pid space
- * to wrap around in that window.
+ * CONTINUE cannot be raced by another thread rewriting memory. Handlers run without the
+ * tree's lock (notify.h) and take it around their look-ups only.
+ *
+ * What remains is pid reuse. A number in the tree designates the task we admitted (ptrace.c:
+ * admission by pidfd, reaping and forgetting in one critical section), and the supervisor is
+ * the tracer and the subreaper of the whole tree, so an exited task's number stays taken
+ * until the main thread reaps it. For calls answered CONTINUE, the kernel acts on the number
+ * after our answer: reuse by an outside process would need the target reaped in that window
+ * and the whole pid space to wrap around in it. Where Landlock scopes signals (ABI 6) the
+ * kernel judges the signal itself as well.
  */
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
@@ -91,7 +96,7 @@ static bool which_who_ok(struct supervisor *sup, int64_t which, int64_t who, int
         return false; /* PRIO_USER / IOPRIO_WHO_USER: every process of a user */
 }
 
-int proc_target(struct supervisor *sup, struct call *call)
+static bool target_ok(struct supervisor *sup, struct call *call)
 {
         const __u64 *a = call->req->data.args;
         int64_t a0 = (int32_t)a[0], a1 = (int32_t)a[1];
@@ -131,6 +136,17 @@ int proc_target(struct supervisor *sup, struct call *call)
                 ok = self_or_tree(sup, a0);
                 break;
         }
+        return ok;
+}
+
+int proc_target(struct supervisor *sup, struct call *call)
+{
+        int64_t a0 = (int32_t)call->req->data.args[0];
+        bool ok;
+
+        pthread_mutex_lock(&sup->lock);
+        ok = target_ok(sup, call);
+        pthread_mutex_unlock(&sup->lock);
         if (ok)
                 call_continue(call);
         else
@@ -144,8 +160,12 @@ int proc_target(struct supervisor *sup, struct call *call)
 int proc_fcntl_owner(struct supervisor *sup, struct call *call)
 {
         int64_t owner = (int32_t)call->req->data.args[2];
+        bool ok;
 
-        if (owner == 0 || (owner > 0 ? pid_in_tree(sup, owner) : group_in_tree(sup, -owner)))
+        pthread_mutex_lock(&sup->lock);
+        ok = owner == 0 || (owner > 0 ? pid_in_tree(sup, owner) : group_in_tree(sup, -owner));
+        pthread_mutex_unlock(&sup->lock);
+        if (ok)
                 call_continue(call); /* registers only */
         else
                 call_deny(sup, call, EPERM);
@@ -208,46 +228,68 @@ static pid_t fd_process(int fd)
         return proc_field(path, "Pid");
 }
 
-/*
- * pidfd_send_signal(fd, sig, info, flags). The fd may be a /proc/PID directory that no
- * pidfd_open preceded, so the decision needs the fd itself: we take a copy out of the caller
- * with pidfd_getfd, judge what it designates and send the signal through our copy. The
- * program cannot swap the fd under us, since we act on what we checked. The signal's sender
- * is then the supervisor; a caller-built siginfo is refused rather than forged.
- */
-int proc_pidfd_signal(struct supervisor *sup, struct call *call)
-{
-        const __u64 *a = call->req->data.args;
-        pid_t tgid = tgid_of((pid_t)call->req->pid), target;
-        int pidfd, fd, r;
+#ifndef PIDFD_SIGNAL_THREAD
+#define PIDFD_SIGNAL_THREAD       (1UL << 0)
+#define PIDFD_SIGNAL_THREAD_GROUP (1UL << 1)
+#endif
 
-        if (a[2]) {
-                call_fail(call, EPERM);
-                return 0;
-        }
-        pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+/* A copy of the caller's fd `fd`, taken with pidfd_getfd; -errno when it cannot be had (the
+ * caller died, or we may not take its fds: then the handler must refuse, never guess). */
+static int take_fd(struct supervisor *sup, struct call *call, int fd)
+{
+        pid_t tgid = tgid_of((pid_t)call->req->pid);
+        int pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1, copy;
+
         /* The caller is blocked in this call: if its notification is still valid, `tgid`
          * was not recycled before pidfd_open. */
         if (pidfd < 0 || ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &call->req->id) < 0) {
                 if (pidfd >= 0)
                         close(pidfd);
-                call_fail(call, ESRCH);
+                return -ESRCH;
+        }
+        copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+        copy = copy < 0 ? -errno : copy;
+        close(pidfd);
+        return copy;
+}
+
+/*
+ * pidfd_send_signal(fd, sig, info, flags), notified only where Landlock cannot scope signals
+ * (ABI < 6; with it the kernel judges the call). The fd may be a /proc/PID directory that no
+ * pidfd_open preceded, so the decision needs the fd itself: we take a copy out of the caller,
+ * read which number it designates, and send through our copy while holding the tree's lock.
+ * Under the lock a number in the tree is the task we admitted, and a live process has a
+ * number no other live process has; an fd whose process has died designates no one (the
+ * kernel answers ESRCH) even if the number has been reused since. So the signal reaches a
+ * task of the tree or nobody. Flags we do not know (PIDFD_SIGNAL_PROCESS_GROUP among them)
+ * are refused; a caller-built siginfo is refused rather than forged. Our copy is closed after
+ * the lock is released: it may be the last reference to a lingering socket.
+ */
+int proc_pidfd_signal(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        unsigned flags = (unsigned)a[3];
+        pid_t target;
+        int fd, r;
+
+        if (a[2] || (flags & ~(PIDFD_SIGNAL_THREAD | PIDFD_SIGNAL_THREAD_GROUP))) {
+                call_deny(sup, call, a[2] ? EPERM : EINVAL);
                 return 0;
         }
-        fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)a[0], 0);
-        close(pidfd);
+        fd = take_fd(sup, call, (int)a[0]);
         if (fd < 0) {
-                call_fail(call, EBADF);
+                call_fail(call, -fd);
                 return 0;
         }
         target = fd_process(fd);
+        pthread_mutex_lock(&sup->lock);
         if (target < 0)
                 r = -EBADF;
         else if (!pid_in_tree(sup, target) && !sup->fopts.audit)
                 r = -ESRCH;
         else
-                r = syscall(SYS_pidfd_send_signal, fd, (int)a[1], NULL, (unsigned)a[3]) < 0 ? -errno
-                                                                                            : 0;
+                r = syscall(SYS_pidfd_send_signal, fd, (int)a[1], NULL, flags) < 0 ? -errno : 0;
+        pthread_mutex_unlock(&sup->lock);
         close(fd);
         if (r < 0)
                 call_fail(call, -r);
@@ -256,25 +298,33 @@ int proc_pidfd_signal(struct supervisor *sup, struct call *call)
         return 0;
 }
 
-/* fork, vfork and clone are notified only under --max-procs: count, then let the kernel do it. */
+/* fork, vfork and clone are notified only under --max-procs: count, then let the kernel do
+ * it. The caller must be in the tree: a task enters it only at its ptrace events, never from
+ * here (ptrace.c), and one we do not know is refused. */
 int proc_clone(struct supervisor *sup, struct call *call)
 {
         uint64_t max = sup->cfg->limits.max_procs;
-        /* Without ptrace no fork event settles a pending fork: count the session in /proc,
-         * where a finished fork's child already is (forks in flight at once may overshoot). */
-        uint64_t count = sup->layers.ptrace ? sup->tree.live + sup->tree.pending
-                                            : (uint64_t)procscan_session_tasks(sup->root);
+        struct tracee *t;
+        bool ok;
 
-        if (max && count >= max) {
+        if (!sup->layers.ptrace) {
+                /* No fork event settles a pending fork: count the session in /proc, where a
+                 * finished fork's child already is (forks in flight at once may overshoot). */
+                ok = !max || (uint64_t)procscan_session_tasks(sup->root) < max;
+        } else {
+                pthread_mutex_lock(&sup->lock);
+                t = tracee_find(&sup->tree, (pid_t)call->req->pid);
+                ok = t && (!max || sup->tree.live + sup->tree.pending < max);
+                if (ok && !t->pending_clone) {
+                        t->pending_clone = true;
+                        sup->tree.pending++;
+                }
+                pthread_mutex_unlock(&sup->lock);
+        }
+        if (!ok) {
                 sup->n.forks_refused++;
                 call_fail(call, EAGAIN);
                 return 0;
-        }
-        if (sup->layers.ptrace) {
-                if (!call->t)
-                        call->t = tracee_add(&sup->tree, (pid_t)call->req->pid);
-                call->t->pending_clone = true;
-                sup->tree.pending++;
         }
         call_continue(call);
         return 0;
