@@ -35,7 +35,9 @@ struct counters {
 
 /* Notifier threads. Handlers of different tasks run in parallel, so one that blocks (a last
  * close, a slow filesystem) stalls only its own caller. */
+#ifndef STOCKADE_NOTIFIERS
 #define STOCKADE_NOTIFIERS 4
+#endif
 
 /* One notifier thread and its receive/response buffers (sized by SECCOMP_GET_NOTIF_SIZES). */
 struct notifier {
