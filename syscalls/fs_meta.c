@@ -51,6 +51,7 @@ struct meta_call {
         enum meta_op op;
         int fd;           /* the caller's dirfd (AT_FDCWD) or, in an fd form, the fd */
         bool fd_form;     /* act on `fd` itself: fchmod, fchown, f*xattr, futimens */
+        bool magic;       /* a path /proc/self/fd/N: the fd N, acted on as a path */
         uint64_t path;    /* address of the path; 0 = NULL */
         bool nofollow;    /* lchown, l*xattr, AT_SYMLINK_NOFOLLOW */
         bool empty_path;  /* AT_EMPTY_PATH */
@@ -196,7 +197,7 @@ static void magic_fd_path(struct meta_call *m)
                 if (*end || fd < 0 || fd > INT_MAX || m->path_buf[n] == '-')
                         continue;
                 m->fd = (int)fd;
-                m->fd_form = true;
+                m->fd_form = m->magic = true;
                 return;
         }
 }
@@ -308,6 +309,8 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
                 call_deny(sup, call, EPERM);
                 goto out;
         }
+        if (m->magic)
+                m->fd_form = false; /* a path to the fd: fine on O_PATH fds too */
         if ((m->op == META_SETXATTR || m->op == META_REMOVEXATTR) && !m->fd_form &&
             is_symlink(target)) {
                 /* Only trusted.* and security.* live on symlinks, and those need
