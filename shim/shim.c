@@ -5,8 +5,9 @@
  *   no job-control signals from it);
  *   rlimits, fds and signals before the capabilities go (raising a hard limit needs them);
  *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
- *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...) and, with ABI 6, no
- *   signals to anything outside the sandbox, enforced by the kernel;
+ *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...), no writes outside the
+ *   writable places (their O_PATH fds are opened early, with our rights, and closed once
+ *   the domain is entered) and, with ABI 6, no signals to anything outside the sandbox;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
  * Nothing returns: errors _exit(). die() formats with vsnprintf and strerror, which is safe
