@@ -5,8 +5,9 @@
  *   no job-control signals from it);
  *   rlimits, fds and signals before the capabilities go (raising a hard limit needs them);
  *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
- *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...) and, with ABI 6, no
- *   signals to anything outside the sandbox, enforced by the kernel;
+ *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...), no writes outside the
+ *   writable places (their O_PATH fds are opened early, with our rights, and closed once
+ *   the domain is entered) and, with ABI 6, no signals to anything outside the sandbox;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
  * Nothing returns: errors _exit(). die() formats with vsnprintf and strerror, which is safe
@@ -17,9 +18,11 @@
 #include "shim/landlock.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
+#include "supervisor/places.h"
 #include "supervisor/spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <linux/seccomp.h>
@@ -31,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <grp.h>
 #include <unistd.h>
@@ -155,6 +159,35 @@ static void become_user(uid_t uid, gid_t gid)
                 die(EXIT_STOCKADE, 0, "uid %u gid %u did not stick", (unsigned)uid, (unsigned)gid);
 }
 
+/*
+ * The writable places, opened O_PATH now, with the supervisor's rights (a place the program's
+ * uid cannot search still gets its rule; DAC keeps judging it). A place gone since the
+ * supervisor looked is skipped; one that cannot be opened otherwise, or that is now another
+ * object than the one the supervisor's handlers judge by, stops the run (fail closed).
+ */
+static void open_places(const struct places *p, int *fds)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                struct stat st;
+
+                fds[i] = open(p->v[i].path, O_PATH | O_CLOEXEC);
+                if (fds[i] < 0 && (errno == ENOENT || errno == ENOTDIR))
+                        continue;
+                if (fds[i] < 0)
+                        die(EXIT_STOCKADE, errno, "open `%s` for its Landlock rule", p->v[i].path);
+                if (fstat(fds[i], &st) < 0 || st.st_dev != p->v[i].dev || st.st_ino != p->v[i].ino)
+                        die(EXIT_STOCKADE, 0, "`%s` changed while the sandbox was set up",
+                            p->v[i].path);
+        }
+}
+
+static void close_places(const struct places *p, int *fds)
+{
+        for (size_t i = 0; i < p->n; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+}
+
 static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
 {
         unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
@@ -203,6 +236,7 @@ static char *resolve(const struct shim_args *a)
 
 _Noreturn void shim_run(const struct shim_args *a)
 {
+        int place_fds[PLACES_MAX];
         unsigned flags = 0;
         char go = 0, *path;
         int listener;
@@ -217,6 +251,8 @@ _Noreturn void shim_run(const struct shim_args *a)
                 die(EXIT_STOCKADE, errno, "setsid");
         apply_limits(a->limits);
         close_fds(a->sock);
+        if (a->landlock_abi)
+                open_places(a->places, place_fds);
         reset_signals();
         drop_bounding_set();
         if (a->set_user)
@@ -226,9 +262,10 @@ _Noreturn void shim_run(const struct shim_args *a)
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(EXIT_STOCKADE, errno, "set no_new_privs");
         if (a->landlock_abi) {
-                int r = landlock_enter_domain(a->landlock_abi);
+                int r = landlock_enter_domain(a->landlock_abi, a->places, place_fds);
                 if (r < 0)
                         die(EXIT_STOCKADE, -r, "enter a Landlock domain (ABI %d)", a->landlock_abi);
+                close_places(a->places, place_fds);
         }
 
         listener = install_filter(a->prog, &flags);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 struct limits;
+struct places;
 
 struct shim_args {
         int sock;         /* socketpair end to the supervisor */
@@ -18,6 +19,7 @@ struct shim_args {
         char *const *argv;
         char *const *envp;
         int landlock_abi; /* enter a Landlock domain with this ABI; 0 = none */
+        const struct places *places; /* where the Landlock domain allows writes */
         bool set_user;    /* become uid:gid (from root) */
         uid_t uid;
         gid_t gid;

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -92,7 +93,8 @@ static const struct opt_def run_opts[] = {
          "start from an empty environment (then --env adds)"},
         {"user", OPT_USER, V_STRING, "USER[:GROUP]",
          "run the command as this user (stockade must be root); without it a root "
-         "stockade runs the command as uid 0, with no capabilities"},
+         "stockade runs the command as nobody (65534); `--user root` keeps uid 0, with no "
+         "capabilities"},
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
          "audit: deny nothing, report what would be denied (-v prints it)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
@@ -179,12 +181,7 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                         return make_error(err, 0, "run: --user: `%s` is %s", arg,
                                           r == -ENOENT ? "not a known user or group"
                                                        : "not USER[:GROUP] or UID[:GID]");
-                if (cfg->uid == 0)
-                        return make_error(err, 0,
-                                          "run: --user: `%s` is root; drop it or "
-                                          "name another user",
-                                          arg);
-                cfg->set_user = true;
+                cfg->set_user = true; /* root too: uid 0, no groups, no capabilities */
                 return 0;
         case OPT_CLEAR_ENV:
                 cfg->clear_env = true;
@@ -262,6 +259,11 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
         if (optind >= argc)
                 return make_error(err, 0, "run: no command given (stockade run -- CMD [ARGS...])");
         cfg->argv = &argv[optind];
+        if (!cfg->set_user && geteuid() == 0) {
+                cfg->set_user = cfg->default_user = true;
+                cfg->uid = DEFAULT_UID;
+                cfg->gid = DEFAULT_GID;
+        }
         return 0;
 }
 

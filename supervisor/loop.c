@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -187,6 +188,39 @@ static int exit_code(const struct supervisor *sup)
         return EXIT_STOCKADE;
 }
 
+/* Could uid:gid (no supplementary groups) write the directory `st` describes? ACLs aside:
+ * this only decides whether to print a hint. */
+static bool may_write(const struct stat *st, uid_t uid, gid_t gid)
+{
+        if (st->st_uid == uid)
+                return (st->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
+        if (st->st_gid == gid)
+                return (st->st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
+        return (st->st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
+}
+
+/* Say who the command runs as: with -v always, and when stockade is root whenever the choice
+ * matters (uid 0 keeps root's files; nobody may not write the current directory). */
+static void check_user(const struct config *cfg)
+{
+        struct stat st;
+
+        if (cfg->verbose)
+                fprintf(stderr, "stockade: the command runs as uid %u gid %u%s\n",
+                        (unsigned)(cfg->set_user ? cfg->uid : getuid()),
+                        (unsigned)(cfg->set_user ? cfg->gid : getgid()),
+                        cfg->default_user ? " (nobody: the default as root; see --user)" : "");
+        if (geteuid() != 0)
+                return;
+        if (cfg->uid == 0)
+                fprintf(stderr, "stockade: warning: running as root: the command has no "
+                                "capabilities but owns root's files (see --user)\n");
+        if (cfg->default_user && stat(".", &st) == 0 && !may_write(&st, cfg->uid, cfg->gid))
+                fprintf(stderr, "stockade: note: the command runs as nobody, who cannot write "
+                                "the current directory; --user root or --user $(stat -c %%u .) "
+                                "to change\n");
+}
+
 /* Refuse to start without a layer the run needs, unless --allow-degraded. */
 static int check_layers(struct supervisor *sup, struct error *err)
 {
@@ -202,14 +236,13 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           sup->layers.why_landlock);
                 fprintf(stderr,
                         "stockade: warning: no Landlock (%s): other processes of this "
-                        "user are not protected from /proc/PID/mem\n",
+                        "user are not protected from /proc/PID/mem, and host files are not "
+                        "write-protected (only chmod, chown, utimes and xattrs are checked)\n",
                         sup->layers.why_landlock);
         }
         if (sup->cfg->set_user && geteuid() != 0)
                 return make_error(err, 0, "--user needs stockade to run as root");
-        if (geteuid() == 0 && !sup->cfg->set_user)
-                fprintf(stderr, "stockade: warning: running as root: the command has no "
-                                "capabilities but owns root's files (see --user)\n");
+        check_user(sup->cfg);
         if (getenv("STOCKADE_TEST_DISABLE") && *getenv("STOCKADE_TEST_DISABLE")) {
                 /* A test aid that can only take protection away: never silently. */
                 if (!sup->cfg->allow_degraded)
@@ -236,6 +269,7 @@ static bool sup_free(struct supervisor *sup)
         pthread_mutex_lock(&sup->lock);
         tracee_tree_free(&sup->tree);
         pthread_mutex_unlock(&sup->lock);
+        places_free(&sup->places);
         if (stopped)
                 notify_free(sup);
         return stopped;
@@ -309,7 +343,7 @@ static void block_signals(void)
 
 static int supervise(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
-        if (check_layers(sup, err) < 0)
+        if (check_layers(sup, err) < 0 || places_compute(&sup->places, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);

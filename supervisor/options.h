@@ -35,11 +35,18 @@ struct config {
         struct env_op *env_ops;
         size_t n_env_ops;
         struct limits limits;
-        bool set_user; /* --user: run the sandbox as uid:gid (root only) */
+        bool set_user; /* run the sandbox as uid:gid (root only): --user, or the default */
+        bool default_user; /* root without --user: nobody (DEFAULT_UID), not uid 0 */
         uid_t uid;
         gid_t gid;
         char **argv; /* the command, NULL-terminated */
 };
+
+/* Who the command runs as when stockade is root and --user is not given: nobody. uid 0
+ * without capabilities still reads root-only files and talks to root daemons over unix
+ * sockets that trust uid 0 (systemd's /run/systemd/private). `--user root` keeps uid 0. */
+#define DEFAULT_UID 65534
+#define DEFAULT_GID 65534
 
 /* The default --max-procs: enough for a parallel build, far below what hurts the host. */
 #define DEFAULT_MAX_PROCS 4096

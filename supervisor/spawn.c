@@ -58,7 +58,9 @@ int spawn_resolve(const char *name, const char *path_var, char **out)
                         *out = steal_ptr(cand);
                         return 0;
                 }
-                if (r != -ENOENT && r != -ENOTDIR)
+                /* EACCES from a directory we cannot search (/root/bin in PATH, run as nobody)
+                 * is "not there", as for the shells; EACCES of a file found stays. */
+                if (r != -ENOENT && r != -ENOTDIR && (r != -EACCES || access(cand, F_OK) == 0))
                         best = r; /* found, not executable: remember, keep looking */
                 if (!*end)
                         return best;
@@ -152,6 +154,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .argv = plan->cfg->argv,
                                       .envp = plan->envp,
                                       .landlock_abi = sup->layers.landlock_abi,
+                                      .places = &sup->places,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
                                       .gid = plan->cfg->gid};

@@ -4,6 +4,7 @@
 
 #include "supervisor/layers.h"
 #include "supervisor/options.h"
+#include "supervisor/places.h"
 #include "supervisor/tracee.h"
 #include "syscalls/filter.h"
 
@@ -52,6 +53,9 @@ struct supervisor {
         const struct config *cfg;
         struct filter_opts fopts;
         struct layers layers;
+        /* Where the run may write (Landlock rules, metadata handlers). Computed before the
+         * fork, read-only afterwards: handlers read it without the lock. */
+        struct places places;
 
         int epfd;
         struct event_source sigchld; /* signalfd: ptrace stops and exits */

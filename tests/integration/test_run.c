@@ -112,6 +112,7 @@ static void missing_and_not_executable(void **state)
         runner_free(&r);
 
         assert_non_null(mkdtemp(dir));
+        chmod(dir, 0755); /* as root, the command runs as nobody by default */
         snprintf(file, sizeof(file), "%s/script", dir);
         fd = open(file, O_CREAT | O_WRONLY, 0644);
         assert_true(fd >= 0);
@@ -214,6 +215,7 @@ static void rlimits(void **state)
 
         /* --max-file-size: the write beyond it fails (SIGXFSZ) and the file stays small. */
         assert_non_null(mkdtemp(dir));
+        chmod(dir, 0777); /* as root, the command runs as nobody by default */
         snprintf(cmd, sizeof(cmd), "head -c 3M /dev/zero > %s/big", dir);
         assert_int_equal(
                 run_code((const char *[]){"--max-file-size", "1M", "--", "sh", "-c", cmd, NULL}),
@@ -405,8 +407,12 @@ static void run_as_user(void **state)
         assert_string_equal(r.out, "65534\n65534\n65534\nCapBnd:\t0000000000000000\n");
         assert_non_null(strstr(r.err, "Permission denied"));
         runner_free(&r);
-        /* Control: as root (no --user), the same file is readable, with a warning. */
-        r = run((const char *[]){"--", "cat", file, NULL});
+        /* The default as root is nobody too. */
+        r = run((const char *[]){"--", "sh", "-c", cmd, NULL});
+        assert_string_equal(r.out, "65534\n65534\n65534\nCapBnd:\t0000000000000000\n");
+        runner_free(&r);
+        /* Control: with --user root, the same file is readable, with a warning. */
+        r = run((const char *[]){"--user", "root", "--", "cat", file, NULL});
         assert_string_equal(r.out, "s3cret\n");
         assert_non_null(strstr(r.err, "running as root"));
         runner_free(&r);

@@ -663,7 +663,8 @@ static void test_setuid_bit_gains_nothing(void **state)
                 skip();
         }
         make_setuid_probe(path, sizeof(path));
-        run_sandboxed_at(path, NULL, args, &r);
+        /* uid 0 explicitly: the default as root (nobody) would be the setuid owner already. */
+        run_sandboxed_at(path, (const char *[]){"--user", "root", NULL}, args, &r);
         expect_code("sandboxed", &r, 0);
         expect_output(&r, "setuid_check: euid 0 uid 0\n");
         runner_free(&r);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 static void sizes(void **state)
 {
@@ -130,6 +131,20 @@ static void run_options(void **state)
         assert_int_equal(parse(&cfg, &err, no_dash), 0);
         assert_string_equal(cfg.argv[1], "-l");
         assert_int_equal(cfg.limits.max_procs, DEFAULT_MAX_PROCS);
+        /* Without --user, a root stockade runs the command as nobody. */
+        assert_int_equal(cfg.default_user, geteuid() == 0);
+        assert_int_equal(cfg.set_user, geteuid() == 0);
+        if (geteuid() == 0)
+                assert_int_equal(cfg.uid, DEFAULT_UID);
+        cli_config_free(&cfg);
+
+        /* --user root is the explicit choice of uid 0 (without capabilities). */
+        const char *as_root[] = {"run", "--user", "root", "--", "x", NULL};
+        assert_int_equal(parse(&cfg, &err, as_root), 0);
+        assert_true(cfg.set_user);
+        assert_false(cfg.default_user);
+        assert_int_equal(cfg.uid, 0);
+        assert_int_equal(cfg.gid, 0);
         cli_config_free(&cfg);
 }
 
@@ -147,7 +162,6 @@ static void run_option_errors(void **state)
                 {{"run", "--timeout"}, "option `--timeout` needs a value"},
                 {{"run", "--env", "=x", "--", "x"}, "--env: `=x` has no variable name"},
                 {{"run", "-v"}, "no command given"},
-                {{"run", "--user", "root", "--", "x"}, "--user: `root` is root"},
                 {{"run", "--user", "12x", "--", "x"}, "--user: `12x` is not USER[:GROUP]"},
                 {{"run", "--user", "no-such-user-q", "--", "x"}, "not a known user"},
                 {{"run", "--user", "nobody:", "--", "x"}, "--user: `nobody:` is not"},

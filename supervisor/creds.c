@@ -1,0 +1,100 @@
+#include "supervisor/creds.h"
+#include "supervisor/options.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The supervisor's own groups, read once: every thread starts with them. */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static gid_t saved_groups[65536]; /* NGROUPS_MAX */
+static int n_saved_groups = -1;
+
+static void read_groups(void)
+{
+        n_saved_groups = getgroups((int)(sizeof(saved_groups) / sizeof(saved_groups[0])),
+                                   saved_groups);
+}
+
+static int cap_get(struct __user_cap_data_struct d[2])
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+
+        return syscall(SYS_capget, &h, d) < 0 ? -errno : 0;
+}
+
+static int cap_set_effective(const uint32_t eff[2])
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2];
+        int r = cap_get(d);
+
+        if (r < 0)
+                return r;
+        d[0].effective = eff[0];
+        d[1].effective = eff[1];
+        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+int creds_enter(const struct config *cfg, struct creds_saved *s)
+{
+        static const uint32_t none[2] = {0, 0};
+        struct __user_cap_data_struct d[2];
+        bool set_ids = cfg->set_user && geteuid() == 0;
+        int r;
+
+        s->switched = false;
+        pthread_once(&once, read_groups);
+        if (n_saved_groups < 0)
+                return -EPERM;
+        r = cap_get(d);
+        if (r < 0)
+                return r;
+        s->effective[0] = d[0].effective;
+        s->effective[1] = d[1].effective;
+        if (!set_ids && !d[0].effective && !d[1].effective)
+                return 0; /* the program runs with our very credentials */
+        s->switched = true;
+        if (set_ids) {
+                if (syscall(SYS_setgroups, 0, NULL) < 0) {
+                        r = -errno;
+                        creds_leave(s);
+                        return r;
+                }
+                syscall(SYS_setfsgid, cfg->gid);
+                syscall(SYS_setfsuid, cfg->uid);
+                /* setfsuid/setfsgid report nothing: read back (-1 changes nothing). */
+                if ((uid_t)syscall(SYS_setfsuid, -1) != cfg->uid ||
+                    (gid_t)syscall(SYS_setfsgid, -1) != cfg->gid) {
+                        creds_leave(s);
+                        return -EPERM;
+                }
+        }
+        r = cap_set_effective(none);
+        if (r < 0) {
+                creds_leave(s);
+                return r;
+        }
+        return 0;
+}
+
+void creds_leave(struct creds_saved *s)
+{
+        if (!s->switched)
+                return;
+        /* Capabilities first: changing the fs ids and groups back needs them. */
+        if (cap_set_effective(s->effective) < 0)
+                abort();
+        syscall(SYS_setfsuid, geteuid());
+        syscall(SYS_setfsgid, getegid());
+        if ((uid_t)syscall(SYS_setfsuid, -1) != geteuid() ||
+            (gid_t)syscall(SYS_setfsgid, -1) != getegid() ||
+            syscall(SYS_setgroups, n_saved_groups, saved_groups) < 0)
+                abort();
+        s->switched = false;
+}

@@ -1,0 +1,223 @@
+#include "supervisor/places.h"
+#include "supervisor/error.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The device files programs write. /dev/pts is a directory: every pty beneath it. */
+static const char *const devices[] = {
+        "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+        "/dev/tty",  "/dev/ptmx", "/dev/pts",
+};
+
+/* Adds `path` unless it does not exist. Returns 0 or -1 with *err set. */
+static int add(struct places *p, const char *path, enum place_kind kind, struct error *err)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return 0;
+                return make_error(err, errno, "stat `%s`, a place the sandbox may write", path);
+        }
+        for (size_t i = 0; i < p->n; i++)
+                if (p->v[i].dev == st.st_dev && p->v[i].ino == st.st_ino)
+                        return 0; /* the same object twice (cwd = /tmp, /dev/tty = fd 0) */
+        if (p->n == PLACES_MAX)
+                return make_error(err, 0, "too many writable places (`%s`)", path);
+        p->v[p->n++] = (struct place){.path = xstrdup(path),
+                                      .dev = st.st_dev,
+                                      .ino = st.st_ino,
+                                      .dir = S_ISDIR(st.st_mode),
+                                      .kind = kind};
+        return 0;
+}
+
+static bool under(const char *path, const char *top)
+{
+        size_t n = strlen(top);
+
+        return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * The current directory becomes writable, whatever it is, except where that would give the
+ * host away: "/" (every file of the host), and /proc, /sys, /dev (kernel knobs and disks:
+ * /proc/sys/kernel/core_pattern, /dev/sda). There the run goes on with /tmp and /var/tmp
+ * only, and says so. A home directory (or a parent of one) is allowed with a warning: the
+ * command can then rewrite ~/.bashrc and friends.
+ */
+static int add_cwd(struct places *p, struct error *err)
+{
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        const char *home = getenv("HOME");
+        struct statfs sf;
+
+        if (!cwd) {
+                if (errno == ENOENT)
+                        return 0; /* deleted: nothing to write there */
+                return make_error(err, errno, "getcwd");
+        }
+        if (statfs(cwd, &sf) < 0)
+                return make_error(err, errno, "statfs `%s`", cwd);
+        if (strcmp(cwd, "/") == 0 || under(cwd, "/proc") || under(cwd, "/sys") ||
+            under(cwd, "/dev") || sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC) {
+                p->cwd_refused = true;
+                fprintf(stderr,
+                        "stockade: warning: the current directory `%s` is not made writable "
+                        "(too broad, or kernel state); the command can write /tmp and /var/tmp "
+                        "only\n",
+                        cwd);
+                return 0;
+        }
+        if (home && *home == '/' && strcmp(home, "/") != 0 && under(home, cwd))
+                fprintf(stderr,
+                        "stockade: warning: the current directory `%s` holds the home directory "
+                        "`%s`: the command can rewrite its dotfiles (~/.bashrc, ~/.ssh)\n",
+                        cwd, home);
+        return add(p, cwd, PLACE_TREE, err);
+}
+
+static int add_terminals(struct places *p, struct error *err)
+{
+        for (int fd = 0; fd <= 2; fd++) {
+                char name[PATH_MAX];
+
+                if (!isatty(fd) || ttyname_r(fd, name, sizeof(name)) != 0)
+                        continue;
+                if (add(p, name, PLACE_DEVICE, err) < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+int places_compute(struct places *p, struct error *err)
+{
+        memset(p, 0, sizeof(*p));
+        if (add_cwd(p, err) < 0 || add(p, "/tmp", PLACE_TREE, err) < 0 ||
+            add(p, "/var/tmp", PLACE_TREE, err) < 0)
+                return -1;
+        for (size_t i = 0; i < ARRAY_SIZE(devices); i++)
+                if (add(p, devices[i], PLACE_DEVICE, err) < 0)
+                        return -1;
+        return add_terminals(p, err);
+}
+
+void places_free(struct places *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                free(p->v[i].path);
+        p->n = 0;
+}
+
+static bool is_tree(const struct places *p, const struct stat *st)
+{
+        for (size_t i = 0; i < p->n; i++)
+                if (p->v[i].kind == PLACE_TREE && p->v[i].dev == st->st_dev &&
+                    p->v[i].ino == st->st_ino)
+                        return true;
+        return false;
+}
+
+/* Walk up from the directory `dir` (its own fd, consumed) to the root. 1 when a PLACE_TREE
+ * is met on the way (the directory itself included: the caller asks about its child). */
+static int dir_within(const struct places *p, int dir)
+{
+        _cleanup_close_ int cur = dir;
+
+        for (int depth = 0; depth < 4096; depth++) {
+                struct stat st, up;
+                int parent;
+
+                if (fstat(cur, &st) < 0)
+                        return -errno;
+                if (is_tree(p, &st))
+                        return 1;
+                parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (parent < 0)
+                        return -errno;
+                if (fstat(parent, &up) < 0) {
+                        close(parent);
+                        return -errno;
+                }
+                close(cur);
+                cur = parent;
+                if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+                        return 0; /* the root: its ".." is itself */
+        }
+        return -ELOOP;
+}
+
+/*
+ * A non-directory has no "..": take the parent from the path the kernel prints for the fd,
+ * and check that the parent still holds this very inode under that name (a rename in
+ * between makes us refuse, never accept). A deleted file (" (deleted)", no link left) is
+ * judged by the directory it was last in; the suffix has no '/', so dirname is unchanged.
+ */
+static int file_within(const struct places *p, int fd, const struct stat *st)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        char link[32], path[PATH_MAX + 16];
+        struct stat named;
+        ssize_t n;
+        char *slash;
+        int parent;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n >= sizeof(path) - 1)
+                return 0; /* too long to judge: refuse */
+        path[n] = '\0';
+        if (path[0] != '/')
+                /* pipe:[N], socket:[N]: no host file. Other anonymous inodes: refuse. */
+                return S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) ? 1 : 0;
+        slash = strrchr(path, '/');
+        *slash = '\0';
+        parent = (int)syscall(SYS_openat2, AT_FDCWD, slash == path ? "/" : path, &how,
+                              sizeof(how));
+        if (parent < 0)
+                return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? 0 : -errno;
+        if (st->st_nlink > 0 && (fstatat(parent, slash + 1, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
+                                 named.st_dev != st->st_dev || named.st_ino != st->st_ino)) {
+                close(parent);
+                return 0;
+        }
+        return dir_within(p, parent);
+}
+
+int places_contain(const struct places *p, int fd)
+{
+        struct stat st;
+        int parent;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return file_within(p, fd, &st);
+        /* Strictly beneath: start from the parent, so that /tmp itself is not inside /tmp. */
+        parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (parent < 0)
+                return -errno;
+        {
+                struct stat up;
+                if (fstat(parent, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+                        close(parent);
+                        return 0; /* the root directory */
+                }
+        }
+        return dir_within(p, parent);
+}

@@ -1,0 +1,60 @@
+/*
+ * The writable places: where a run may change host files until the virtual filesystem
+ * polices every path. Computed once by the supervisor before the fork; the shim turns the
+ * list into Landlock rules and the metadata handlers (syscalls/fs_meta.c) check their
+ * targets against it. Read-only after the spawn, so handlers read it without a lock.
+ */
+#ifndef STOCKADE_PLACES_H
+#define STOCKADE_PLACES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum place_kind {
+        /* Everything beneath the directory may be written, created, removed, renamed and have
+         * its metadata changed (chmod, chown, utimes, xattrs): cwd, /tmp, /var/tmp. */
+        PLACE_TREE,
+        /* Only the content of the device files may be written (open for writing, truncate);
+         * never their metadata: /dev/null, /dev/tty, /dev/pts, the terminal ... */
+        PLACE_DEVICE,
+};
+
+struct place {
+        char *path;
+        dev_t dev;
+        ino_t ino;
+        bool dir;
+        enum place_kind kind;
+};
+
+#define PLACES_MAX 24
+
+struct places {
+        struct place v[PLACES_MAX];
+        size_t n;
+        bool cwd_refused; /* the current directory was too broad (or /proc, /sys, /dev) */
+};
+
+struct error;
+
+/*
+ * Fill *p: the current directory (unless it is /, or under /proc, /sys or /dev, which are
+ * never writable), /tmp, /var/tmp, the device files programs write, and the terminal of fds
+ * 0-2. Places that do not exist are left out; any other failure to stat one is an error
+ * (fail closed). Prints a warning on stderr when the current directory is not made writable
+ * or contains the home directory. Returns 0 or -1 with *err set.
+ */
+int places_compute(struct places *p, struct error *err);
+void places_free(struct places *p);
+
+/*
+ * Whether the object `fd` designates (any kind of fd, O_PATH included) lies strictly beneath
+ * a PLACE_TREE place, judged by st_dev/st_ino of its ancestors as the kernel walks them
+ * (".." of a directory; for anything else the parent named by /proc/self/fd/N, checked to
+ * still hold it). The places themselves are not beneath themselves: /tmp's own mode stays.
+ * Returns 1 (inside), 0 (outside) or -errno.
+ */
+int places_contain(const struct places *p, int fd);
+
+#endif

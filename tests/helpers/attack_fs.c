@@ -1,0 +1,149 @@
+/*
+ * attack_fs: one filesystem write or metadata call, made for real with the raw syscall, for
+ * tests/security/test_fswrite.c. Exits with the errno it got (0 on success), clamped to 120,
+ * after one line on stdout; 122 for bad usage, 123 when the preparation failed.
+ *
+ *     attack_fs OP PATH [ARG]
+ *
+ * Like probe.c it links nothing but libc, so that run natively it is the control.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_USAGE = 122, EXIT_SETUP = 123 };
+
+static int done(const char *op, long r)
+{
+        int e = r < 0 ? errno : 0;
+
+        printf("%s: %s\n", op, e ? strerror(e) : "ok");
+        return e > 120 ? 120 : e;
+}
+
+static int open_or_die(const char *path, int flags)
+{
+        int fd = open(path, flags);
+
+        if (fd < 0) {
+                printf("setup: open %s: %s\n", path, strerror(errno));
+                exit(EXIT_SETUP);
+        }
+        return fd;
+}
+
+/* Write the file's own content back: a write that changes nothing even if it succeeds
+ * (for /proc/sys/kernel/core_pattern). */
+static long rewrite(const char *path)
+{
+        char buf[4096];
+        int fd = open_or_die(path, O_RDONLY);
+        ssize_t n = read(fd, buf, sizeof(buf));
+
+        close(fd);
+        if (n < 0)
+                exit(EXIT_SETUP);
+        fd = open(path, O_WRONLY);
+        if (fd < 0)
+                return -1;
+        return write(fd, buf, (size_t)n);
+}
+
+/* The rewrite race: a second thread flips the path buffer between a file inside the writable
+ * places and one outside while this thread chmods it in a loop. The supervisor decides on its
+ * own copy, so the outside file must keep its mode. */
+static char race_buf[4096];
+static const char *race_paths[2];
+static volatile int race_stop;
+
+static void *flipper(void *arg)
+{
+        for (unsigned i = 0; !race_stop; i++)
+                strcpy(race_buf, race_paths[i & 1]);
+        return NULL;
+}
+
+static int race(const char *in, const char *out, const char *mode)
+{
+        pthread_t t;
+        int ok = 0;
+
+        race_paths[0] = in;
+        race_paths[1] = out;
+        strcpy(race_buf, in);
+        if (pthread_create(&t, NULL, flipper, NULL))
+                return EXIT_SETUP;
+        for (int i = 0; i < 20000; i++)
+                ok += syscall(SYS_chmod, race_buf, strtol(mode, NULL, 8)) == 0;
+        race_stop = 1;
+        pthread_join(t, NULL);
+        printf("race: %d chmods succeeded\n", ok);
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        const char *op = argc > 1 ? argv[1] : "", *path = argc > 2 ? argv[2] : "";
+        const char *arg = argc > 3 ? argv[3] : "0";
+        struct timespec ts[2] = {{.tv_sec = 1234567}, {.tv_sec = 1234567}};
+        int fd;
+
+        if (argc < 3)
+                return EXIT_USAGE;
+        if (!strcmp(op, "write")) { /* append one byte */
+                fd = open(path, O_WRONLY | O_APPEND);
+                return done(op, fd < 0 ? -1 : write(fd, "x", 1));
+        }
+        if (!strcmp(op, "create"))
+                return done(op, syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_EXCL | O_WRONLY, 0644));
+        if (!strcmp(op, "unlink"))
+                return done(op, syscall(SYS_unlink, path));
+        if (!strcmp(op, "rewrite"))
+                return done(op, rewrite(path));
+        if (!strcmp(op, "chmod"))
+                return done(op, syscall(SYS_chmod, path, strtol(arg, NULL, 8)));
+        if (!strcmp(op, "fchmodat"))
+                return done(op, syscall(SYS_fchmodat, AT_FDCWD, path, strtol(arg, NULL, 8)));
+        if (!strcmp(op, "fchmod")) {
+                fd = open_or_die(path, O_RDONLY);
+                return done(op, syscall(SYS_fchmod, fd, strtol(arg, NULL, 8)));
+        }
+        if (!strcmp(op, "procfd_chmod")) { /* chmod("/proc/self/fd/N"): glibc's fallback */
+                char p[64];
+                fd = open_or_die(path, O_PATH);
+                snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+                return done(op, syscall(SYS_chmod, p, strtol(arg, NULL, 8)));
+        }
+        if (!strcmp(op, "chown")) /* to the caller's own ids: only the owner may */
+                return done(op, syscall(SYS_chown, path, getuid(), getgid()));
+        if (!strcmp(op, "fchown")) {
+                fd = open_or_die(path, O_RDONLY);
+                return done(op, syscall(SYS_fchown, fd, getuid(), getgid()));
+        }
+        if (!strcmp(op, "utimensat"))
+                return done(op, syscall(SYS_utimensat, AT_FDCWD, path, ts, 0));
+        if (!strcmp(op, "utimes")) {
+                struct timeval tv[2] = {{.tv_sec = 1234567}, {.tv_sec = 1234567}};
+                return done(op, syscall(SYS_utimes, path, tv));
+        }
+        if (!strcmp(op, "setxattr"))
+                return done(op, syscall(SYS_setxattr, path, "user.stockade", "1", 1, 0));
+        if (!strcmp(op, "fsetxattr")) {
+                fd = open_or_die(path, O_RDONLY);
+                return done(op, syscall(SYS_fsetxattr, fd, "user.stockade", "1", 1, 0));
+        }
+        if (!strcmp(op, "removexattr"))
+                return done(op, syscall(SYS_removexattr, path, "user.keep"));
+        if (!strcmp(op, "race") && argc > 4)
+                return race(path, argv[3], argv[4]);
+        return EXIT_USAGE;
+}

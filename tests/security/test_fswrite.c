@@ -1,0 +1,399 @@
+/*
+ * Hole 4: host files written through their mode bits. Every attack is performed for real by
+ * tests/helpers/attack_fs.c under `stockade run`, and judged from OUTSIDE: the victim file's
+ * content, mode, owner, times (ctime included: any metadata change moves it) and xattrs are
+ * read by this process before and after.
+ *
+ * The victim lives in a directory under /dev/shm: not the current directory, /tmp nor
+ * /var/tmp (the suite's unprivileged run builds under /tmp), and owned by the sandbox's uid
+ * so that DAC alone would let the attack through. The workspace (the run's current
+ * directory) is a fresh directory in the test's own directory, owned by the same uid.
+ */
+#include "tests/helpers/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { TIMEOUT_S = 60, PROBE_SETUP_FAILED = 123 };
+
+static uid_t sbx_uid; /* who the command runs as by default */
+static gid_t sbx_gid;
+static char work[PATH_MAX + 32];    /* the run's current directory */
+static char out_dir[64];            /* outside every writable place */
+static char victim[128], inside[PATH_MAX + 64];
+static char cwd_saved[PATH_MAX];
+
+/* ---- the files and what can be seen of them from outside ------------------------------ */
+
+struct look {
+        struct stat st;
+        char content[64];
+        ssize_t xattr; /* size of user.stockade, or -errno */
+        ssize_t keep;  /* size of user.keep */
+};
+
+static struct look look_at(const char *path)
+{
+        struct look l = {0};
+        int fd;
+
+        assert_int_equal(lstat(path, &l.st), 0);
+        fd = open(path, O_RDONLY | O_NOATIME);
+        if (fd < 0)
+                fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_true(read(fd, l.content, sizeof(l.content) - 1) >= 0);
+        close(fd);
+        l.xattr = getxattr(path, "user.stockade", NULL, 0);
+        if (l.xattr < 0)
+                l.xattr = -errno;
+        l.keep = getxattr(path, "user.keep", NULL, 0);
+        if (l.keep < 0)
+                l.keep = -errno;
+        return l;
+}
+
+static void assert_unchanged(const char *what, const struct look *a, const struct look *b)
+{
+        if (a->st.st_mode != b->st.st_mode || a->st.st_uid != b->st.st_uid ||
+            a->st.st_gid != b->st.st_gid || a->st.st_size != b->st.st_size ||
+            a->st.st_mtim.tv_sec != b->st.st_mtim.tv_sec ||
+            a->st.st_mtim.tv_nsec != b->st.st_mtim.tv_nsec ||
+            a->st.st_ctim.tv_sec != b->st.st_ctim.tv_sec ||
+            a->st.st_ctim.tv_nsec != b->st.st_ctim.tv_nsec || strcmp(a->content, b->content) ||
+            a->xattr != b->xattr || a->keep != b->keep)
+                fail_msg("%s: the file outside changed (mode %o -> %o, uid %u -> %u, size %lld -> "
+                         "%lld, ctime %lld -> %lld, xattr %zd -> %zd)",
+                         what, a->st.st_mode, b->st.st_mode, a->st.st_uid, b->st.st_uid,
+                         (long long)a->st.st_size, (long long)b->st.st_size,
+                         (long long)a->st.st_ctim.tv_sec, (long long)b->st.st_ctim.tv_sec,
+                         a->xattr, b->xattr);
+}
+
+static void make_file(const char *path, uid_t uid, gid_t gid)
+{
+        int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "orig\n", 5), 5);
+        close(fd);
+        assert_int_equal(chown(path, uid, gid), 0);
+        assert_int_equal(chmod(path, 0644), 0);
+        /* tmpfs has user xattrs since 6.6; without them the xattr attacks prove less. */
+        if (setxattr(path, "user.keep", "k", 1, 0) < 0)
+                print_message("  (no user xattrs on %s: %s)\n", path, strerror(errno));
+}
+
+static int setup(void **state)
+{
+        struct stat st;
+
+        sbx_uid = geteuid() == 0 ? 65534 : getuid();
+        sbx_gid = geteuid() == 0 ? 65534 : getgid();
+        if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode)) {
+                print_message("skipped: no /dev/shm for a directory outside the writable places\n");
+                exit(77);
+        }
+        assert_non_null(getcwd(cwd_saved, sizeof(cwd_saved)));
+        snprintf(work, sizeof(work), "%s/fsw-work-XXXXXX", cwd_saved);
+        assert_non_null(mkdtemp(work));
+        strcpy(out_dir, "/dev/shm/stockade-fsw-XXXXXX");
+        assert_non_null(mkdtemp(out_dir));
+        assert_int_equal(chown(work, sbx_uid, sbx_gid), 0);
+        assert_int_equal(chmod(work, 0755), 0); /* --user root must search it */
+        assert_int_equal(chown(out_dir, sbx_uid, sbx_gid), 0);
+        assert_int_equal(chmod(out_dir, 0755), 0);
+        snprintf(victim, sizeof(victim), "%s/victim", out_dir);
+        snprintf(inside, sizeof(inside), "%s/file", work);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        char cmd[PATH_MAX + 128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", work, out_dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Fresh victim and workspace file before each test. */
+static int fresh(void **state)
+{
+        char path[PATH_MAX + 32];
+
+        make_file(victim, sbx_uid, sbx_gid);
+        make_file(inside, sbx_uid, sbx_gid);
+        snprintf(path, sizeof(path), "%s/new", out_dir);
+        unlink(path);
+        return 0;
+}
+
+/* ---- running the attack ----------------------------------------------------------------- */
+
+/* stockade run OPTS... -- attack_fs ARGS..., from the workspace. Returns the exit code. */
+static int attack(const char *const *opts, const char *const *args, struct run_result *r)
+{
+        const char *v[24];
+        size_t n = 0;
+
+        for (; opts && *opts; opts++)
+                v[n++] = *opts;
+        v[n++] = "--";
+        v[n++] = ATTACK_FS;
+        for (; *args; args++)
+                v[n++] = *args;
+        v[n] = NULL;
+        assert_int_equal(chdir(work), 0);
+        assert_int_equal(runner_stockade_run(v, TIMEOUT_S, r), 0);
+        assert_int_equal(chdir(cwd_saved), 0);
+        if (r->exit_code == -1)
+                fail_msg("watchdog fired. stderr: %s", r->err);
+        if (r->exit_code == PROBE_SETUP_FAILED)
+                fail_msg("the attack could not be prepared: %s %s", r->out, r->err);
+        return r->exit_code;
+}
+
+static void expect(const char *const *opts, const char *const *args, int code)
+{
+        struct run_result r;
+        int got = attack(opts, args, &r);
+
+        if (got != code)
+                fail_msg("%s %s: exit %d, want %d (%s). stdout: %s stderr: %s", args[0], args[1],
+                         got, code, code ? strerror(code) : "success", r.out, r.err);
+        runner_free(&r);
+}
+
+/* ---- writes ------------------------------------------------------------------------------ */
+
+static void write_outside_refused(void **state)
+{
+        char created[PATH_MAX + 32];
+        struct look before = look_at(victim), after;
+
+        expect(NULL, (const char *[]){"write", victim, NULL}, EACCES);
+        expect(NULL, (const char *[]){"unlink", victim, NULL}, EACCES);
+        snprintf(created, sizeof(created), "%s/new", out_dir);
+        expect(NULL, (const char *[]){"create", created, NULL}, EACCES);
+        after = look_at(victim);
+        assert_unchanged("write", &before, &after);
+        assert_int_equal(access(created, F_OK), -1);
+}
+
+static void writes_inside_work(void **state)
+{
+        char tmp[] = "/tmp/stockade-fsw-XXXXXX", path[PATH_MAX + 64];
+        struct look l;
+
+        expect(NULL, (const char *[]){"write", "file", NULL}, 0);
+        l = look_at(inside);
+        assert_string_equal(l.content, "orig\nx");
+        expect(NULL, (const char *[]){"create", "made-here", NULL}, 0);
+        snprintf(path, sizeof(path), "%s/made-here", work);
+        assert_int_equal(access(path, F_OK), 0);
+        assert_non_null(mkdtemp(tmp));
+        assert_int_equal(chown(tmp, sbx_uid, sbx_gid), 0);
+        snprintf(path, sizeof(path), "%s/new", tmp);
+        expect(NULL, (const char *[]){"create", path, NULL}, 0);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(tmp), 0);
+        expect(NULL, (const char *[]){"write", "/dev/null", NULL}, 0);
+}
+
+/* As root with --user root: uid 0 owns /proc/sys/kernel/core_pattern. The attack writes the
+ * file's own value back, so that nothing happens even where it would succeed. */
+static void core_pattern_unchanged(void **state)
+{
+        const char *p = "/proc/sys/kernel/core_pattern";
+        char before[256] = "", after[256] = "";
+        FILE *f;
+
+        if (geteuid() != 0) {
+                print_message("  skipped: only uid 0 may write core_pattern by its mode\n");
+                skip();
+        }
+        f = fopen(p, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(before, sizeof(before), f));
+        fclose(f);
+        expect((const char *[]){"--user", "root", NULL}, (const char *[]){"rewrite", p, NULL},
+               EACCES);
+        f = fopen(p, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(after, sizeof(after), f));
+        fclose(f);
+        assert_string_equal(before, after);
+}
+
+/* ---- metadata ---------------------------------------------------------------------------- */
+
+static const char *const meta_ops[] = {"chmod",  "fchmod",   "fchmodat",  "procfd_chmod",
+                                       "chown",  "fchown",   "utimensat", "utimes",
+                                       "setxattr", "fsetxattr", "removexattr"};
+
+static void metadata_outside_refused(void **state)
+{
+        char link[PATH_MAX + 64];
+
+        for (size_t i = 0; i < ARRAY_SIZE(meta_ops); i++) {
+                struct look before = look_at(victim), after;
+
+                print_message("  %s %s\n", meta_ops[i], victim);
+                expect(NULL, (const char *[]){meta_ops[i], victim, "4755", NULL}, EPERM);
+                after = look_at(victim);
+                assert_unchanged(meta_ops[i], &before, &after);
+        }
+        /* A symlink in the workspace does not bring the victim inside. */
+        snprintf(link, sizeof(link), "%s/link", work);
+        unlink(link);
+        assert_int_equal(symlink(victim, link), 0);
+        {
+                struct look before = look_at(victim), after;
+                expect(NULL, (const char *[]){"chmod", "link", "4755", NULL}, EPERM);
+                after = look_at(victim);
+                assert_unchanged("chmod through a symlink", &before, &after);
+        }
+        unlink(link);
+}
+
+static void metadata_inside_works(void **state)
+{
+        struct look l;
+
+        expect(NULL, (const char *[]){"chmod", "file", "640", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0640);
+        expect(NULL, (const char *[]){"fchmod", "file", "604", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0604);
+        expect(NULL, (const char *[]){"fchmodat", inside, "600", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0600);
+        expect(NULL, (const char *[]){"procfd_chmod", "file", "644", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0644);
+        expect(NULL, (const char *[]){"chown", "file", NULL}, 0);
+        expect(NULL, (const char *[]){"fchown", "file", NULL}, 0);
+        expect(NULL, (const char *[]){"utimensat", "file", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mtim.tv_sec, 1234567);
+        l = look_at(inside);
+        if (l.keep < 0) {
+                print_message("  no user xattrs here: the xattr calls are not checked\n");
+                return;
+        }
+        expect(NULL, (const char *[]){"setxattr", "file", NULL}, 0);
+        assert_int_equal(look_at(inside).xattr, 1);
+        expect(NULL, (const char *[]){"removexattr", "file", NULL}, 0);
+        assert_int_equal(look_at(inside).keep, -ENODATA);
+}
+
+/* The rewrite race (DESIGN.md: memory the supervisor reads can change at any time). */
+static void chmod_rewrite_race(void **state)
+{
+        struct look before = look_at(victim), after;
+        struct run_result r;
+
+        attack(NULL, (const char *[]){"race", inside, victim, "604", NULL}, &r);
+        print_message("  %s", r.out);
+        runner_free(&r);
+        after = look_at(victim);
+        assert_unchanged("race", &before, &after);
+        /* The loop did run: the file inside got the mode. */
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0604);
+}
+
+/* ---- as root: the program's rights, not the supervisor's -------------------------------- */
+
+static void root_only(void)
+{
+        if (geteuid() != 0) {
+                print_message("  skipped: needs root\n");
+                skip();
+        }
+}
+
+/* --user nobody: chmod of a workspace file owned by root fails as it would natively (the
+ * supervisor, root, must not lend its rights). */
+static void user_nobody_cannot_chmod_others_file(void **state)
+{
+        struct look before, after;
+
+        root_only();
+        make_file(inside, 0, 0);
+        before = look_at(inside);
+        expect((const char *[]){"--user", "nobody", NULL},
+               (const char *[]){"chmod", "file", "666", NULL}, EPERM);
+        expect((const char *[]){"--user", "nobody", NULL},
+               (const char *[]){"utimensat", "file", NULL}, EPERM);
+        after = look_at(inside);
+        assert_unchanged("nobody on root's file", &before, &after);
+}
+
+/* --user root: uid 0 owns the root-owned file outside, but may not chmod it there. */
+static void user_root_cannot_chmod_outside(void **state)
+{
+        struct look before, after;
+
+        root_only();
+        make_file(victim, 0, 0);
+        before = look_at(victim);
+        expect((const char *[]){"--user", "root", NULL},
+               (const char *[]){"chmod", victim, "4755", NULL}, EPERM);
+        expect((const char *[]){"--user", "root", NULL},
+               (const char *[]){"write", victim, NULL}, EACCES);
+        after = look_at(victim);
+        assert_unchanged("--user root", &before, &after);
+        /* Inside, uid 0 may chmod its own file (no capability needed). */
+        make_file(inside, 0, 0);
+        expect((const char *[]){"--user", "root", NULL},
+               (const char *[]){"chmod", "file", "600", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0600);
+}
+
+static void default_uid_as_root(void **state)
+{
+        struct run_result r;
+
+        root_only();
+        assert_int_equal(runner_stockade_run((const char *[]){"--", "id", "-u", NULL}, TIMEOUT_S,
+                                             &r),
+                         0);
+        assert_string_equal(r.out, "65534\n");
+        runner_free(&r);
+        assert_int_equal(runner_stockade_run((const char *[]){"-v", "--user", "root", "--", "id",
+                                                              "-u", NULL},
+                                             TIMEOUT_S, &r),
+                         0);
+        assert_string_equal(r.out, "0\n");
+        assert_non_null(strstr(r.err, "runs as uid 0 gid 0"));
+        assert_non_null(strstr(r.err, "running as root"));
+        runner_free(&r);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup(write_outside_refused, fresh),
+                cmocka_unit_test_setup(writes_inside_work, fresh),
+                cmocka_unit_test_setup(core_pattern_unchanged, fresh),
+                cmocka_unit_test_setup(metadata_outside_refused, fresh),
+                cmocka_unit_test_setup(metadata_inside_works, fresh),
+                cmocka_unit_test_setup(chmod_rewrite_race, fresh),
+                cmocka_unit_test_setup(user_nobody_cannot_chmod_others_file, fresh),
+                cmocka_unit_test_setup(user_root_cannot_chmod_outside, fresh),
+                cmocka_unit_test_setup(default_uid_as_root, fresh),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
