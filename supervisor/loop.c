@@ -255,6 +255,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup.fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup.fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup.fopts.signals_scoped = sup.layers.landlock_abi >= 6;
+        sup.fopts.ipc_denied = sup.layers.ipc == IPC_SHARED;
         if (check_layers(&sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
