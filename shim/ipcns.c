@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static int write_file(const char *path, const char *text)
@@ -80,6 +81,11 @@ int ipcns_enter(enum ipc_isolation how, const char **step)
                 *step = "unshare(CLONE_NEWIPC)";
                 return unshare(CLONE_NEWIPC) < 0 ? -errno : 0;
         case IPC_NS_USERNS:
+                /* The maps in /proc/self belong to us only while we are dumpable (a uid
+                 * change such as --user's clears it). */
+                *step = "set dumpable";
+                if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                        return -errno;
                 /* Some hosts let unshare() succeed and then refuse the mapping (Ubuntu's
                  * AppArmor userns restriction): only a probe of every step can tell. */
                 *step = "unshare(CLONE_NEWUSER | CLONE_NEWIPC)";
