@@ -150,12 +150,18 @@ static void drop_capabilities(void)
 
 /* --user: no supplementary groups, then gid, then uid (the other order would have lost the
  * right to change the gid). Runs between drop_bounding_set() and drop_capabilities(). */
-static void become_user(uid_t uid, gid_t gid)
+static void become_user(uid_t uid, gid_t gid, pid_t supervisor)
 {
         if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
                 die(EXIT_STOCKADE, errno, "switch to uid %u gid %u", (unsigned)uid, (unsigned)gid);
         if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid)
                 die(EXIT_STOCKADE, 0, "uid %u gid %u did not stick", (unsigned)uid, (unsigned)gid);
+        /* The kernel clears PDEATHSIG and dumpable when the euid changes (commit_creds): arm
+         * them again, and check that the supervisor did not die in between. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+                _exit(EXIT_STOCKADE);
+        if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                die(EXIT_STOCKADE, errno, "set dumpable");
 }
 
 static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
@@ -238,7 +244,7 @@ _Noreturn void shim_run(const struct shim_args *a)
                 enter_ipc_namespace(a->ipc, &flags);
         drop_bounding_set();
         if (a->set_user)
-                become_user(a->uid, a->gid);
+                become_user(a->uid, a->gid, a->supervisor);
         if (a->ipc == IPC_NS_USERNS) {
                 enter_ipc_namespace(a->ipc, &flags);
                 drop_bounding_set(); /* the new namespace's: full again, securebits reset */
