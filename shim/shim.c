@@ -4,6 +4,9 @@
  *   setsid, so that the program has no controlling terminal (no TIOCSTI into the user's shell,
  *   no job-control signals from it);
  *   rlimits, fds and signals before the capabilities go (raising a hard limit needs them);
+ *   a private IPC namespace (ipcns.c): as root, while we still hold CAP_SYS_ADMIN; else
+ *   with a user namespace, after --user (whose uid must be the one mapped), and then the
+ *   bounding set and securebits once more, since unshare(CLONE_NEWUSER) resets both;
  *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
  *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...), no writes outside the
  *   writable places (their O_PATH fds are opened early, with our rights, and closed once
@@ -151,12 +154,18 @@ static void drop_capabilities(void)
 
 /* --user: no supplementary groups, then gid, then uid (the other order would have lost the
  * right to change the gid). Runs between drop_bounding_set() and drop_capabilities(). */
-static void become_user(uid_t uid, gid_t gid)
+static void become_user(uid_t uid, gid_t gid, pid_t supervisor)
 {
         if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
                 die(EXIT_STOCKADE, errno, "switch to uid %u gid %u", (unsigned)uid, (unsigned)gid);
         if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid)
                 die(EXIT_STOCKADE, 0, "uid %u gid %u did not stick", (unsigned)uid, (unsigned)gid);
+        /* The kernel clears PDEATHSIG and dumpable when the euid changes (commit_creds): arm
+         * them again, and check that the supervisor did not die in between. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+                _exit(EXIT_STOCKADE);
+        if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                die(EXIT_STOCKADE, errno, "set dumpable");
 }
 
 /*
@@ -220,6 +229,19 @@ static void send_listener(int sock, int listener, unsigned flags)
                 die(EXIT_STOCKADE, errno, "hand the listener to the supervisor");
 }
 
+/* The supervisor's probe showed that this works, and built a filter that allows SysV IPC
+ * on that basis: fail closed if it does not. A PDEATHSIG set earlier survives (a new user
+ * namespace owned by our euid is not a change of credentials for it). */
+static void enter_ipc_namespace(enum ipc_isolation how, unsigned *flags)
+{
+        const char *step = "";
+        int r = ipcns_enter(how, &step);
+
+        if (r < 0)
+                die(EXIT_STOCKADE, -r, "make the sandbox a private IPC namespace: %s", step);
+        *flags |= SHIM_IPC_NAMESPACE;
+}
+
 /* The command is looked up here, as the user it will run as (--user), and before the
  * filter: the lookup's stat and access calls would otherwise be notified. */
 static char *resolve(const struct shim_args *a)
@@ -254,9 +276,15 @@ _Noreturn void shim_run(const struct shim_args *a)
         if (a->landlock_abi)
                 open_places(a->places, place_fds);
         reset_signals();
+        if (a->ipc == IPC_NS)
+                enter_ipc_namespace(a->ipc, &flags);
         drop_bounding_set();
         if (a->set_user)
-                become_user(a->uid, a->gid);
+                become_user(a->uid, a->gid, a->supervisor);
+        if (a->ipc == IPC_NS_USERNS) {
+                enter_ipc_namespace(a->ipc, &flags);
+                drop_bounding_set(); /* the new namespace's: full again, securebits reset */
+        }
         drop_capabilities();
         path = resolve(a); /* without capabilities: access() must judge as the command will */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -3,6 +3,8 @@
 #ifndef STOCKADE_SHIM_H
 #define STOCKADE_SHIM_H
 
+#include "shim/ipcns.h"
+
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -18,9 +20,10 @@ struct shim_args {
         const char *path_var; /* the sandbox's PATH (NULL: the default) */
         char *const *argv;
         char *const *envp;
-        int landlock_abi; /* enter a Landlock domain with this ABI; 0 = none */
+        int landlock_abi;            /* enter a Landlock domain with this ABI; 0 = none */
         const struct places *places; /* where the Landlock domain allows writes */
-        bool set_user;    /* become uid:gid (from root) */
+        enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
+        bool set_user;               /* become uid:gid (from root) */
         uid_t uid;
         gid_t gid;
 };
@@ -28,6 +31,7 @@ struct shim_args {
 /* Handoff message flags (the one byte that travels with the listener fd). */
 enum {
         SHIM_WAIT_KILLABLE_RECV = 1 << 0,
+        SHIM_IPC_NAMESPACE = 1 << 1, /* the sandbox has a private IPC namespace */
 };
 
 /* Never returns: execs the command or _exit()s with 125/126/127 after one line on stderr. */

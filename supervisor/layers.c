@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,31 +31,112 @@ static int landlock_abi(char *why, size_t len)
         return (int)abi;
 }
 
-/* Try it in a throwaway child: unshare() cannot be undone in this process. */
-static bool userns_allowed(char *why, size_t len)
+/* Run fn in a throwaway child, since unshare() cannot be undone in this process. Returns
+ * fn's result (0 or -errno), with the message it wrote (which step failed) in why. */
+static int in_child(int (*fn)(const void *arg, char *why, size_t len), const void *arg, char *why,
+                    size_t len)
 {
-        int status;
-        pid_t pid = fork();
+        enum { SHARED = 4096 };
+        char *shared =
+                mmap(NULL, SHARED, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        int status, r = 0;
+        pid_t pid;
 
+        if (shared == MAP_FAILED) {
+                r = -errno;
+                snprintf(why, len, "mmap: %s", strerror(-r));
+                return r;
+        }
+        pid = fork();
+        if (pid == 0) {
+                r = fn(arg, shared, SHARED);
+                _exit(r == 0 ? 0 : -r > 0 && -r < 256 ? -r : 255);
+        }
         if (pid < 0) {
-                snprintf(why, len, "fork: %s", strerror(errno));
-                return false;
+                r = -errno;
+                snprintf(why, len, "fork: %s", strerror(-r));
+        } else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+                r = -ECHILD;
+                snprintf(why, len, "the probe died");
+        } else if (WEXITSTATUS(status)) {
+                r = -WEXITSTATUS(status);
+                snprintf(why, len, "%s", shared);
         }
-        if (pid == 0)
-                _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : errno);
-        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
-                snprintf(why, len, "probe failed");
-                return false;
-        }
-        if (WEXITSTATUS(status) == 0)
-                return true;
-        snprintf(why, len, "unshare(CLONE_NEWUSER): %s", strerror(WEXITSTATUS(status)));
-        return false;
+        munmap(shared, SHARED);
+        return r;
 }
 
-/* STOCKADE_TEST_DISABLE=landlock,ptrace,landlock-scopes makes a layer look absent, so that
- * the tests can run the paths of hosts without it. It can only take protection away, and a
- * run refuses to start while it is set unless --allow-degraded is given (loop.c). */
+static int try_userns(const void *arg, char *why, size_t len)
+{
+        int r = unshare(CLONE_NEWUSER) == 0 ? 0 : -errno;
+
+        if (r < 0)
+                snprintf(why, len, "unshare(CLONE_NEWUSER): %s", strerror(-r));
+        return r;
+}
+
+static bool userns_allowed(char *why, size_t len)
+{
+        return in_child(try_userns, NULL, why, len) == 0;
+}
+
+/* Every step the shim will take (a mapping can be refused after unshare() succeeded). */
+static int try_ipcns(const void *arg, char *why, size_t len)
+{
+        const char *step = "";
+        int r;
+
+        r = ipcns_enter(*(const enum ipc_isolation *)arg, &step);
+        if (r < 0)
+                snprintf(why, len, "%s: %s", step, strerror(-r));
+        return r;
+}
+
+static bool have_cap_sys_admin(void)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {0};
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return false;
+        return d[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
+}
+
+/* Decided before the fork, because the filter depends on it: SysV IPC is allowed only in a
+ * namespace of the sandbox's own. The shim then fails closed if it cannot do what worked
+ * here (shim.c). */
+static void probe_ipc(struct layers *l)
+{
+        enum ipc_isolation how = IPC_NS;
+        char *why = l->why_ipc;
+        size_t len = sizeof(l->why_ipc);
+
+        l->ipc = IPC_SHARED;
+        if (layers_test_disabled("ipcns")) {
+                snprintf(why, len, "disabled for a test");
+                return;
+        }
+        if (have_cap_sys_admin() && in_child(try_ipcns, &how, why, len) == 0) {
+                l->ipc = IPC_NS;
+                return;
+        }
+        if (layers_test_disabled("userns")) {
+                snprintf(l->why_userns, sizeof(l->why_userns), "disabled for a test");
+                snprintf(why, len, "user namespaces disabled for a test");
+                return;
+        }
+        how = IPC_NS_USERNS;
+        if (in_child(try_ipcns, &how, why, len) == 0) {
+                l->ipc = IPC_NS_USERNS;
+                l->user_namespaces = true;
+        }
+}
+
+/* STOCKADE_TEST_DISABLE=landlock,ptrace,landlock-scopes,userns,ipcns makes a layer look
+ * absent, so that the tests can run the paths of hosts without it (ipcns: no private IPC
+ * namespace at all; userns: none through a user namespace, so root still gets one). It can
+ * only take protection away (SysV IPC is then denied, not opened), and a run refuses to
+ * start while it is set unless --allow-degraded is given (loop.c). */
 bool layers_test_disabled(const char *layer)
 {
         const char *v = getenv("STOCKADE_TEST_DISABLE");
@@ -75,7 +158,8 @@ void layers_probe(struct layers *l, bool full)
                 l->landlock_abi = 0;
                 snprintf(l->why_landlock, sizeof(l->why_landlock), "disabled for a test");
         }
-        if (full)
+        probe_ipc(l);
+        if (full && !l->user_namespaces && !layers_test_disabled("userns"))
                 l->user_namespaces = userns_allowed(l->why_userns, sizeof(l->why_userns));
 }
 
@@ -103,7 +187,14 @@ void layers_print(const struct layers *l, FILE *out)
         else
                 line(out, "Landlock", false, l->why_landlock);
         if (l->user_namespaces)
-                fprintf(out, "stockade:   %-28s %s\n", "user namespaces", "yes (not needed)");
+                fprintf(out, "stockade:   %-28s %s\n", "user namespaces",
+                        l->ipc == IPC_NS_USERNS ? "yes (for the IPC namespace)"
+                                                : "yes (not needed)");
         else
                 line(out, "user namespaces", false, l->why_userns);
+        if (l->ipc == IPC_SHARED)
+                fprintf(out, "stockade:   %-28s denied (no private IPC namespace: %s)\n",
+                        "SysV IPC", l->why_ipc);
+        else
+                fprintf(out, "stockade:   %-28s %s\n", "SysV IPC", ipcns_name(l->ipc));
 }

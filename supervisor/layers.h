@@ -2,6 +2,8 @@
 #ifndef STOCKADE_LAYERS_H
 #define STOCKADE_LAYERS_H
 
+#include "shim/ipcns.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -12,13 +14,17 @@ struct layers {
         bool ptrace;             /* PTRACE_SEIZE of the child worked */
         int landlock_abi;        /* 0 when absent */
         bool user_namespaces;    /* an unprivileged process may unshare(CLONE_NEWUSER) */
+        enum ipc_isolation ipc;  /* how the sandbox's SysV IPC is kept from the host's */
         char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];
+        char why_ipc[160]; /* why there is no private IPC namespace */
 };
 
-/* Probe what can be known before the child exists: seccomp actions and, when `full`,
- * Landlock and user namespaces (a throwaway fork). The rest is filled in by the spawn. */
+/* Probe what can be known before the child exists: seccomp actions, Landlock, whether the
+ * child can have a private IPC namespace (a throwaway fork tries it, since the filter that
+ * is built before the fork depends on it) and, when `full`, user namespaces. The rest is
+ * filled in by the spawn. */
 void layers_probe(struct layers *l, bool full);
 /* True when STOCKADE_TEST_DISABLE names `layer` (tests simulate hosts without it). */
 bool layers_test_disabled(const char *layer);

@@ -384,6 +384,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;
+        sup->fopts.ipc_denied = sup->layers.ipc == IPC_SHARED;
 
         code = supervise(sup, plan, err);
         if (!sup_free(sup)) {

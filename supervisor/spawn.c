@@ -155,6 +155,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .envp = plan->envp,
                                       .landlock_abi = sup->layers.landlock_abi,
                                       .places = &sup->places,
+                                      .ipc = sup->layers.ipc,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
                                       .gid = plan->cfg->gid};
@@ -201,6 +202,12 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 return child_failed(sup, pid, err);
         }
         sup->layers.wait_killable_recv = flags & SHIM_WAIT_KILLABLE_RECV;
+        if (!(flags & SHIM_IPC_NAMESPACE) != (sup->layers.ipc == IPC_SHARED)) {
+                /* The filter allows SysV IPC only for a sandbox with a namespace of its own. */
+                close(sock);
+                make_error(err, 0, "the sandbox's IPC namespace is not what the filter assumes");
+                return child_failed(sup, pid, err);
+        }
         sup->layers.sync_wake_up = notify_set_sync_wake_up(sup->listener);
         r = notify_start(sup);
         if (r < 0)

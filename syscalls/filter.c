@@ -153,6 +153,43 @@ static bool counted_row(const struct syscall_row *row)
         return row->handler == proc_clone;
 }
 
+/*
+ * SysV IPC objects (shm, sem, msg) belong to the IPC namespace, not to a process: in the
+ * host's namespace the sandbox could find a host process's segment with SHM_STAT and write
+ * into it. Where the shim could not give the sandbox a namespace of its own, these fail with
+ * EPERM, like every other policy denial (mq_* too), rather than ENOSYS: the kernel has
+ * them, the policy refuses them. shmdt stays allowed: it only undoes an attach, and none can
+ * succeed. (Notifying them and allowing only ids the tree created would keep some programs
+ * working without a namespace; nobody has needed it yet.)
+ */
+static bool sysv_ipc_row(const struct syscall_row *row)
+{
+        switch (row - syscall_table) { /* not the enum: -Wswitch-enum would want every row */
+        case SC_shmget:
+        case SC_shmat:
+        case SC_shmctl:
+        case SC_semget:
+        case SC_semop:
+        case SC_semtimedop:
+        case SC_semctl:
+        case SC_msgget:
+        case SC_msgsnd:
+        case SC_msgrcv:
+        case SC_msgctl:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* The action of a row whose verdict does not depend on arguments. */
+static uint32_t row_action(const struct filter_opts *o, const struct syscall_row *row)
+{
+        if (o->ipc_denied && sysv_ipc_row(row))
+                return verdict_action(o, V_ERRNO, EPERM, false, false);
+        return verdict_action(o, row->verdict, row->err, false, counted_row(row));
+}
+
 static uint32_t rule_action(const struct filter_opts *o, const struct arg_rule *r)
 {
         return verdict_action(o, r->verdict, r->err, r->integrity, false);
@@ -198,7 +235,7 @@ uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d
         if (!row)
                 return SECCOMP_RET_ERRNO | ENOSYS;
         if (row->verdict != V_ARGS)
-                return verdict_action(o, row->verdict, row->err, false, counted_row(row));
+                return row_action(o, row);
         for (size_t i = 0; i < ARRAY_SIZE(arg_rules); i++)
                 if (syscall_table[arg_rules[i].sc].nr == row->nr &&
                     rule_applies(o, &arg_rules[i]) && cond_match(&arg_rules[i], d))
@@ -358,8 +395,7 @@ static size_t build_runs(const struct filter_opts *o, struct run *runs)
                 else if (row->verdict == V_ARGS)
                         r.args_sc = (int)(row - syscall_table);
                 else
-                        r.action =
-                                verdict_action(o, row->verdict, row->err, false, counted_row(row));
+                        r.action = row_action(o, row);
                 if (n && r.args_sc < 0 && runs[n - 1].args_sc < 0 && runs[n - 1].action == r.action)
                         runs[n - 1].hi = nr;
                 else

@@ -13,6 +13,7 @@ struct filter_opts {
         bool audit;          /* policy denials become notifications that are reported and allowed */
         bool count_procs;    /* fork/vfork/clone are notified so that --max-procs can refuse them */
         bool signals_scoped; /* Landlock (ABI 6) keeps signals in the sandbox: no SIGIO checks */
+        bool ipc_denied;     /* no private IPC namespace: SysV IPC calls fail with EPERM */
 };
 
 /* Compile the filter into *prog (prog->filter is malloc'ed). Returns 0 or -errno. */

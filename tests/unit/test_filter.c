@@ -22,6 +22,8 @@
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -86,9 +88,11 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
 
 static void program_matches_decide(void **state)
 {
-        for (int combo = 0; combo < 8; combo++) {
-                struct filter_opts o = {
-                        .audit = combo & 1, .count_procs = combo & 2, .signals_scoped = combo & 4};
+        for (int combo = 0; combo < 16; combo++) {
+                struct filter_opts o = {.audit = combo & 1,
+                                        .count_procs = combo & 2,
+                                        .signals_scoped = combo & 4,
+                                        .ipc_denied = combo & 8};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -224,6 +228,34 @@ static void scoped_signals(void **state)
         assert_int_equal(filter_decide(&o, &d), ERR(EPERM));
 }
 
+/* Without a private IPC namespace, SysV IPC is refused in the kernel (shmdt excepted);
+ * with one, it runs in the kernel. POSIX message queues stay refused either way. */
+static void sysv_ipc(void **state)
+{
+        static const char *const denied[] = {"shmget", "shmat",  "shmctl",     "semget",
+                                             "semop",  "semctl", "semtimedop", "msgget",
+                                             "msgsnd", "msgrcv", "msgctl"};
+        struct filter_opts shared = {.ipc_denied = true},
+                           audit = {.ipc_denied = true, .audit = true}, private = {0};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64};
+
+        for (size_t i = 0; i < sizeof(denied) / sizeof(*denied); i++) {
+                d.nr = syscall_by_name(denied[i])->nr;
+                if (filter_decide(&shared, &d) != ERR(EPERM))
+                        fail_msg("%s: %#x without a namespace", denied[i],
+                                 filter_decide(&shared, &d));
+                assert_int_equal(filter_decide(&audit, &d), NOTIF);
+                assert_int_equal(filter_decide(&private, &d), ALLOW);
+        }
+        d.nr = __NR_shmdt;
+        assert_int_equal(filter_decide(&shared, &d), ALLOW);
+        d.nr = __NR_mq_open;
+        assert_int_equal(filter_decide(&shared, &d), ERR(EPERM));
+        assert_int_equal(filter_decide(&private, &d), ERR(EPERM));
+        d.nr = __NR_mmap; /* the neighbours are untouched */
+        assert_int_equal(filter_decide(&shared, &d), ALLOW);
+}
+
 static void counting_notifies_forks(void **state)
 {
         struct filter_opts o = {.count_procs = true};
@@ -269,14 +301,25 @@ static int kernel_checks(void)
         return getppid() > 0 ? 0 : 200;
 }
 
-static void kernel_enforces(void **state)
+static int ipc_checks(void)
 {
-        struct filter_opts o = {0};
+        int check = 100;
+
+        EXPECT_ERRNO(syscall(SYS_shmget, IPC_PRIVATE, 4096, IPC_CREAT | 0600), EPERM);
+        EXPECT_ERRNO(syscall(SYS_shmctl, 0, SHM_STAT, NULL), EPERM); /* not EFAULT/EINVAL */
+        EXPECT_ERRNO(syscall(SYS_semget, IPC_PRIVATE, 1, IPC_CREAT | 0600), EPERM);
+        EXPECT_ERRNO(syscall(SYS_msgget, IPC_PRIVATE, IPC_CREAT | 0600), EPERM);
+        EXPECT_ERRNO(syscall(SYS_shmdt, (void *)8), EINVAL); /* the kernel's own answer */
+        return kernel_checks();
+}
+
+static void run_filtered(const struct filter_opts *o, int (*checks)(void))
+{
         struct sock_fprog prog;
         int status;
         pid_t pid;
 
-        assert_int_equal(filter_build(&o, &prog), 0);
+        assert_int_equal(filter_build(o, &prog), 0);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -284,7 +327,7 @@ static void kernel_enforces(void **state)
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
                     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
                         _exit(99);
-                _exit(kernel_checks());
+                _exit(checks());
         }
         free(prog.filter);
         assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -293,11 +336,20 @@ static void kernel_enforces(void **state)
                 fail_msg("kernel check #%d failed", WEXITSTATUS(status));
 }
 
+static void kernel_enforces(void **state)
+{
+        run_filtered(&(struct filter_opts){0}, kernel_checks);
+        run_filtered(&(struct filter_opts){.ipc_denied = true}, ipc_checks);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(program_matches_decide),  cmocka_unit_test(decisions),
-                cmocka_unit_test(counting_notifies_forks), cmocka_unit_test(scoped_signals),
+                cmocka_unit_test(program_matches_decide),
+                cmocka_unit_test(decisions),
+                cmocka_unit_test(counting_notifies_forks),
+                cmocka_unit_test(scoped_signals),
+                cmocka_unit_test(sysv_ipc),
                 cmocka_unit_test(kernel_enforces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
