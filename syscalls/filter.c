@@ -25,6 +25,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
@@ -84,6 +85,21 @@ static const struct arg_rule arg_rules[] = {
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN, V_NOTIFY, 0, false, W_UNSCOPED},
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN_EX, V_ERRNO, EPERM, false, W_UNSCOPED},
         {SC_fcntl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
+
+        /* No set-user-ID or set-group-ID file is made by creating it with the bits (chmod is
+         * emulated, fs_meta.c): such a file in the workspace or /tmp would run as its owner
+         * for every host user who executes it. The mode is ignored without O_CREAT, and libc
+         * passes 0 then. */
+        {SC_open, 2, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_open, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_openat, 3, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_openat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_creat, 1, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_creat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_mknod, 1, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_mknod, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_mknodat, 2, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_mknodat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
          * the supervisor takes the fd and judges what it designates. */

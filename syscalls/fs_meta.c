@@ -245,6 +245,13 @@ static long perform(const struct meta_call *m, int fd)
         return -1;
 }
 
+static bool is_directory(int fd)
+{
+        struct stat st;
+
+        return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static bool is_symlink(int fd)
 {
         struct stat st;
@@ -306,6 +313,12 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
         r = places_contain(&sup->places, target);
         if (r <= 0) {
                 /* Outside (or not judgeable): the same answer. */
+                call_deny(sup, call, EPERM);
+                goto out;
+        }
+        if (m->op == META_CHMOD && (m->mode & (S_ISUID | S_ISGID)) && !is_directory(target)) {
+                /* A set-ID file in the workspace or /tmp would run as its owner for every
+                 * host user who executes it. A set-group-ID directory is harmless. */
                 call_deny(sup, call, EPERM);
                 goto out;
         }

@@ -10,12 +10,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +95,61 @@ static int race(const char *in, const char *out, const char *mode)
         return 0;
 }
 
+/* The same race, but the buffer is rewritten by ANOTHER process of the tree (DESIGN.md: a
+ * single-threaded caller is no safer): through a MAP_SHARED mapping ("shared"), or through
+ * /proc/PID/mem ("procmem"; Landlock's write rules refuse that open, so the test runs it
+ * without Landlock). The parent writes, the child chmods: Yama allows a parent to open its
+ * child's memory. */
+static int race_other(const char *how, const char *in, const char *out, const char *mode)
+{
+        bool shared = !strcmp(how, "shared");
+        char *buf = shared ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                  -1, 0)
+                           : race_buf;
+        int go[2], status, fd = -1, ok = 0;
+        char path[64];
+        pid_t pid;
+
+        if (buf == MAP_FAILED || pipe(go) < 0)
+                return EXIT_SETUP;
+        strcpy(buf, in);
+        pid = fork();
+        if (pid < 0)
+                return EXIT_SETUP;
+        if (pid == 0) {
+                char c;
+                close(go[1]);
+                if (read(go[0], &c, 1) != 1)
+                        _exit(EXIT_SETUP);
+                for (int i = 0; i < 20000; i++)
+                        ok += syscall(SYS_chmod, buf, strtol(mode, NULL, 8)) == 0;
+                printf("race_%s: %d chmods succeeded\n", how, ok);
+                fflush(stdout);
+                _exit(0);
+        }
+        close(go[0]);
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+        if (!shared && (fd = open(path, O_RDWR)) < 0) {
+                printf("setup: open %s: %s\n", path, strerror(errno));
+                kill(pid, SIGKILL);
+                return EXIT_SETUP;
+        }
+        if (write(go[1], "g", 1) != 1)
+                return EXIT_SETUP;
+        /* buf has the same address in the child (fork). */
+        for (unsigned i = 0; waitpid(pid, &status, WNOHANG) == 0; i++) {
+                const char *s = (i & 1) ? out : in;
+                if (shared)
+                        strcpy(buf, s);
+                else if (pwrite(fd, s, strlen(s) + 1, (off_t)(uintptr_t)buf) < 0) {
+                        printf("setup: write %s: %s\n", path, strerror(errno));
+                        kill(pid, SIGKILL);
+                        return EXIT_SETUP;
+                }
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SETUP;
+}
+
 int main(int argc, char **argv)
 {
         const char *op = argc > 1 ? argv[1] : "", *path = argc > 2 ? argv[2] : "";
@@ -145,5 +205,25 @@ int main(int argc, char **argv)
                 return done(op, syscall(SYS_removexattr, path, "user.keep"));
         if (!strcmp(op, "race") && argc > 4)
                 return race(path, argv[3], argv[4]);
+        if (!strncmp(op, "race_", 5) && argc > 4)
+                return race_other(op + 5, path, argv[3], argv[4]);
+        /* Creating a file with set-user-ID or set-group-ID bits: the mode is a register. */
+        if (!strcmp(op, "create_mode"))
+                return done(op, syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_EXCL | O_WRONLY,
+                                        strtol(arg, NULL, 8)));
+        if (!strcmp(op, "open_mode"))
+                return done(op, syscall(SYS_open, path, O_CREAT | O_EXCL | O_WRONLY,
+                                        strtol(arg, NULL, 8)));
+        if (!strcmp(op, "creat_mode"))
+                return done(op, syscall(SYS_creat, path, strtol(arg, NULL, 8)));
+        if (!strcmp(op, "mknod_mode"))
+                return done(op, syscall(SYS_mknodat, AT_FDCWD, path,
+                                        S_IFREG | strtol(arg, NULL, 8), 0));
+        if (!strcmp(op, "mkdir_mode"))
+                return done(op, syscall(SYS_mkdir, path, strtol(arg, NULL, 8)));
+        if (!strcmp(op, "openat2")) {
+                struct { uint64_t flags, mode, resolve; } how = {O_RDONLY, 0, 0};
+                return done(op, syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
+        }
         return EXIT_USAGE;
 }

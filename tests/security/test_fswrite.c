@@ -314,6 +314,91 @@ static void chmod_rewrite_race(void **state)
         assert_int_equal(look_at(inside).st.st_mode & 07777, 0604);
 }
 
+/* The same, with the buffer rewritten by another process of the tree: through a shared
+ * mapping, and through /proc/PID/mem (which Landlock's write rules refuse, so that variant
+ * runs without Landlock: the supervisor's copy must hold on its own). */
+static void race_by_other_process(const char *how, const char *const *opts)
+{
+        char op[32];
+        struct look before = look_at(victim), after;
+        struct run_result r;
+
+        snprintf(op, sizeof(op), "race_%s", how);
+        attack(opts, (const char *[]){op, inside, victim, "604", NULL}, &r);
+        print_message("  %s", r.out);
+        if (r.exit_code != 0)
+                fail_msg("%s: exit %d. stdout: %s stderr: %s", op, r.exit_code, r.out, r.err);
+        runner_free(&r);
+        after = look_at(victim);
+        assert_unchanged(op, &before, &after);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0604);
+}
+
+static void chmod_shared_mapping_race(void **state)
+{
+        race_by_other_process("shared", NULL);
+}
+
+static void chmod_procmem_race(void **state)
+{
+        setenv("STOCKADE_TEST_DISABLE", "landlock", 1);
+        race_by_other_process("procmem", (const char *[]){"--allow-degraded", NULL});
+        unsetenv("STOCKADE_TEST_DISABLE");
+}
+
+/*
+ * Set-user-ID and set-group-ID files: a file the sandbox makes setuid in the workspace or
+ * /tmp runs as its owner for every host user who executes it (as root with --user root: as
+ * root). No such file can be made: not by creating it with the bits (open, creat, mknod: the
+ * mode is a register, refused in the kernel), not by chmod in any form. A set-group-ID
+ * directory (group inheritance) stays allowed.
+ */
+static void setid_bits_refused(void **state)
+{
+        static const char *const creators[] = {"create_mode", "open_mode", "creat_mode",
+                                               "mknod_mode"};
+        static const char *const modes[] = {"4755", "2755", "6700"};
+        static const char *const chmods[] = {"chmod", "fchmod", "fchmodat", "procfd_chmod"};
+        char path[PATH_MAX + 64], dir[PATH_MAX + 64];
+
+        snprintf(path, sizeof(path), "%s/setid", work);
+        for (size_t i = 0; i < ARRAY_SIZE(creators); i++)
+                for (size_t j = 0; j < ARRAY_SIZE(modes); j++) {
+                        expect(NULL, (const char *[]){creators[i], "setid", modes[j], NULL},
+                               EPERM);
+                        if (access(path, F_OK) == 0)
+                                fail_msg("%s %s made %s", creators[i], modes[j], path);
+                }
+        for (size_t i = 0; i < ARRAY_SIZE(chmods); i++)
+                for (size_t j = 0; j < ARRAY_SIZE(modes); j++) {
+                        expect(NULL, (const char *[]){chmods[i], "file", modes[j], NULL}, EPERM);
+                        if (look_at(inside).st.st_mode & (S_ISUID | S_ISGID))
+                                fail_msg("%s %s set a set-ID bit on %s", chmods[i], modes[j],
+                                         inside);
+                }
+        /* Controls: the same calls without the bits work, and a setgid directory is fine. */
+        expect(NULL, (const char *[]){"create_mode", "setid", "0755", NULL}, 0);
+        expect(NULL, (const char *[]){"chmod", "file", "0750", NULL}, 0);
+        assert_int_equal(look_at(inside).st.st_mode & 07777, 0750);
+        expect(NULL, (const char *[]){"mkdir_mode", "sgid-dir", "0755", NULL}, 0);
+        expect(NULL, (const char *[]){"chmod", "sgid-dir", "2775", NULL}, 0);
+        snprintf(dir, sizeof(dir), "%s/sgid-dir", work);
+        {
+                struct stat st;
+                assert_int_equal(stat(dir, &st), 0);
+                assert_int_equal(st.st_mode & 07777, 02775);
+        }
+        rmdir(dir);
+        unlink(path);
+}
+
+/* openat2 keeps its mode in memory, where the filter cannot see it: ENOSYS until the virtual
+ * filesystem emulates it (libc and language runtimes fall back to openat). */
+static void openat2_refused(void **state)
+{
+        expect(NULL, (const char *[]){"openat2", "file", NULL}, ENOSYS);
+}
+
 /* ---- as root: the program's rights, not the supervisor's -------------------------------- */
 
 static void root_only(void)
@@ -391,6 +476,10 @@ int main(void)
                 cmocka_unit_test_setup(metadata_outside_refused, fresh),
                 cmocka_unit_test_setup(metadata_inside_works, fresh),
                 cmocka_unit_test_setup(chmod_rewrite_race, fresh),
+                cmocka_unit_test_setup(chmod_shared_mapping_race, fresh),
+                cmocka_unit_test_setup(chmod_procmem_race, fresh),
+                cmocka_unit_test_setup(setid_bits_refused, fresh),
+                cmocka_unit_test_setup(openat2_refused, fresh),
                 cmocka_unit_test_setup(user_nobody_cannot_chmod_others_file, fresh),
                 cmocka_unit_test_setup(user_root_cannot_chmod_outside, fresh),
                 cmocka_unit_test_setup(default_uid_as_root, fresh),
