@@ -1,7 +1,7 @@
 /*
- * The default view. The hidden list errs on the side of hiding: a build that needs one of
- * these paths can name it with --ro or --rw (a later flag cannot un-hide yet: hidden wins,
- * so such an escape hatch needs the policy layer to drop the default entry).
+ * The default view. The hidden list errs on the side of hiding. A --ro or --rw of one of
+ * these paths does not un-hide it (hidden wins); a run that needs one will need the policy
+ * layer to drop the default entry instead.
  */
 #include "supervisor/vfs/default.h"
 #include "supervisor/vfs/path.h"

@@ -23,8 +23,8 @@ struct vfs_default {
  *   /dev   dev, /proc proc   (their own views, later)
  *   CWD    rw    (last, so it wins at /tmp; not at /, which stays read-only)
  *   hidden: the credential, browser and mail paths of vfs_default_hidden_home under HOME,
- *   /etc/shadow and friends, /etc/ssh/ *_key, /run/user/UID, /home/ * but HOME, /root
- *   unless root.
+ *   /etc/shadow and friends, the ssh host keys (a pattern), /run/user/UID, every home under
+ *   /home but HOME (a pattern with an exception), /root unless root.
  * Returns 0, or -EINVAL if a path of *d is missing or relative.
  */
 int vfs_default_view(struct vfs_view *v, const struct vfs_default *d);

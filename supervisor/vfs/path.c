@@ -39,7 +39,7 @@ int vfs_path_normalize(char *out, size_t size, const char *in)
                         return -ENAMETOOLONG;
                 if (sep)
                         out[len++] = '/';
-                memcpy(out + len, p, n);
+                memmove(out + len, p, n); /* out may be in: it never runs ahead of p */
                 len += n;
                 p += n;
         }

@@ -10,7 +10,8 @@
  * components, no '.', no trailing '/', '..' removes the previous component ('/..' is '/').
  * Purely lexical, so only for paths the user wrote (mount specs), never for a path the
  * program gives: there a '..' after a symlink means the parent of the link's target.
- * Returns the length, -EINVAL if `in` is not absolute, -ENAMETOOLONG if out is too small.
+ * `out` may be `in`. Returns the length, -EINVAL if `in` is not absolute, -ENAMETOOLONG if
+ * out is too small.
  */
 int vfs_path_normalize(char *out, size_t size, const char *in);
 

@@ -105,6 +105,8 @@ static int open_tmp_dir(struct vfs_mount *m, const char *scratch, struct error *
         if (!mkdtemp(dir))
                 return make_error(err, errno, "%s: cannot create a directory in `%s`", m->origin,
                                   scratch);
+        if (vfs_path_normalize(dir, sizeof(dir), dir) < 0) /* scratch may end in '/' */
+                return make_error(err, 0, "%s: scratch path too long", m->origin);
         m->host = xstrdup(dir);
         return 0;
 }
