@@ -1,0 +1,66 @@
+/*
+ * One entry of the mount table: a sandbox path, the host path it shows, and a mode.
+ * The spec parser for the --ro/--rw/--tmp/--hide flag values lives here too.
+ */
+#ifndef STOCKADE_VFS_MOUNT_H
+#define STOCKADE_VFS_MOUNT_H
+
+#include <stdbool.h>
+
+struct error;
+
+enum vfs_mode {
+        VFS_RO,     /* the host tree, read-only */
+        VFS_RW,     /* the host tree, writable */
+        VFS_TMP,    /* private scratch: a host directory the supervisor creates */
+        VFS_HIDDEN, /* ENOENT, as if absent; wins over every other mount */
+        VFS_COW,    /* copy-on-write over the host tree (accepted here, refused by the run) */
+        VFS_DEV,    /* the sandbox's /dev: a view of its own, not resolved here */
+        VFS_PROC,   /* the sandbox's /proc: a view of its own, not resolved here */
+};
+
+struct vfs_mount {
+        char *sandbox; /* canonical sandbox path (or, hidden only, a pattern) */
+        char *host;    /* canonical host path; NULL for hidden, dev, proc (and tmp until
+                              the run picks its directory) */
+        enum vfs_mode mode;
+        bool pattern; /* hidden only: `sandbox` holds fnmatch(3) patterns per component */
+        char *except; /* hidden only: a path the entry never hides, nor its ancestors */
+        char *origin; /* where the entry comes from, for messages: "--ro /srv/x:/data" */
+        int host_fd;  /* O_PATH of the host root once the view is open; -1 before */
+};
+
+/* "ro", "rw", "tmp", "hidden", "cow", "dev", "proc". */
+const char *vfs_mount_mode_name(enum vfs_mode mode);
+
+/*
+ * Parse the value of a mount flag into *m (which the caller frees with vfs_mount_free):
+ *   --ro / --rw / --cow  HOST[:SANDBOX]   SANDBOX defaults to HOST
+ *   --tmp                SANDBOX          (the whole value; its host directory comes later)
+ *   --hide               PATH             a pattern if it holds any of * ? [ \
+ * A relative path is taken against `cwd`, "~" and "~/..." against `home`; both must then be
+ * absolute. The result is normalised lexically ('//', '.', '..', trailing '/'); the host path
+ * is not looked at (vfs_view_open does that, naming the flag if it is missing).
+ * Returns 0, or -1 with a one-line message in *err naming the flag and what is wrong.
+ */
+int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, const char *cwd,
+                    const char *home, struct error *err);
+
+/*
+ * Fill *m from parts that are already trusted (the default view): paths are normalised,
+ * `host` may be NULL. Returns 0 or -errno (-EINVAL for a relative path).
+ */
+int vfs_mount_init(struct vfs_mount *m, enum vfs_mode mode, const char *sandbox, const char *host,
+                   const char *origin);
+
+/*
+ * True if hidden entry `m` hides the canonical sandbox path `path` itself (not counting
+ * ancestors: the walk checks each one on its way down). A pattern matches a path with as
+ * many components, each by fnmatch(3) without FNM_PERIOD, so '*' also covers dot files.
+ */
+bool vfs_mount_hides(const struct vfs_mount *m, const char *path);
+
+/* Free the strings of *m and close its host fd; *m can be reused after. */
+void vfs_mount_free(struct vfs_mount *m);
+
+#endif

@@ -1,0 +1,457 @@
+/*
+ * Path resolution in the view.
+ *
+ * The walk keeps a stack of levels, one per component of the canonical sandbox path of where
+ * it stands, each with the O_PATH fd of that directory on the host (or none, for a directory
+ * the view makes up above a mount point). A step looks one name up in the top directory with
+ * openat2(O_PATH|O_NOFOLLOW, RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS): a single name, never a
+ * host path string, so a concurrent rename or symlink swap on the host can change what the
+ * name designates but never make the walk leave the directory it holds. '..' pops the stack:
+ * it is taken on the sandbox path, and the directory it returns to is the fd the walk came
+ * through, not the host parent of anything. A symlink is read through its own O_PATH fd (the
+ * object just looked up, not the name again) and its target is pushed in front of the rest
+ * of the path: an absolute target restarts at the sandbox root, so no target reaches past
+ * the view. Every step checks the hidden entries and the mount points on the sandbox path,
+ * so hidden paths stay hidden however they are reached.
+ */
+#include "supervisor/vfs/resolve.h"
+#include "supervisor/vfs/path.h"
+#include "supervisor/util.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define VFS_MAXSYMLINKS 40 /* the kernel's MAXSYMLINKS */
+#define VFS_FLAGS       (VFS_FOLLOW | VFS_EMPTY_PATH | VFS_CREATE)
+
+enum { STEP_SPECIAL = 1 };
+
+struct level {
+        int fd;     /* O_PATH of this level's object; -1 for a synthetic directory */
+        bool owned; /* false for a mount's root, which the view owns */
+        bool mount_point;
+        mode_t type;
+        size_t len; /* strlen(walk.path) at this level */
+        const struct vfs_mount *mount;
+};
+
+struct walk {
+        const struct vfs_view *v;
+        unsigned flags;
+        struct level *levels; /* levels[0] is the sandbox root */
+        size_t depth, cap;
+        int links;
+        char *buf;     /* owns the pending path once a symlink has been expanded */
+        const char *p; /* what is left to walk */
+        const struct vfs_mount *special;
+        char path[PATH_MAX]; /* canonical sandbox path of the top level */
+};
+
+static struct level *top(struct walk *w)
+{
+        return &w->levels[w->depth - 1];
+}
+
+static void push(struct walk *w, struct level l)
+{
+        if (w->depth == w->cap) {
+                w->cap = w->cap ? 2 * w->cap : 16;
+                w->levels = xrealloc(w->levels, w->cap * sizeof(*w->levels));
+        }
+        l.len = strlen(w->path);
+        w->levels[w->depth++] = l;
+}
+
+static void pop(struct walk *w)
+{
+        struct level *l = top(w);
+
+        if (l->owned && l->fd >= 0)
+                close(l->fd);
+        w->depth--;
+        w->path[top(w)->len] = '\0';
+}
+
+static void walk_free(struct walk *w)
+{
+        while (w->depth > 0) {
+                struct level *l = top(w);
+                if (l->owned && l->fd >= 0)
+                        close(l->fd);
+                w->depth--;
+        }
+        free(w->levels);
+        free(w->buf);
+}
+
+/* Look `name` up in dirfd: exactly one component, not followed if it is a symlink. */
+static int open_component(int dirfd, const char *name)
+{
+        struct open_how how = {
+                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+
+        if (fd < 0 && errno == ENOSYS) /* before 5.6: a single name needs no more */
+                fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+static int push_host(struct walk *w, int fd, bool owned, const struct vfs_mount *m,
+                     bool mount_point)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0) {
+                int r = -errno;
+                if (owned)
+                        close(fd);
+                return r;
+        }
+        push(w, (struct level){.fd = fd,
+                               .owned = owned,
+                               .mount_point = mount_point,
+                               .type = st.st_mode & S_IFMT,
+                               .mount = m});
+        return 0;
+}
+
+static void push_synthetic(struct walk *w)
+{
+        push(w, (struct level){.fd = -1, .type = S_IFDIR, .mount = top(w)->mount});
+}
+
+/* Enter mount m at its mount point (already on w->path). */
+static int enter_mount(struct walk *w, const struct vfs_mount *m)
+{
+        if (m->mode == VFS_DEV || m->mode == VFS_PROC) {
+                w->special = m;
+                return STEP_SPECIAL;
+        }
+        if (m->host_fd < 0)
+                return -EBADF; /* vfs_view_open was not called */
+        return push_host(w, m->host_fd, false, m, true);
+}
+
+/* Append "/name" to w->path; returns the length before, or -ENAMETOOLONG. */
+static int path_append(struct walk *w, const char *name)
+{
+        size_t len = strlen(w->path), n = strlen(name), sep = len > 1;
+
+        if (len + sep + n >= sizeof(w->path))
+                return -ENAMETOOLONG;
+        if (sep)
+                w->path[len] = '/';
+        memcpy(w->path + len + sep, name, n + 1);
+        return (int)len;
+}
+
+/*
+ * Push the level for `name` (already on w->path) in the top directory. Hidden wins, then a
+ * mount point, then the host. A strict ancestor of a mount point is a directory whatever the
+ * host holds there (nothing, a file, a symlink): the table, not the host, says where mounts
+ * appear, so no change on the host can move or remove one.
+ */
+static int step_at(struct walk *w, const char *name, bool creating)
+{
+        const struct vfs_mount *m;
+        struct stat st;
+        bool above;
+        int fd;
+
+        if (vfs_view_hidden(w->v, w->path))
+                return creating ? -EACCES : -ENOENT;
+        m = vfs_view_mount_at(w->v, w->path);
+        if (m)
+                return enter_mount(w, m);
+        above = vfs_view_above_mount(w->v, w->path);
+        if (top(w)->fd < 0) {
+                if (!above)
+                        return -ENOENT;
+                push_synthetic(w);
+                return 0;
+        }
+        fd = open_component(top(w)->fd, name);
+        if (fd >= 0 && above && (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
+                close(fd);
+                fd = -ENOENT;
+        }
+        if (fd == -ENOENT && above) {
+                push_synthetic(w);
+                return 0;
+        }
+        return fd < 0 ? fd : push_host(w, fd, true, top(w)->mount, false);
+}
+
+static int step(struct walk *w, const char *name, bool creating)
+{
+        int old = path_append(w, name);
+        int r;
+
+        if (old < 0)
+                return old;
+        r = step_at(w, name, creating);
+        if (r < 0)
+                w->path[old] = '\0';
+        return r;
+}
+
+/* Replace the symlink on top by its target followed by `rest`, what came after the link. */
+static int follow(struct walk *w, const char *rest)
+{
+        char target[PATH_MAX];
+        ssize_t n;
+
+        if (++w->links > VFS_MAXSYMLINKS)
+                return -ELOOP;
+        /* Through the link's own fd: the object whose type we checked, not the name again. */
+        n = readlinkat(top(w)->fd, "", target, sizeof(target));
+        if (n < 0)
+                return -errno;
+        if ((size_t)n >= sizeof(target))
+                return -ENAMETOOLONG;
+        if (n == 0)
+                return -ENOENT;
+        pop(w);
+        if (target[0] == '/')
+                while (w->depth > 1)
+                        pop(w);
+        size_t rlen = strlen(rest);
+        char *buf = xcalloc(1, (size_t)n + rlen + 1);
+        memcpy(buf, target, (size_t)n);
+        memcpy(buf + n, rest, rlen + 1); /* rest may point into w->buf: copy, then free */
+        free(w->buf);
+        w->buf = buf;
+        w->p = buf;
+        return 0;
+}
+
+struct component {
+        const char *s;
+        size_t n;
+        bool last;  /* nothing but slashes follows */
+        bool slash; /* last, and slashes follow */
+};
+
+/* The next component at w->p; w->p moves right after it (onto its slashes, if any). */
+static bool next_component(struct walk *w, struct component *c)
+{
+        const char *p = w->p + strspn(w->p, "/");
+        const char *after;
+
+        if (!*p) {
+                w->p = p;
+                return false;
+        }
+        c->s = p;
+        c->n = strcspn(p, "/");
+        after = p + c->n;
+        c->last = after[strspn(after, "/")] == '\0';
+        c->slash = c->last && *after == '/';
+        w->p = after;
+        return true;
+}
+
+/* The top level's fd for the result: taken if the walk owns it, else duplicated. */
+static int take_fd(struct level *l)
+{
+        int fd;
+
+        if (l->owned) {
+                l->owned = false;
+                return steal_fd(l->fd);
+        }
+        fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 0);
+        return fd < 0 ? -errno : fd;
+}
+
+static int finish(struct walk *w, struct vfs_result *out)
+{
+        struct level *l = top(w);
+
+        out->kind = l->fd >= 0 ? VFS_HOST : VFS_SYNTHETIC;
+        out->type = l->type;
+        out->mount = l->mount;
+        out->mount_point = l->mount_point;
+        strcpy(out->path, w->path);
+        if (l->fd >= 0) {
+                out->fd = take_fd(l);
+                if (out->fd < 0)
+                        return out->fd;
+        }
+        return 0;
+}
+
+/* VFS_CREATE, the last name exists: the object, and its parent (the level below). */
+static int finish_existing(struct walk *w, const char *name, struct vfs_result *out)
+{
+        struct level *parent = &w->levels[w->depth - 2];
+        int r = finish(w, out);
+
+        if (r < 0)
+                return r;
+        snprintf(out->name, sizeof(out->name), "%s", name);
+        out->parent_mount = parent->mount;
+        if (parent->fd >= 0) {
+                out->parent_fd = take_fd(parent);
+                if (out->parent_fd < 0)
+                        return out->parent_fd;
+        }
+        return 0;
+}
+
+/* VFS_CREATE, the last name is absent: its parent is on top, its would-be path is given. */
+static int finish_absent(struct walk *w, const char *name, struct vfs_result *out)
+{
+        struct level *parent = top(w);
+        int r = path_append(w, name);
+
+        if (r < 0)
+                return r;
+        out->kind = VFS_ABSENT;
+        out->mount = parent->mount;
+        strcpy(out->path, w->path);
+        snprintf(out->name, sizeof(out->name), "%s", name);
+        out->parent_mount = parent->mount;
+        if (parent->fd >= 0) {
+                out->parent_fd = take_fd(parent);
+                if (out->parent_fd < 0)
+                        return out->parent_fd;
+        }
+        return 0;
+}
+
+/* On a dev or proc mount: what is left of the path goes to that view, unresolved. */
+static int finish_special(struct walk *w, struct vfs_result *out)
+{
+        const char *rest = w->p + strspn(w->p, "/");
+
+        if (strlen(rest) >= sizeof(out->rest))
+                return -ENAMETOOLONG;
+        out->kind = VFS_SPECIAL;
+        out->mount = w->special;
+        out->mount_point = !*rest;
+        strcpy(out->path, w->path);
+        strcpy(out->rest, rest);
+        return 0;
+}
+
+static int walk_run(struct walk *w, struct vfs_result *out)
+{
+        struct component c;
+        char name[NAME_MAX + 1];
+
+        while (next_component(w, &c)) {
+                if (!S_ISDIR(top(w)->type))
+                        return -ENOTDIR;
+                if (c.n == 1 && c.s[0] == '.')
+                        continue;
+                if (c.n == 2 && c.s[0] == '.' && c.s[1] == '.') {
+                        if (w->depth > 1) /* "/.." is "/" */
+                                pop(w);
+                        continue;
+                }
+                if (c.n > NAME_MAX)
+                        return -ENAMETOOLONG;
+                memcpy(name, c.s, c.n);
+                name[c.n] = '\0';
+                bool creating = c.last && (w->flags & VFS_CREATE);
+                int r = step(w, name, creating);
+                if (r == STEP_SPECIAL)
+                        return finish_special(w, out);
+                if (creating)
+                        out->trailing_slash = c.slash;
+                if (r == -ENOENT && creating)
+                        return finish_absent(w, name, out);
+                if (r < 0)
+                        return r;
+                /* A trailing '/' follows a link as the kernel does, except when creating
+                 * (mkdir "link/" is EEXIST, open O_CREAT "link/" EISDIR: the caller's call). */
+                if (S_ISLNK(top(w)->type) &&
+                    (!c.last || (w->flags & VFS_FOLLOW) || (c.slash && !creating))) {
+                        r = follow(w, w->p);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (creating)
+                        return finish_existing(w, name, out);
+                if (c.slash && !S_ISDIR(top(w)->type))
+                        return -ENOTDIR;
+                if (c.last)
+                        out->trailing_slash = c.slash;
+        }
+        return finish(w, out);
+}
+
+static int enter_root(struct walk *w)
+{
+        const struct vfs_mount *m = vfs_view_mount_at(w->v, "/");
+
+        strcpy(w->path, "/");
+        if (m)
+                return enter_mount(w, m);
+        /* No mount at "/": the root is made up, with the mount points' ancestors in it. */
+        push(w, (struct level){.fd = -1, .type = S_IFDIR});
+        return 0;
+}
+
+static int resolve(struct walk *w, const char *start, const char *path, struct vfs_result *out)
+{
+        size_t len = strnlen(path, PATH_MAX);
+        int r;
+
+        if (w->flags & ~VFS_FLAGS)
+                return -EINVAL;
+        if (len >= PATH_MAX)
+                return -ENAMETOOLONG;
+        if (len == 0 && !(w->flags & VFS_EMPTY_PATH))
+                return -ENOENT;
+        if (len == 0) /* the object `start` names, as it is: fstatat(fd, "", AT_EMPTY_PATH) */
+                w->flags &= ~(VFS_FOLLOW | VFS_CREATE);
+        w->p = path;
+        if (path[0] != '/') {
+                if (!start || start[0] != '/')
+                        return -EINVAL;
+                /* The walk goes through `start` again rather than trusting a cached fd, so
+                 * the sandbox path it reports is always the one it walked. */
+                w->buf = xcalloc(1, strlen(start) + len + 2);
+                strcpy(w->buf, start);
+                if (len)
+                        strcat(strcat(w->buf, "/"), path);
+                w->p = w->buf;
+        }
+        r = enter_root(w);
+        if (r == STEP_SPECIAL)
+                return finish_special(w, out);
+        return r < 0 ? r : walk_run(w, out);
+}
+
+int vfs_resolve(const struct vfs_view *v, const char *start, const char *path, unsigned flags,
+                struct vfs_result *out)
+{
+        struct walk w = {.v = v, .flags = flags};
+        int r;
+
+        *out = (struct vfs_result){.fd = -1, .parent_fd = -1};
+        r = resolve(&w, start, path, out);
+        walk_free(&w);
+        if (r < 0)
+                vfs_result_release(out);
+        return r < 0 ? r : 0;
+}
+
+void vfs_result_release(struct vfs_result *r)
+{
+        if (r->fd >= 0)
+                close(r->fd);
+        if (r->parent_fd >= 0)
+                close(r->parent_fd);
+        r->fd = -1;
+        r->parent_fd = -1;
+}

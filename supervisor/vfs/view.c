@@ -1,0 +1,157 @@
+/*
+ * The mount table. Look-ups are linear: a view has a few dozen entries and the resolver asks
+ * once per path component; an index can come when a benchmark asks for it.
+ */
+#include "supervisor/vfs/view.h"
+#include "supervisor/vfs/path.h"
+#include "supervisor/error.h"
+#include "supervisor/util.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static bool is_visible_mount(const struct vfs_mount *m)
+{
+        return m->mode != VFS_HIDDEN;
+}
+
+void vfs_view_add(struct vfs_view *v, struct vfs_mount *m)
+{
+        for (size_t i = 0; i < v->n_mounts && is_visible_mount(m); i++) {
+                struct vfs_mount *old = &v->mounts[i];
+                if (is_visible_mount(old) && strcmp(old->sandbox, m->sandbox) == 0) {
+                        vfs_mount_free(old);
+                        *old = *m;
+                        *m = (struct vfs_mount){.host_fd = -1};
+                        return;
+                }
+        }
+        v->mounts = xrealloc(v->mounts, (v->n_mounts + 1) * sizeof(*v->mounts));
+        v->mounts[v->n_mounts++] = *m;
+        *m = (struct vfs_mount){.host_fd = -1};
+}
+
+const struct vfs_mount *vfs_view_hidden(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (vfs_mount_hides(&v->mounts[i], path))
+                        return &v->mounts[i];
+        return NULL;
+}
+
+const struct vfs_mount *vfs_view_mount_at(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (is_visible_mount(&v->mounts[i]) && strcmp(v->mounts[i].sandbox, path) == 0)
+                        return &v->mounts[i];
+        return NULL;
+}
+
+bool vfs_view_above_mount(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                if (is_visible_mount(m) && strcmp(m->sandbox, path) != 0 &&
+                    vfs_path_has_prefix(m->sandbox, path))
+                        return true;
+        }
+        return false;
+}
+
+const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path)
+{
+        const struct vfs_mount *best = NULL;
+        char prefix[PATH_MAX];
+        size_t len = strlen(path);
+
+        if (len >= sizeof(prefix))
+                return NULL;
+        /* Hidden wins: look at "/", "/a", "/a/b", ... before any prefix match. */
+        for (size_t i = 1; i <= len; i++) {
+                if (i < len && path[i] != '/')
+                        continue;
+                memcpy(prefix, path, i);
+                prefix[i] = '\0';
+                const struct vfs_mount *h = vfs_view_hidden(v, prefix);
+                if (h)
+                        return h;
+        }
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                if (is_visible_mount(m) && vfs_path_has_prefix(path, m->sandbox) &&
+                    (!best || strlen(m->sandbox) > strlen(best->sandbox)))
+                        best = m;
+        }
+        return best;
+}
+
+/* A tmp mount's host directory: the one named, or a fresh one under `scratch`. */
+static int open_tmp_dir(struct vfs_mount *m, const char *scratch, struct error *err)
+{
+        char dir[PATH_MAX];
+
+        if (m->host) {
+                if (mkdir(m->host, 0700) < 0 && errno != EEXIST)
+                        return make_error(err, errno, "%s: cannot create `%s`", m->origin, m->host);
+                return 0;
+        }
+        if (!scratch)
+                return make_error(err, 0, "%s: no scratch directory for a tmp mount", m->origin);
+        if (snprintf(dir, sizeof(dir), "%s/tmp-XXXXXX", scratch) >= (int)sizeof(dir))
+                return make_error(err, 0, "%s: scratch path too long", m->origin);
+        if (!mkdtemp(dir))
+                return make_error(err, errno, "%s: cannot create a directory in `%s`", m->origin,
+                                  scratch);
+        if (vfs_path_normalize(dir, sizeof(dir), dir) < 0) /* scratch may end in '/' */
+                return make_error(err, 0, "%s: scratch path too long", m->origin);
+        m->host = xstrdup(dir);
+        return 0;
+}
+
+static int open_mount(struct vfs_mount *m, const char *scratch, struct error *err)
+{
+        switch (m->mode) {
+        case VFS_COW:
+                return make_error(err, 0, "%s: copy-on-write mounts are not yet supported",
+                                  m->origin);
+        case VFS_HIDDEN:
+        case VFS_DEV:
+        case VFS_PROC:
+                return 0;
+        case VFS_TMP:
+                if (open_tmp_dir(m, scratch, err) < 0)
+                        return -1;
+                break;
+        case VFS_RO:
+        case VFS_RW:
+                break;
+        }
+        /* The user's own path, so symlinks in it are followed, once: from here on the mount
+         * is this inode, wherever the host moves it (like a bind mount). */
+        m->host_fd = open(m->host, O_PATH | O_CLOEXEC);
+        if (m->host_fd < 0 && errno == ENOENT)
+                return make_error(err, 0, "%s: host path `%s` does not exist", m->origin, m->host);
+        if (m->host_fd < 0)
+                return make_error(err, errno, "%s: cannot open host path `%s`", m->origin, m->host);
+        return 0;
+}
+
+int vfs_view_open(struct vfs_view *v, const char *scratch, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].host_fd < 0 && open_mount(&v->mounts[i], scratch, err) < 0)
+                        return -1;
+        return 0;
+}
+
+void vfs_view_free(struct vfs_view *v)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                vfs_mount_free(&v->mounts[i]);
+        free(v->mounts);
+        v->mounts = NULL;
+        v->n_mounts = 0;
+}
