@@ -1,5 +1,8 @@
 #include "shim/landlock.h"
-#include "supervisor/places.h"
+#include "supervisor/grants.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <linux/landlock.h>
@@ -7,13 +10,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* ABI 2 and 3 rights, absent from older kernel headers. */
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ull << 13)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ull << 14)
-#endif
 
 /* The attribute as of ABI 6; older kernels get a prefix of it. */
 struct ruleset_attr {
@@ -43,37 +39,22 @@ uint64_t landlock_write_access(int abi)
         return a;
 }
 
-/* Writing the content of a file: what a device place (and a non-directory) may get. */
-static uint64_t file_write_access(int abi)
-{
-        return LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0);
-}
+/* The rights a rule on a file (not a directory) may carry. */
+#define FILE_ACCESS                                                                                \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
+         LANDLOCK_ACCESS_FS_TRUNCATE)
 
-static int add_rules(int ruleset, int abi, const struct places *places, const int *fds)
+int landlock_ruleset_create(int abi)
 {
-        for (size_t i = 0; i < places->n; i++) {
-                const struct place *pl = &places->v[i];
-                struct landlock_path_beneath_attr rule = {.parent_fd = fds[i]};
-
-                if (fds[i] < 0)
-                        continue; /* vanished since the supervisor looked: nothing to allow */
-                rule.allowed_access = pl->kind == PLACE_TREE && pl->dir ? landlock_write_access(abi)
-                                                                         : file_write_access(abi);
-                if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) <
-                    0)
-                        return -errno;
-        }
-        return 0;
-}
-
-int landlock_enter_domain(int abi, const struct places *places, const int *fds)
-{
-        /* Every write-type right this ABI knows is handled, so that whatever is not allowed
-         * by a rule below is denied, whatever the uid. Reads, execution and IOCTL_DEV are
-         * not handled: reads stay open until the virtual filesystem lands. */
-        struct ruleset_attr attr = {.handled_access_fs = landlock_write_access(abi)};
+        /* Every write-type right this ABI knows, and reading and executing files and listing
+         * directories, are handled: whatever no rule allows is denied, whatever the uid.
+         * IOCTL_DEV is not handled (terminals). */
+        struct ruleset_attr attr = {.handled_access_fs = landlock_write_access(abi) |
+                                                         LANDLOCK_ACCESS_FS_READ_FILE |
+                                                         LANDLOCK_ACCESS_FS_READ_DIR |
+                                                         LANDLOCK_ACCESS_FS_EXECUTE};
         size_t size = sizeof(attr.handled_access_fs);
-        int fd, r;
+        int fd;
 
         if (abi >= 4)
                 size += sizeof(attr.handled_access_net);
@@ -83,11 +64,37 @@ int landlock_enter_domain(int abi, const struct places *places, const int *fds)
                 size += sizeof(attr.scoped);
         }
         fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
-        if (fd < 0)
-                return -errno;
-        r = add_rules(fd, abi, places, fds);
-        if (r == 0 && syscall(SYS_landlock_restrict_self, fd, 0) < 0)
-                r = -errno;
-        close(fd);
-        return r;
+        return fd < 0 ? -errno : fd;
+}
+
+int landlock_add_grants(int ruleset, const struct grants *g)
+{
+        for (size_t i = 0; i < g->n; i++) {
+                const struct grant *gr = &g->v[i];
+                struct landlock_path_beneath_attr rule = {.allowed_access = gr->access};
+                struct stat st;
+                int fd = open(gr->path, O_PATH | O_NOFOLLOW | O_CLOEXEC), r = 0;
+
+                if (fd < 0)
+                        continue; /* gone, or not ours to reach: a grant left out is safe */
+                /* Not the file the supervisor looked at: leave it out too. */
+                if (fstat(fd, &st) == 0 && st.st_dev == gr->dev && st.st_ino == gr->ino) {
+                        if (!S_ISDIR(st.st_mode))
+                                rule.allowed_access &= FILE_ACCESS;
+                        rule.parent_fd = fd;
+                        if (rule.allowed_access &&
+                            syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH,
+                                    &rule, 0) < 0)
+                                r = -errno;
+                }
+                close(fd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int landlock_restrict(int ruleset)
+{
+        return syscall(SYS_landlock_restrict_self, ruleset, 0) < 0 ? -errno : 0;
 }

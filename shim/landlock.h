@@ -6,9 +6,18 @@
 #define STOCKADE_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ull << 0)
 #define STOCKADE_LANDLOCK_SCOPE_SIGNAL               (1ull << 1)
 
+#include <linux/landlock.h>
 #include <stdint.h>
 
-struct places;
+/* ABI 2 and 3 rights, absent from older kernel headers (Debian 12's among them). */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ull << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ull << 14)
+#endif
+
+struct grants;
 
 /* The Landlock ABI this kernel offers; 0 when absent. */
 int landlock_abi_version(void);
@@ -16,14 +25,17 @@ int landlock_abi_version(void);
  * TRUNCATE (3). Not IOCTL_DEV, not read or execute. */
 uint64_t landlock_write_access(int abi);
 /*
- * Put the calling process (and everything it starts) into a new Landlock domain. Whatever
- * the ABI, a task in a domain cannot ptrace — nor open /proc/PID/mem, environ, fd/ of — a
- * task outside it. With ABI 6, signals and abstract unix sockets are scoped to the domain
- * too. Files: nothing can be written, created, removed, renamed or truncated anywhere but
- * beneath the PLACE_TREE places (every write right) and in the PLACE_DEVICE files (content
- * only), whatever the uid; fds[i] is an O_PATH fd of places->v[i] (-1: skip it). Reads stay
- * open. Needs NO_NEW_PRIVS. Returns 0 or -errno.
+ * A Landlock ruleset for a domain of the sandbox's own. Whatever the ABI, a task in the
+ * domain cannot ptrace — nor open /proc/PID/mem, environ, fd/ of — a task outside it; with
+ * ABI 6, signals and abstract unix sockets are scoped to the domain too. Files: reading,
+ * executing, listing and every write-type right are handled, so only what a rule grants is
+ * allowed, whatever the uid. Returns the ruleset fd or -errno.
  */
-int landlock_enter_domain(int abi, const struct places *places, const int *fds);
+int landlock_ruleset_create(int abi);
+/* Add a rule for each grant (supervisor/grants.h), opened O_PATH now; a path that cannot be
+ * opened, or is no longer the file the supervisor saw, is left out. Returns 0 or -errno. */
+int landlock_add_grants(int ruleset, const struct grants *g);
+/* Enter the domain (needs NO_NEW_PRIVS). Returns 0 or -errno. */
+int landlock_restrict(int ruleset);
 
 #endif

@@ -8,9 +8,10 @@
  *   with a user namespace, after --user (whose uid must be the one mapped), and then the
  *   bounding set and securebits once more, since unshare(CLONE_NEWUSER) resets both;
  *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
- *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...), no writes outside the
- *   writable places (their O_PATH fds are opened early, with our rights, and closed once
- *   the domain is entered) and, with ABI 6, no signals to anything outside the sandbox;
+ *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...), no reads of hidden paths,
+ *   no writes outside the writable places (the ruleset is built early, with our rights, from
+ *   the supervisor's grants, and entered after NO_NEW_PRIVS) and, with ABI 6, no signals to
+ *   anything outside the sandbox;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
  * Nothing returns: errors _exit(). die() formats with vsnprintf and strerror, which is safe
@@ -21,7 +22,6 @@
 #include "shim/landlock.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
-#include "supervisor/places.h"
 #include "supervisor/spawn.h"
 
 #include <errno.h>
@@ -169,32 +169,20 @@ static void become_user(uid_t uid, gid_t gid, pid_t supervisor)
 }
 
 /*
- * The writable places, opened O_PATH now, with the supervisor's rights (a place the program's
- * uid cannot search still gets its rule; DAC keeps judging it). A place gone since the
- * supervisor looked is skipped; one that cannot be opened otherwise, or that is now another
- * object than the one the supervisor's handlers judge by, stops the run (fail closed).
+ * The Landlock ruleset, built now with the supervisor's rights (a path the program's uid
+ * cannot search still gets its rule; DAC keeps judging it). A grant that cannot be applied is
+ * left out, which only takes rights away.
  */
-static void open_places(const struct places *p, int *fds)
+static int build_ruleset(const struct shim_args *a)
 {
-        for (size_t i = 0; i < p->n; i++) {
-                struct stat st;
+        int fd = landlock_ruleset_create(a->landlock_abi), r;
 
-                fds[i] = open(p->v[i].path, O_PATH | O_CLOEXEC);
-                if (fds[i] < 0 && (errno == ENOENT || errno == ENOTDIR))
-                        continue;
-                if (fds[i] < 0)
-                        die(EXIT_STOCKADE, errno, "open `%s` for its Landlock rule", p->v[i].path);
-                if (fstat(fds[i], &st) < 0 || st.st_dev != p->v[i].dev || st.st_ino != p->v[i].ino)
-                        die(EXIT_STOCKADE, 0, "`%s` changed while the sandbox was set up",
-                            p->v[i].path);
-        }
-}
-
-static void close_places(const struct places *p, int *fds)
-{
-        for (size_t i = 0; i < p->n; i++)
-                if (fds[i] >= 0)
-                        close(fds[i]);
+        if (fd < 0)
+                die(EXIT_STOCKADE, -fd, "create a Landlock ruleset (ABI %d)", a->landlock_abi);
+        r = landlock_add_grants(fd, a->grants);
+        if (r < 0)
+                die(EXIT_STOCKADE, -r, "add the Landlock rules");
+        return fd;
 }
 
 static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
@@ -258,7 +246,7 @@ static char *resolve(const struct shim_args *a)
 
 _Noreturn void shim_run(const struct shim_args *a)
 {
-        int place_fds[PLACES_MAX];
+        int ruleset = -1;
         unsigned flags = 0;
         char go = 0, *path;
         int listener;
@@ -274,7 +262,7 @@ _Noreturn void shim_run(const struct shim_args *a)
         apply_limits(a->limits);
         close_fds(a->sock);
         if (a->landlock_abi)
-                open_places(a->places, place_fds);
+                ruleset = build_ruleset(a);
         reset_signals();
         if (a->ipc == IPC_NS)
                 enter_ipc_namespace(a->ipc, &flags);
@@ -290,10 +278,10 @@ _Noreturn void shim_run(const struct shim_args *a)
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(EXIT_STOCKADE, errno, "set no_new_privs");
         if (a->landlock_abi) {
-                int r = landlock_enter_domain(a->landlock_abi, a->places, place_fds);
+                int r = landlock_restrict(ruleset);
                 if (r < 0)
                         die(EXIT_STOCKADE, -r, "enter a Landlock domain (ABI %d)", a->landlock_abi);
-                close_places(a->places, place_fds);
+                close(ruleset);
         }
 
         listener = install_filter(a->prog, &flags);

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 struct limits;
-struct places;
+struct grants;
 
 struct shim_args {
         int sock;         /* socketpair end to the supervisor */
@@ -21,7 +21,7 @@ struct shim_args {
         char *const *argv;
         char *const *envp;
         int landlock_abi;            /* enter a Landlock domain with this ABI; 0 = none */
-        const struct places *places; /* where the Landlock domain allows writes */
+        const struct grants *grants; /* what the Landlock domain allows (grants.h) */
         enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
         bool set_user;               /* become uid:gid (from root) */
         uid_t uid;

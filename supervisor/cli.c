@@ -59,6 +59,7 @@ enum {
         OPT_MODE,
         OPT_ALLOW_DEGRADED,
         OPT_USER,
+        OPT_HIDE,
 };
 
 enum value_kind {
@@ -95,6 +96,9 @@ static const struct opt_def run_opts[] = {
          "run the command as this user (stockade must be root); without it a root "
          "stockade runs the command as nobody (65534); `--user root` keeps uid 0, with no "
          "capabilities"},
+        {"hide", OPT_HIDE, V_STRING, "PATH",
+         "make PATH unreadable in the sandbox, on top of the default credential paths "
+         "(Landlock; repeatable; `~` is your home)"},
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
          "audit: deny nothing, report what would be denied (-v prints it)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
@@ -163,6 +167,12 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                         return make_error(err, 0, "run: --env: `%s` has no variable name", arg);
                 cfg->env_ops = xrealloc(cfg->env_ops, (cfg->n_env_ops + 1) * sizeof(*cfg->env_ops));
                 cfg->env_ops[cfg->n_env_ops++].arg = arg;
+                return 0;
+        case OPT_HIDE:
+                if (!*arg)
+                        return make_error(err, 0, "run: --hide: the path is empty");
+                cfg->hide = xrealloc(cfg->hide, (cfg->n_hide + 1) * sizeof(*cfg->hide));
+                cfg->hide[cfg->n_hide++] = arg;
                 return 0;
         case OPT_MODE:
                 if (strcmp(arg, "enforce") == 0)
@@ -271,6 +281,8 @@ void cli_config_free(struct config *cfg)
 {
         free(cfg->env_ops);
         cfg->env_ops = NULL;
+        free(cfg->hide);
+        cfg->hide = NULL;
 }
 
 static int cmd_run(int argc, char **argv)

@@ -39,6 +39,8 @@ struct config {
         bool default_user; /* root without --user: nobody (DEFAULT_UID), not uid 0 */
         uid_t uid;
         gid_t gid;
+        const char **hide; /* --hide PATH values, as given */
+        size_t n_hide;
         char **argv; /* the command, NULL-terminated */
 };
 

@@ -154,7 +154,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .argv = plan->cfg->argv,
                                       .envp = plan->envp,
                                       .landlock_abi = sup->layers.landlock_abi,
-                                      .places = &sup->places,
+                                      .grants = &sup->grants,
                                       .ipc = sup->layers.ipc,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,

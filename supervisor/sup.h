@@ -4,6 +4,7 @@
 
 #include "supervisor/layers.h"
 #include "supervisor/options.h"
+#include "supervisor/grants.h"
 #include "supervisor/places.h"
 #include "supervisor/tracee.h"
 #include "syscalls/filter.h"
@@ -56,6 +57,7 @@ struct supervisor {
         /* Where the run may write (Landlock rules, metadata handlers). Computed before the
          * fork, read-only afterwards: handlers read it without the lock. */
         struct places places;
+        struct grants grants; /* the Landlock rules the shim applies (empty without Landlock) */
 
         int epfd;
         struct event_source sigchld; /* signalfd: ptrace stops and exits */

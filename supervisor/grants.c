@@ -1,0 +1,163 @@
+#include "supervisor/grants.h"
+#include "shim/landlock.h"
+#include "supervisor/error.h"
+#include "supervisor/places.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/view.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <linux/landlock.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+uint64_t grants_read_access(void)
+{
+        return LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE;
+}
+
+static void add(struct grants *g, const char *path, const struct stat *st, uint64_t access)
+{
+        if (g->n == g->cap) {
+                g->cap = g->cap ? 2 * g->cap : 64;
+                g->v = xrealloc(g->v, g->cap * sizeof(*g->v));
+        }
+        g->v[g->n++] = (struct grant){
+                .path = xstrdup(path), .dev = st->st_dev, .ino = st->st_ino, .access = access};
+}
+
+void grants_free(struct grants *g)
+{
+        for (size_t i = 0; i < g->n; i++)
+                free(g->v[i].path);
+        free(g->v);
+        *g = (struct grants){0};
+}
+
+/* The next component of *p (skipping slashes) into `out`; false at the end. */
+static bool next_component(const char **p, char *out, size_t len)
+{
+        size_t n;
+
+        while (**p == '/')
+                (*p)++;
+        n = strcspn(*p, "/");
+        if (!n || n >= len)
+                return false;
+        memcpy(out, *p, n);
+        out[n] = '\0';
+        *p += n;
+        return true;
+}
+
+/* Whether the hidden entry `m` (a path, or a pattern per component) names something strictly
+ * beneath `path`: each of path's components matches the entry's, and the entry has more. */
+static bool entry_beneath(const struct vfs_mount *m, const char *path)
+{
+        const char *e = m->sandbox, *p = path;
+        char ec[NAME_MAX + 1], pc[NAME_MAX + 1];
+
+        while (next_component(&p, pc, sizeof(pc))) {
+                if (!next_component(&e, ec, sizeof(ec)))
+                        return false;
+                if (m->pattern ? fnmatch(ec, pc, 0) != 0 : strcmp(ec, pc) != 0)
+                        return false;
+        }
+        return next_component(&e, ec, sizeof(ec));
+}
+
+int grants_hidden_beneath(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].mode == VFS_HIDDEN && entry_beneath(&v->mounts[i], path))
+                        return 1;
+        return 0;
+}
+
+struct walk {
+        struct grants *g;
+        const struct vfs_view *hidden;
+        uint64_t access;
+};
+
+static void split(struct walk *w, const char *dir);
+
+/* One child of a directory that is being split. */
+static void child(struct walk *w, int dirfd, const char *dir, const char *name)
+{
+        char path[PATH_MAX];
+        struct stat st;
+
+        if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name) >=
+            (int)sizeof(path))
+                return; /* too long to open: not granted */
+        if (vfs_view_hidden(w->hidden, path) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return;
+        /* A symlink grants nothing: what it points to is judged by its own path. */
+        if (S_ISLNK(st.st_mode))
+                return;
+        if (S_ISDIR(st.st_mode) && grants_hidden_beneath(w->hidden, path))
+                split(w, path);
+        else
+                add(w->g, path, &st, w->access);
+}
+
+/* Grant every child of `dir` except what is hidden, recursing towards hidden paths. The
+ * directory itself gets no rule: a rule on it would cover the hidden path too. */
+static void split(struct walk *w, const char *dir)
+{
+        struct dirent *e;
+        DIR *d = opendir(dir);
+
+        if (!d)
+                return; /* cannot list it: grant nothing beneath (fail closed) */
+        while ((e = readdir(d)))
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                        child(w, dirfd(d), dir, e->d_name);
+        closedir(d);
+}
+
+/* Grant `root` with `access`, split around what is hidden beneath it. */
+static void grant_tree(struct grants *g, const struct vfs_view *hidden, const char *root,
+                       uint64_t access)
+{
+        struct walk w = {.g = g, .hidden = hidden, .access = access};
+        struct stat st;
+
+        if (vfs_view_hidden(hidden, root) || lstat(root, &st) < 0)
+                return;
+        if (S_ISDIR(st.st_mode) && grants_hidden_beneath(hidden, root))
+                split(&w, root);
+        else
+                add(g, root, &st, access);
+}
+
+int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
+                   int abi, struct error *err)
+{
+        struct stat st;
+
+        if (lstat("/", &st) < 0)
+                return make_error(err, errno, "stat /");
+        /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
+        add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);
+        grant_tree(g, hidden, "/", grants_read_access());
+        for (size_t i = 0; i < places->n; i++) {
+                const struct place *pl = &places->v[i];
+                uint64_t w = landlock_write_access(abi);
+
+                if (pl->kind == PLACE_TREE && pl->dir)
+                        grant_tree(g, hidden, pl->path, w);
+                else if (!vfs_view_hidden(hidden, pl->path) && lstat(pl->path, &st) == 0)
+                        /* A device file: its content only. */
+                        add(g, pl->path, &st,
+                            LANDLOCK_ACCESS_FS_WRITE_FILE |
+                                    (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
+        }
+        return 0;
+}
