@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/landlock.h>
 #include <stdbool.h>
@@ -55,6 +56,24 @@ static bool next_component(const char **p, char *out, size_t len)
         return true;
 }
 
+/* Whether the hidden entry `m` exists on the host: a path that is not there needs no wall
+ * (splitting its ancestors would only cost the writable places their own top level). A
+ * pattern exists if it matches anything. */
+static bool entry_exists(const struct vfs_mount *m)
+{
+        struct stat st;
+        glob_t g;
+        bool any;
+
+        if (!m->pattern)
+                return lstat(m->sandbox, &st) == 0;
+        if (glob(m->sandbox, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+                return false;
+        any = g.gl_pathc > 0;
+        globfree(&g);
+        return any;
+}
+
 /* Whether the hidden entry `m` (a path, or a pattern per component) names something strictly
  * beneath `path`: each of path's components matches the entry's, and the entry has more. */
 static bool entry_beneath(const struct vfs_mount *m, const char *path)
@@ -74,7 +93,8 @@ static bool entry_beneath(const struct vfs_mount *m, const char *path)
 int grants_hidden_beneath(const struct vfs_view *v, const char *path)
 {
         for (size_t i = 0; i < v->n_mounts; i++)
-                if (v->mounts[i].mode == VFS_HIDDEN && entry_beneath(&v->mounts[i], path))
+                if (v->mounts[i].mode == VFS_HIDDEN && entry_beneath(&v->mounts[i], path) &&
+                    entry_exists(&v->mounts[i]))
                         return 1;
         return 0;
 }

@@ -48,7 +48,7 @@ void grants_free(struct grants *g);
  * of a directory. */
 uint64_t grants_read_access(void);
 
-/* Whether some hidden entry of `v` lies strictly beneath `path` (or could, for a pattern). */
+/* Whether some hidden entry of `v` that exists on the host lies strictly beneath `path`. */
 int grants_hidden_beneath(const struct vfs_view *v, const char *path);
 
 #endif

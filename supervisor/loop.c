@@ -394,6 +394,14 @@ static int compute_grants(struct supervisor *sup, struct error *err)
         }
         if (grants_compute(&sup->grants, &view, &sup->places, sup->layers.landlock_abi, err) < 0)
                 return -1;
+        for (size_t i = 0; i < sup->places.n; i++)
+                if (sup->places.v[i].kind == PLACE_TREE &&
+                    grants_hidden_beneath(&view, sup->places.v[i].path))
+                        fprintf(stderr,
+                                "stockade: note: %s holds hidden paths; the sandbox can write "
+                                "beneath it except there, but cannot create entries directly "
+                                "in it or in the directories on the way to them\n",
+                                sup->places.v[i].path);
         if (sup->cfg->verbose)
                 fprintf(stderr, "stockade: Landlock: %zu rules (reads everywhere but the hidden "
                                 "paths; writes in the writable places)\n",

@@ -1,0 +1,339 @@
+/*
+ * The read wall (supervisor/grants.c): the default view's credential paths and --hide are
+ * unreadable in the sandbox, by every path we can think of, judged from outside: the secret
+ * never appears in what the sandbox printed, nor in any file it could write.
+ *
+ * Each test builds a fake HOME (HOME is what the default view reads) holding secrets that the
+ * sandbox's uid could read by their mode, and first shows natively, as that uid, that the
+ * same commands do print them: the check can fail.
+ */
+#include "tests/helpers/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+enum { TIMEOUT_S = 60 };
+
+static char top[PATH_MAX], home[PATH_MAX + 16], work[PATH_MAX + 16], extra[PATH_MAX + 16];
+static uid_t sbx_uid;
+
+static void put(const char *dir, const char *rel, const char *content)
+{
+        char path[PATH_MAX * 2];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(content, f);
+        fclose(f);
+        assert_int_equal(chmod(path, 0644), 0);
+}
+
+static void mkdirs(const char *dir, const char *rel)
+{
+        char path[PATH_MAX * 2];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static int setup(void **state)
+{
+        char cmd[PATH_MAX * 2];
+
+        sbx_uid = geteuid() == 0 ? 65534 : geteuid();
+        assert_non_null(getcwd(top, sizeof(top) - 32));
+        strcat(top, "/hidden-XXXXXX");
+        assert_non_null(mkdtemp(top));
+        assert_int_equal(chmod(top, 0755), 0);
+        snprintf(home, sizeof(home), "%s/home", top);
+        snprintf(work, sizeof(work), "%s/home/project", top);
+        snprintf(extra, sizeof(extra), "%s/extra", top);
+        assert_int_equal(mkdir(home, 0755), 0);
+        mkdirs(home, ".ssh");
+        mkdirs(home, ".aws");
+        mkdirs(home, ".config");
+        mkdirs(home, ".config/gcloud");
+        mkdirs(home, "project");
+        assert_int_equal(mkdir(extra, 0755), 0);
+        put(home, ".ssh/id_rsa", "SECRET-SSH\n");
+        put(home, ".ssh/authorized_keys", "KEYS\n");
+        put(home, ".aws/credentials", "SECRET-AWS\n");
+        put(home, ".config/gcloud/token", "SECRET-GCLOUD\n");
+        put(home, ".netrc", "SECRET-NETRC\n");
+        put(home, "notes.txt", "visible-notes\n");
+        put(home, ".config/app.conf", "visible-conf\n");
+        put(extra, "private.key", "SECRET-EXTRA\n");
+        put(extra, "public.txt", "visible-public\n");
+        /* HOME belongs to the sandbox's uid (nobody when we are root): its mode alone would
+         * let the sandbox write ~/.ssh. */
+        snprintf(cmd, sizeof(cmd), "chown -R %u '%s'", (unsigned)sbx_uid, home);
+        assert_int_equal(system(cmd), 0);
+        setenv("HOME", home, 1);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        char cmd[PATH_MAX + 32];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* stockade run OPTS -- sh -c SCRIPT, from `dir`. */
+static void run_script_in(const char *dir, const char *const *opts, const char *script,
+                          struct run_result *r)
+{
+        const char *v[16];
+        size_t n = 0;
+
+        for (; opts && *opts; opts++)
+                v[n++] = *opts;
+        v[n++] = "--";
+        v[n++] = "/bin/sh";
+        v[n++] = "-c";
+        v[n++] = script;
+        v[n] = NULL;
+        assert_int_equal(chdir(dir), 0);
+        assert_int_equal(runner_stockade_run(v, TIMEOUT_S, r), 0);
+        assert_int_equal(chdir(top), 0);
+        if (r->exit_code == -1)
+                fail_msg("watchdog fired: %s", r->err);
+}
+
+static void run_script(const char *const *opts, const char *script, struct run_result *r)
+{
+        run_script_in(work, opts, script, r);
+}
+
+/* The same script natively, as the sandbox's uid: the control. */
+static void run_native(const char *script, struct run_result *r)
+{
+        char uid[32];
+        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid, "--regid", uid, "--clear-groups",
+                                 "/bin/sh", "-c", script, NULL};
+        const char *plain[] = {"/bin/sh", "-c", script, NULL};
+
+        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
+        assert_int_equal(chdir(work), 0);
+        assert_int_equal(runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL,
+                                    TIMEOUT_S, r),
+                         0);
+        assert_int_equal(chdir(top), 0);
+}
+
+/* Every file of the workspace, concatenated: what the sandbox could have copied out. */
+static char *workspace_content(void)
+{
+        char cmd[3 * PATH_MAX];
+        static char buf[65536];
+        size_t n;
+        FILE *p;
+
+        /* Regular files only: a symlink left in the workspace is not a copy. */
+        snprintf(cmd, sizeof(cmd), "find '%s' -type f -exec cat {} + 2>/dev/null", work);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        n = fread(buf, 1, sizeof(buf) - 1, p);
+        buf[n] = '\0';
+        pclose(p);
+        return buf;
+}
+
+/* Ways to read ~/.ssh/id_rsa and friends; each prints what it gets. */
+static const char *const reads[] = {
+        "cat ~/.ssh/id_rsa",
+        "cat ~/.aws/credentials ~/.config/gcloud/token ~/.netrc",
+        "cat \"$HOME/project/../.ssh/id_rsa\"",
+        "cat ../.ssh/./id_rsa",
+        "cat /proc/self/root$HOME/.ssh/id_rsa",
+        "cat /proc/self/cwd/../.ssh/id_rsa",
+        "ln -s ~/.ssh/id_rsa link && cat link",
+        "ln -s ~/.ssh sshdir && cat sshdir/id_rsa",
+        "ln ~/.ssh/id_rsa hard; cat hard",
+        "cp ~/.ssh/id_rsa copy; cat copy",
+        "cd ~/.ssh && cat id_rsa",
+        "exec 3<~/.ssh/id_rsa && cat <&3",
+        "python3 -c 'import os; print(open(os.path.expanduser(\"~/.ssh/id_rsa\")).read())'",
+        "grep -r SECRET ~ 2>/dev/null",
+        "tar cf - ~/.ssh 2>/dev/null | tar xOf - 2>/dev/null",
+};
+
+static void clean_workspace(void)
+{
+        char cmd[PATH_MAX + 64];
+
+        snprintf(cmd, sizeof(cmd), "cd '%s' && rm -rf link sshdir hard copy", work);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void credentials_unreadable(void **state)
+{
+        for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+                struct run_result r;
+
+                run_native(reads[i], &r);
+                if (!strstr(r.out, "SECRET-"))
+                        print_message("  (control) natively `%s` printed no secret: %s %s\n",
+                                      reads[i], r.out, r.err);
+                runner_free(&r);
+                clean_workspace();
+                run_script(NULL, reads[i], &r);
+                if (strstr(r.out, "SECRET-") || strstr(r.err, "SECRET-"))
+                        fail_msg("`%s` read a secret: %s %s", reads[i], r.out, r.err);
+                if (strstr(workspace_content(), "SECRET-"))
+                        fail_msg("`%s` copied a secret into the workspace", reads[i]);
+                runner_free(&r);
+                clean_workspace();
+        }
+}
+
+/* The control for the whole test: natively the first read does print the secret. */
+static void control_reads_secret(void **state)
+{
+        struct run_result r;
+
+        run_native("cat ~/.ssh/id_rsa", &r);
+        if (!strstr(r.out, "SECRET-SSH"))
+                fail_msg("natively the secret is not readable, so the test proves nothing: %s",
+                         r.err);
+        runner_free(&r);
+}
+
+/* What is not hidden still reads, and names are listed (contents hidden, not names). */
+static void the_rest_reads(void **state)
+{
+        struct run_result r;
+
+        run_script(NULL, "cat ~/notes.txt ~/.config/app.conf && ls -a ~/.ssh && "
+                         "python3 -c 'import json, email; print(\"py-ok\")'",
+                   &r);
+        if (r.exit_code != 0 || !strstr(r.out, "visible-notes") ||
+            !strstr(r.out, "visible-conf") || !strstr(r.out, "id_rsa") ||
+            !strstr(r.out, "py-ok"))
+                fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
+/* The workspace is inside HOME here: it is writable, ~/.ssh next to it is not. */
+static void no_write_into_hidden(void **state)
+{
+        char keys[PATH_MAX * 2], buf[64] = "";
+        struct run_result r;
+        int fd;
+
+        snprintf(keys, sizeof(keys), "%s/.ssh/authorized_keys", home);
+        run_script(NULL,
+                   "echo ok > mine && cat mine; echo PWNED >> ~/.ssh/authorized_keys; "
+                   "echo PWNED > ~/.ssh/new_key; mv mine ~/.ssh/; true",
+                   &r);
+        if (!strstr(r.out, "ok"))
+                fail_msg("the workspace is not writable: %s %s", r.out, r.err);
+        runner_free(&r);
+        fd = open(keys, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_true(read(fd, buf, sizeof(buf) - 1) >= 0);
+        close(fd);
+        assert_string_equal(buf, "KEYS\n");
+        snprintf(keys, sizeof(keys), "%s/.ssh/new_key", home);
+        assert_int_equal(access(keys, F_OK), -1);
+        snprintf(keys, sizeof(keys), "%s/.ssh/mine", home);
+        assert_int_equal(access(keys, F_OK), -1);
+}
+
+/* Started from HOME itself: the workspace contains ~/.ssh. The write grant is split around
+ * it: ~/.ssh stays unwritable, a subdirectory without hidden paths is writable. */
+static void workspace_containing_hidden(void **state)
+{
+        char keys[PATH_MAX * 2], buf[64] = "", made[PATH_MAX * 2];
+        struct run_result r;
+        int fd;
+
+        run_script_in(home, NULL,
+                      "echo PWNED >> .ssh/authorized_keys; echo PWNED > .ssh/new_key; "
+                      "rm -f .ssh/authorized_keys; cat .ssh/id_rsa; echo made > project/made",
+                      &r);
+        if (strstr(r.out, "SECRET-"))
+                fail_msg("read a secret: %s", r.out);
+        runner_free(&r);
+        snprintf(keys, sizeof(keys), "%s/.ssh/authorized_keys", home);
+        fd = open(keys, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_true(read(fd, buf, sizeof(buf) - 1) >= 0);
+        close(fd);
+        assert_string_equal(buf, "KEYS\n");
+        snprintf(keys, sizeof(keys), "%s/.ssh/new_key", home);
+        assert_int_equal(access(keys, F_OK), -1);
+        snprintf(made, sizeof(made), "%s/project/made", home);
+        assert_int_equal(access(made, F_OK), 0);
+        unlink(made);
+}
+
+/* --hide PATH adds to the default list; relative paths and ~ work. */
+static void hide_flag(void **state)
+{
+        char opt[PATH_MAX + 64];
+        struct run_result r;
+
+        snprintf(opt, sizeof(opt), "%s/private.key", extra);
+        run_script((const char *[]){"--hide", opt, NULL},
+                   "cd ../../extra && cat private.key; cat public.txt", &r);
+        if (strstr(r.out, "SECRET-EXTRA") || !strstr(r.out, "visible-public"))
+                fail_msg("--hide: %s %s", r.out, r.err);
+        runner_free(&r);
+        run_script((const char *[]){"--hide", "~/notes.txt", NULL}, "cat ~/notes.txt", &r);
+        if (strstr(r.out, "visible-notes"))
+                fail_msg("--hide ~/notes.txt: %s", r.out);
+        runner_free(&r);
+        run_script((const char *[]){"--hide", "", NULL}, "true", &r);
+        if (r.exit_code != 125 || !strstr(r.err, "--hide"))
+                fail_msg("--hide '': exit %d, %s", r.exit_code, r.err);
+        runner_free(&r);
+}
+
+/* As root with --user root: uid 0 reads /etc/shadow by its mode natively; not here. */
+static void shadow_unreadable_as_root(void **state)
+{
+        struct run_result r;
+
+        if (geteuid() != 0) {
+                print_message("  skipped: only uid 0 may read /etc/shadow by its mode\n");
+                skip();
+        }
+        if (access("/etc/shadow", R_OK) < 0) {
+                print_message("  skipped: no readable /etc/shadow here\n");
+                skip();
+        }
+        run_script((const char *[]){"--user", "root", NULL},
+                   "cat /etc/shadow && echo READ-SHADOW", &r);
+        if (strstr(r.out, "READ-SHADOW") || strstr(r.out, "root:"))
+                fail_msg("/etc/shadow was read: %s", r.out);
+        runner_free(&r);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(control_reads_secret),
+                cmocka_unit_test(credentials_unreadable),
+                cmocka_unit_test(the_rest_reads),
+                cmocka_unit_test(no_write_into_hidden),
+                cmocka_unit_test(workspace_containing_hidden),
+                cmocka_unit_test(hide_flag),
+                cmocka_unit_test(shadow_unreadable_as_root),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
