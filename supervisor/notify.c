@@ -9,6 +9,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -64,11 +65,7 @@ int notify_init(struct supervisor *sup)
         sup->resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
                                  ? sizes.seccomp_notif_resp
                                  : sizeof(struct seccomp_notif_resp);
-        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
-                sup->notifiers[i].sup = sup;
-                sup->notifiers[i].req = xcalloc(1, sup->req_size);
-                sup->notifiers[i].resp = xcalloc(1, sup->resp_size);
-        }
+        pthread_mutex_init(&sup->grow, NULL);
         return 0;
 }
 
@@ -144,23 +141,31 @@ static void dispatch(struct supervisor *sup, struct call *call)
         call->row->handler(sup, call);
 }
 
+static int start_notifier(struct supervisor *sup);
+
 /* One notification. Returns 0 or -errno for a failure that ends the run. */
 static int notify_one(struct notifier *nt)
 {
         struct supervisor *sup = nt->sup;
         struct call call = {.req = nt->req, .resp = nt->resp};
+        int r = 0;
 
         memset(nt->req, 0, sup->req_size);
         if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, nt->req) < 0)
                 /* EINTR: woken to stop, or any signal; ENOENT: the task died between the
                  * wake-up and the receive. */
                 return errno == ENOENT || errno == EINTR ? 0 : -errno;
+        /* Every thread busy (this one included): the next call would wait for one of them,
+         * which may be blocked for good. Start another first. */
+        if (atomic_fetch_add(&sup->busy, 1) + 1 == atomic_load(&sup->n_notifiers))
+                start_notifier(sup); /* at the cap, or out of memory: go on with what we have */
         memset(nt->resp, 0, sup->resp_size);
         sup->n.notifications++;
         dispatch(sup, &call);
         if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
+                r = -errno;
+        atomic_fetch_sub(&sup->busy, 1);
+        return r;
 }
 
 static void *notifier_main(void *arg)
@@ -187,6 +192,34 @@ static void on_wake(int sig)
 {
 }
 
+/* Start one more notifier thread, unless at the cap. Returns 0 or -errno. */
+static int start_notifier(struct supervisor *sup)
+{
+        struct notifier *nt;
+        unsigned n;
+        int r = 0;
+
+        pthread_mutex_lock(&sup->grow);
+        n = atomic_load(&sup->n_notifiers);
+        if (n >= ARRAY_SIZE(sup->notifiers) || atomic_load(&sup->stopping)) {
+                pthread_mutex_unlock(&sup->grow);
+                return -EAGAIN;
+        }
+        nt = &sup->notifiers[n];
+        nt->sup = sup;
+        if (!nt->req) {
+                nt->req = xcalloc(1, sup->req_size);
+                nt->resp = xcalloc(1, sup->resp_size);
+        }
+        r = -pthread_create(&nt->thread, NULL, notifier_main, nt);
+        if (r == 0) {
+                nt->started = true;
+                atomic_store(&sup->n_notifiers, n + 1);
+        }
+        pthread_mutex_unlock(&sup->grow);
+        return r;
+}
+
 int notify_start(struct supervisor *sup)
 {
         /* No SA_RESTART: the ioctl must return EINTR. */
@@ -196,13 +229,10 @@ int notify_start(struct supervisor *sup)
         sigemptyset(&sa.sa_mask);
         if (sigaction(SIGUSR1, &sa, NULL) < 0)
                 return -errno;
-        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
-                struct notifier *nt = &sup->notifiers[i];
-
-                r = pthread_create(&nt->thread, NULL, notifier_main, nt);
-                if (r)
-                        return -r;
-                nt->started = true;
+        for (int i = 0; i < STOCKADE_NOTIFIERS; i++) {
+                r = start_notifier(sup);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -223,9 +253,12 @@ bool notify_stop(struct supervisor *sup)
         struct timespec ts, end;
         bool all = true;
 
+        /* Under `grow`: no thread starts once we look at the count. */
+        pthread_mutex_lock(&sup->grow);
         atomic_store(&sup->stopping, true);
+        pthread_mutex_unlock(&sup->grow);
         deadline_after(&end, 2000);
-        for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
+        for (size_t i = 0; i < atomic_load(&sup->n_notifiers); i++) {
                 struct notifier *nt = &sup->notifiers[i];
 
                 /* The signal may land just before the thread blocks again: repeat. */

@@ -35,11 +35,14 @@ struct counters {
         atomic_ullong tasks_seen;
 };
 
-/* Notifier threads. Handlers of different tasks run in parallel, so one that blocks (a last
- * close, a slow filesystem) stalls only its own caller. */
+/* Notifier threads: STOCKADE_NOTIFIERS at the start, one more whenever every one of them is
+ * busy with a call, up to STOCKADE_NOTIFIERS_MAX. Handlers of different tasks run in
+ * parallel, and one that blocks (a last close, a slow filesystem) stalls only its own caller:
+ * the next notification finds a free thread. */
 #ifndef STOCKADE_NOTIFIERS
-#define STOCKADE_NOTIFIERS 4
+#define STOCKADE_NOTIFIERS 2
 #endif
+#define STOCKADE_NOTIFIERS_MAX 64
 
 /* One notifier thread and its receive/response buffers (sized by SECCOMP_GET_NOTIF_SIZES). */
 struct notifier {
@@ -72,7 +75,10 @@ struct supervisor {
          * no open, no file operation): the main thread, the timeout and the teardown need
          * it. Handlers take it only around their look-ups in the tree. */
         int listener;
-        struct notifier notifiers[STOCKADE_NOTIFIERS];
+        struct notifier notifiers[STOCKADE_NOTIFIERS_MAX];
+        atomic_uint n_notifiers; /* started (never decreases while the run lasts) */
+        atomic_uint busy;        /* notifier threads inside a call */
+        pthread_mutex_t grow;    /* serialises starting a thread; never held across a call */
         atomic_bool stopping;
         atomic_int notifier_error; /* -errno that ended a notifier early, else 0 */
         pthread_mutex_t lock;
