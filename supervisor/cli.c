@@ -60,6 +60,10 @@ enum {
         OPT_ALLOW_DEGRADED,
         OPT_USER,
         OPT_HIDE,
+        OPT_RO,
+        OPT_RW,
+        OPT_TMP,
+        OPT_COW,
 };
 
 enum value_kind {
@@ -96,9 +100,15 @@ static const struct opt_def run_opts[] = {
          "run the command as this user (stockade must be root); without it a root "
          "stockade runs the command as nobody (65534); `--user root` keeps uid 0, with no "
          "capabilities"},
+        {"rw", OPT_RW, V_STRING, "PATH", "let the command write beneath PATH too (repeatable)"},
+        {"ro", OPT_RO, V_STRING, "PATH",
+         "make PATH read-only, even inside a writable place such as the current directory "
+         "(repeatable)"},
         {"hide", OPT_HIDE, V_STRING, "PATH",
          "make PATH unreadable in the sandbox, on top of the default credential paths "
-         "(Landlock; repeatable; `~` is your home)"},
+         "(repeatable; `~` is your home)"},
+        {"tmp", OPT_TMP, V_STRING, "PATH", "a private scratch directory at PATH (not yet)"},
+        {"cow", OPT_COW, V_STRING, "PATH", "a copy-on-write view of PATH (not yet)"},
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
          "audit: deny nothing, report what would be denied (-v prints it)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
@@ -169,10 +179,14 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 cfg->env_ops[cfg->n_env_ops++].arg = arg;
                 return 0;
         case OPT_HIDE:
+        case OPT_RO:
+        case OPT_RW:
+        case OPT_TMP:
+        case OPT_COW:
                 if (!*arg)
-                        return make_error(err, 0, "run: --hide: the path is empty");
-                cfg->hide = xrealloc(cfg->hide, (cfg->n_hide + 1) * sizeof(*cfg->hide));
-                cfg->hide[cfg->n_hide++] = arg;
+                        return make_error(err, 0, "run: --%s: the path is empty", o->name);
+                cfg->mounts = xrealloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*cfg->mounts));
+                cfg->mounts[cfg->n_mounts++] = (struct mount_opt){.flag = o->name, .spec = arg};
                 return 0;
         case OPT_MODE:
                 if (strcmp(arg, "enforce") == 0)
@@ -281,8 +295,8 @@ void cli_config_free(struct config *cfg)
 {
         free(cfg->env_ops);
         cfg->env_ops = NULL;
-        free(cfg->hide);
-        cfg->hide = NULL;
+        free(cfg->mounts);
+        cfg->mounts = NULL;
 }
 
 static int cmd_run(int argc, char **argv)

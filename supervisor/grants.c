@@ -103,7 +103,41 @@ struct walk {
         struct grants *g;
         const struct vfs_view *hidden;
         uint64_t access;
+        bool write; /* read-only mounts are carved out too */
 };
+
+/* A read-only mount (--ro) at `path` exactly, or strictly beneath it. */
+static bool ro_at(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].mode == VFS_RO && strcmp(v->mounts[i].sandbox, path) == 0)
+                        return true;
+        return false;
+}
+
+static bool ro_beneath(const struct vfs_view *v, const char *path)
+{
+        size_t n = strlen(path);
+
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const char *m = v->mounts[i].sandbox;
+                if (v->mounts[i].mode == VFS_RO && strncmp(m, path, n) == 0 &&
+                    (n == 1 ? m[1] != '\0' : m[n] == '/' && m[n + 1] != '\0'))
+                        return true;
+        }
+        return false;
+}
+
+/* What the walk leaves out, and where it must split. */
+static bool excluded(const struct walk *w, const char *path)
+{
+        return vfs_view_hidden(w->hidden, path) || (w->write && ro_at(w->hidden, path));
+}
+
+static bool split_needed(const struct walk *w, const char *path)
+{
+        return grants_hidden_beneath(w->hidden, path) || (w->write && ro_beneath(w->hidden, path));
+}
 
 static void split(struct walk *w, const char *dir);
 
@@ -116,12 +150,12 @@ static void child(struct walk *w, int dirfd, const char *dir, const char *name)
         if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name) >=
             (int)sizeof(path))
                 return; /* too long to open: not granted */
-        if (vfs_view_hidden(w->hidden, path) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (excluded(w, path) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return;
         /* A symlink grants nothing: what it points to is judged by its own path. */
         if (S_ISLNK(st.st_mode))
                 return;
-        if (S_ISDIR(st.st_mode) && grants_hidden_beneath(w->hidden, path))
+        if (S_ISDIR(st.st_mode) && split_needed(w, path))
                 split(w, path);
         else
                 add(w->g, path, &st, w->access);
@@ -142,16 +176,17 @@ static void split(struct walk *w, const char *dir)
         closedir(d);
 }
 
-/* Grant `root` with `access`, split around what is hidden beneath it. */
+/* Grant `root` with `access`, split around what is hidden (and, for writes, read-only)
+ * beneath it. The root itself is the user's path (a place): symlinks in it were resolved. */
 static void grant_tree(struct grants *g, const struct vfs_view *hidden, const char *root,
-                       uint64_t access)
+                       uint64_t access, bool write)
 {
-        struct walk w = {.g = g, .hidden = hidden, .access = access};
+        struct walk w = {.g = g, .hidden = hidden, .access = access, .write = write};
         struct stat st;
 
         if (vfs_view_hidden(hidden, root) || lstat(root, &st) < 0)
                 return;
-        if (S_ISDIR(st.st_mode) && grants_hidden_beneath(hidden, root))
+        if (S_ISDIR(st.st_mode) && split_needed(&w, root))
                 split(&w, root);
         else
                 add(g, root, &st, access);
@@ -166,13 +201,15 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
                 return make_error(err, errno, "stat /");
         /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
         add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);
-        grant_tree(g, hidden, "/", grants_read_access());
+        grant_tree(g, hidden, "/", grants_read_access(), false);
         for (size_t i = 0; i < places->n; i++) {
                 const struct place *pl = &places->v[i];
                 uint64_t w = landlock_write_access(abi);
 
+                if (pl->kind == PLACE_RO)
+                        continue; /* a carve-out: the walks above leave it out */
                 if (pl->kind == PLACE_TREE && pl->dir)
-                        grant_tree(g, hidden, pl->path, w);
+                        grant_tree(g, hidden, pl->path, w, true);
                 else if (!vfs_view_hidden(hidden, pl->path) && lstat(pl->path, &st) == 0)
                         /* A device file: its content only. */
                         add(g, pl->path, &st,

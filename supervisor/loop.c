@@ -10,12 +10,10 @@
 #include "supervisor/spawn.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
-#include "supervisor/vfs/default.h"
-#include "supervisor/vfs/view.h"
+#include "supervisor/walls.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -345,74 +343,9 @@ static void block_signals(void)
         sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
-/* The invoking user's home, whose credential stores the default view hides. */
-static const char *user_home(void)
-{
-        const char *home = getenv("HOME");
-        struct passwd *pw;
-
-        if (home && home[0] == '/')
-                return home;
-        pw = getpwuid(getuid());
-        return pw && pw->pw_dir ? pw->pw_dir : "/";
-}
-
-/*
- * What the Landlock domain grants: the default view's hidden paths and --hide, read from
- * nowhere else. The --hide values are checked even without Landlock, so that a typo is an
- * error before anything runs.
- */
-static int compute_grants(struct supervisor *sup, struct error *err)
-{
-        _cleanup_vfs_view_ struct vfs_view view = {0};
-        _cleanup_free_ char *cwd = getcwd(NULL, 0);
-        const char *home = user_home();
-        struct vfs_default d = {.home = home,
-                                .cwd = cwd,
-                                .uid = getuid(),
-                                .is_root = geteuid() == 0,
-                                .tmp = "/tmp"};
-        int r;
-
-        if (!cwd)
-                return make_error(err, errno, "getcwd");
-        r = vfs_default_view(&view, &d);
-        if (r < 0)
-                return make_error(err, -r, "the default view (HOME=%s)", home);
-        for (size_t i = 0; i < sup->cfg->n_hide; i++) {
-                struct vfs_mount m;
-
-                if (vfs_mount_parse(&m, sup->cfg->hide[i], VFS_HIDDEN, cwd, home, err) < 0)
-                        return -1;
-                vfs_view_add(&view, &m);
-        }
-        if (!sup->layers.landlock_abi) {
-                if (sup->cfg->n_hide || sup->cfg->verbose)
-                        fprintf(stderr, "stockade: warning: no Landlock: hidden paths (~/.ssh, "
-                                        "--hide ...) can be read\n");
-                return 0;
-        }
-        if (grants_compute(&sup->grants, &view, &sup->places, sup->layers.landlock_abi, err) < 0)
-                return -1;
-        for (size_t i = 0; i < sup->places.n; i++)
-                if (sup->places.v[i].kind == PLACE_TREE &&
-                    grants_hidden_beneath(&view, sup->places.v[i].path))
-                        fprintf(stderr,
-                                "stockade: note: %s holds hidden paths; the sandbox can write "
-                                "beneath it except there, but cannot create entries directly "
-                                "in it or in the directories on the way to them\n",
-                                sup->places.v[i].path);
-        if (sup->cfg->verbose)
-                fprintf(stderr, "stockade: Landlock: %zu rules (reads everywhere but the hidden "
-                                "paths; writes in the writable places)\n",
-                        sup->grants.n);
-        return 0;
-}
-
 static int supervise(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
-        if (check_layers(sup, err) < 0 || places_compute(&sup->places, err) < 0 ||
-            compute_grants(sup, err) < 0)
+        if (check_layers(sup, err) < 0 || walls_setup(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);

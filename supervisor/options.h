@@ -27,6 +27,12 @@ struct env_op {
         const char *arg; /* "NAME" (pass through) or "NAME=VALUE" (set) */
 };
 
+/* One mount flag, parsed when the run starts (supervisor/vfs/mount.h). */
+struct mount_opt {
+        const char *flag; /* "ro", "rw", "tmp", "cow", "hide" */
+        const char *spec; /* its value, as given */
+};
+
 struct config {
         enum mode mode;
         int verbose;
@@ -39,8 +45,8 @@ struct config {
         bool default_user; /* root without --user: nobody (DEFAULT_UID), not uid 0 */
         uid_t uid;
         gid_t gid;
-        const char **hide; /* --hide PATH values, as given */
-        size_t n_hide;
+        struct mount_opt *mounts; /* --ro, --rw, --tmp, --cow, --hide, in the order given */
+        size_t n_mounts;
         char **argv; /* the command, NULL-terminated */
 };
 

@@ -114,6 +114,25 @@ int places_compute(struct places *p, struct error *err)
         return add_terminals(p, err);
 }
 
+int places_add(struct places *p, const char *path, enum place_kind kind, struct error *err)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return make_error(err, errno, "`%s`", path);
+        return add(p, path, kind, err);
+}
+
+void places_remove(struct places *p, const char *path)
+{
+        for (size_t i = 0; i < p->n; i++)
+                if (strcmp(p->v[i].path, path) == 0) {
+                        free(p->v[i].path);
+                        p->v[i] = p->v[--p->n];
+                        return;
+                }
+}
+
 void places_free(struct places *p)
 {
         for (size_t i = 0; i < p->n; i++)
@@ -121,13 +140,14 @@ void places_free(struct places *p)
         p->n = 0;
 }
 
-static bool is_tree(const struct places *p, const struct stat *st)
+/* The kind of place `st` is: PLACE_TREE, PLACE_RO, or -1 for neither. */
+static int kind_of(const struct places *p, const struct stat *st)
 {
         for (size_t i = 0; i < p->n; i++)
-                if (p->v[i].kind == PLACE_TREE && p->v[i].dev == st->st_dev &&
-                    p->v[i].ino == st->st_ino)
-                        return true;
-        return false;
+                if ((p->v[i].kind == PLACE_TREE || p->v[i].kind == PLACE_RO) &&
+                    p->v[i].dev == st->st_dev && p->v[i].ino == st->st_ino)
+                        return (int)p->v[i].kind;
+        return -1;
 }
 
 /* Walk up from the directory `dir` (its own fd, consumed) to the root. 1 when a PLACE_TREE
@@ -142,8 +162,13 @@ static int dir_within(const struct places *p, int dir)
 
                 if (fstat(cur, &st) < 0)
                         return -errno;
-                if (is_tree(p, &st))
+                /* The nearest place decides: a carve-out inside a tree is outside. */
+                switch (kind_of(p, &st)) {
+                case PLACE_TREE:
                         return 1;
+                case PLACE_RO:
+                        return 0;
+                }
                 parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (parent < 0)
                         return -errno;
@@ -206,6 +231,8 @@ int places_contain(const struct places *p, int fd)
 
         if (fstat(fd, &st) < 0)
                 return -errno;
+        if (kind_of(p, &st) == PLACE_RO)
+                return 0; /* a carve-out itself: its mode stays */
         if (!S_ISDIR(st.st_mode))
                 return file_within(p, fd, &st);
         /* Strictly beneath: start from the parent, so that /tmp itself is not inside /tmp. */

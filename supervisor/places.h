@@ -18,6 +18,9 @@ enum place_kind {
         /* Only the content of the device files may be written (open for writing, truncate);
          * never their metadata: /dev/null, /dev/tty, /dev/pts, the terminal ... */
         PLACE_DEVICE,
+        /* A read-only carve-out inside a PLACE_TREE (--ro): nothing beneath it, nor the
+         * directory itself, is writable or has its metadata changed. */
+        PLACE_RO,
 };
 
 struct place {
@@ -28,7 +31,7 @@ struct place {
         enum place_kind kind;
 };
 
-#define PLACES_MAX 24
+#define PLACES_MAX 64
 
 struct places {
         struct place v[PLACES_MAX];
@@ -47,10 +50,15 @@ struct error;
  */
 int places_compute(struct places *p, struct error *err);
 void places_free(struct places *p);
+/* Add `path` (symlinks followed) as a place of `kind`, unless it is one already. Returns 0
+ * or -1 with *err set; a path that does not exist is an error naming it. */
+int places_add(struct places *p, const char *path, enum place_kind kind, struct error *err);
+/* Forget the place that is `path` (it became read-only or hidden), if any. */
+void places_remove(struct places *p, const char *path);
 
 /*
  * Whether the object `fd` designates (any kind of fd, O_PATH included) lies strictly beneath
- * a PLACE_TREE place, judged by st_dev/st_ino of its ancestors as the kernel walks them
+ * a PLACE_TREE place, with no PLACE_RO carve-out on the way (the object itself included), judged by st_dev/st_ino of its ancestors as the kernel walks them
  * (".." of a directory; for anything else the parent named by /proc/self/fd/N, checked to
  * still hold it). The places themselves are not beneath themselves: /tmp's own mode stays.
  * Returns 1 (inside), 0 (outside) or -errno.

@@ -1,0 +1,181 @@
+#include "supervisor/walls.h"
+#include "supervisor/error.h"
+#include "supervisor/grants.h"
+#include "supervisor/places.h"
+#include "supervisor/sup.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/default.h"
+#include "supervisor/vfs/view.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The invoking user's home, whose credential stores the default view hides. */
+static const char *user_home(void)
+{
+        const char *home = getenv("HOME");
+        struct passwd *pw;
+
+        if (home && home[0] == '/')
+                return home;
+        pw = getpwuid(getuid());
+        return pw && pw->pw_dir ? pw->pw_dir : "/";
+}
+
+static enum vfs_mode flag_mode(const char *flag)
+{
+        if (strcmp(flag, "ro") == 0)
+                return VFS_RO;
+        if (strcmp(flag, "rw") == 0)
+                return VFS_RW;
+        if (strcmp(flag, "tmp") == 0)
+                return VFS_TMP;
+        if (strcmp(flag, "cow") == 0)
+                return VFS_COW;
+        return VFS_HIDDEN;
+}
+
+/* What this run can enforce of one mount flag: the kernel cannot remap paths, and private
+ * directories and copy-on-write need the emulation. */
+static int check_enforceable(const struct vfs_mount *m, struct error *err)
+{
+        struct stat st;
+
+        if (m->mode == VFS_TMP)
+                return make_error(err, 0, "run: %s: private --tmp directories are not yet "
+                                          "supported (the virtual filesystem's emulation)",
+                                  m->origin);
+        if (m->mode == VFS_COW)
+                return make_error(err, 0, "run: %s: copy-on-write is not yet supported",
+                                  m->origin);
+        if (m->mode == VFS_HIDDEN)
+                return 0;
+        if (strcmp(m->host, m->sandbox) != 0)
+                return make_error(err, 0, "run: %s: a different sandbox path is not yet "
+                                          "supported; give one path",
+                                  m->origin);
+        if (stat(m->host, &st) < 0)
+                return make_error(err, errno, "run: %s: host path `%s`", m->origin, m->host);
+        return 0;
+}
+
+/* The default view plus the flags, in order (a later flag for the same path wins). */
+static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
+                      const char *home, struct error *err)
+{
+        struct vfs_default d = {.home = home,
+                                .cwd = cwd,
+                                .uid = getuid(),
+                                .is_root = geteuid() == 0,
+                                .tmp = "/tmp"};
+        int r = vfs_default_view(view, &d);
+
+        if (r < 0)
+                return make_error(err, -r, "the default view (HOME=%s)", home);
+        for (size_t i = 0; i < cfg->n_mounts; i++) {
+                struct vfs_mount m;
+
+                if (vfs_mount_parse(&m, cfg->mounts[i].spec, flag_mode(cfg->mounts[i].flag), cwd,
+                                    home, err) < 0)
+                        return -1;
+                if (check_enforceable(&m, err) < 0) {
+                        vfs_mount_free(&m);
+                        return -1;
+                }
+                vfs_view_add(view, &m);
+        }
+        return 0;
+}
+
+/* Whether `path` lies strictly beneath a writable tree. */
+static bool in_tree(const struct places *p, const char *path)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                size_t n = strlen(p->v[i].path);
+                if (p->v[i].kind == PLACE_TREE && strncmp(path, p->v[i].path, n) == 0 &&
+                    (n == 1 || path[n] == '/') && path[n] != '\0')
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * The writable places follow the view: a read-only or hidden current directory is not
+ * writable; every --rw path is; every --ro or hidden path inside a writable place is a
+ * carve-out (patterns aside: they only hide, and reads are split around them anyway).
+ */
+static int apply_to_places(struct places *p, const struct vfs_view *v, struct error *err)
+{
+        for (size_t i = p->n; i-- > 0;) {
+                const struct vfs_mount *m = vfs_view_find(v, p->v[i].path);
+                if (p->v[i].kind == PLACE_TREE && m && m->mode != VFS_RW && m->mode != VFS_TMP &&
+                    strcmp(m->sandbox, p->v[i].path) == 0)
+                        places_remove(p, p->v[i].path);
+        }
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                char real[PATH_MAX];
+
+                if (m->pattern || (m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN))
+                        continue;
+                if (m->mode == VFS_HIDDEN && access(m->sandbox, F_OK) < 0)
+                        continue;
+                if (!realpath(m->sandbox, real))
+                        return make_error(err, errno, "run: %s: `%s`", m->origin, m->sandbox);
+                if (m->mode == VFS_RW) {
+                        if (places_add(p, real, PLACE_TREE, err) < 0)
+                                return -1;
+                } else if (in_tree(p, real) && places_add(p, real, PLACE_RO, err) < 0) {
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+static void say_splits(const struct supervisor *sup, const struct vfs_view *view)
+{
+        for (size_t i = 0; i < sup->places.n; i++)
+                if (sup->places.v[i].kind == PLACE_TREE &&
+                    grants_hidden_beneath(view, sup->places.v[i].path))
+                        fprintf(stderr,
+                                "stockade: note: %s holds hidden paths; the sandbox can write "
+                                "beneath it except there, but cannot create entries directly "
+                                "in it or in the directories on the way to them\n",
+                                sup->places.v[i].path);
+        if (sup->cfg->verbose)
+                fprintf(stderr,
+                        "stockade: Landlock: %zu rules (reads everywhere but the hidden paths; "
+                        "writes in the writable places, but the read-only ones)\n",
+                        sup->grants.n);
+}
+
+int walls_setup(struct supervisor *sup, struct error *err)
+{
+        _cleanup_vfs_view_ struct vfs_view view = {0};
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        const char *home = user_home();
+
+        if (!cwd)
+                return make_error(err, errno, "getcwd");
+        if (places_compute(&sup->places, err) < 0 ||
+            build_view(&view, sup->cfg, cwd, home, err) < 0 ||
+            apply_to_places(&sup->places, &view, err) < 0)
+                return -1;
+        if (!sup->layers.landlock_abi) {
+                if (sup->cfg->n_mounts || sup->cfg->verbose)
+                        fprintf(stderr, "stockade: warning: no Landlock: hidden paths (~/.ssh, "
+                                        "--hide) can be read, --ro paths written\n");
+                return 0;
+        }
+        if (grants_compute(&sup->grants, &view, &sup->places, sup->layers.landlock_abi, err) < 0)
+                return -1;
+        say_splits(sup, &view);
+        return 0;
+}

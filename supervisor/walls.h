@@ -1,0 +1,20 @@
+/*
+ * The run's view, as far as the kernel can enforce it today: the default view (host `/`
+ * read-only, the current directory writable, the credential stores hidden) plus the mount
+ * flags --ro, --rw and --hide, turned into the writable places (places.h) and the Landlock
+ * grants (grants.h). Mounts whose sandbox path differs from their host path, private --tmp
+ * directories and --cow need the emulation of the virtual filesystem and are refused with
+ * "not yet".
+ */
+#ifndef STOCKADE_WALLS_H
+#define STOCKADE_WALLS_H
+
+struct supervisor;
+struct error;
+
+/* Fill sup->places and sup->grants from the default view and sup->cfg's mount flags. Bad
+ * flags, missing host paths and what this run cannot enforce are errors, before anything
+ * runs. Returns 0 or -1 with *err set. */
+int walls_setup(struct supervisor *sup, struct error *err);
+
+#endif
