@@ -40,6 +40,12 @@ struct config {
         uid_t uid;
         gid_t gid;
         char **argv; /* the command, NULL-terminated */
+        /* --trace and friends (supervisor/trace.h) */
+        const char *trace_path; /* a file, or unix:PATH; NULL: no trace */
+        int trace_level;        /* enum trace_level */
+        int trace_backtrace;    /* enum trace_bt */
+        bool trace_drop;        /* drop events rather than slow the sandbox down */
+        bool trace_env;         /* record the environment's values, not only its names */
 };
 
 /* Who the command runs as when stockade is root and --user is not given: nobody. uid 0
