@@ -94,6 +94,7 @@ int trace_out_open(struct trace_out *o, int fd, bool socket, int level)
         memset(o, 0, sizeof(*o));
         o->fd = fd;
         o->socket = socket;
+        o->frame_max = FRAME_INPUT_MAX;
         o->zc = ZSTD_createCCtx();
         ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, level);
         ZSTD_CCtx_setParameter(o->zc, ZSTD_c_checksumFlag, 1);
@@ -140,8 +141,9 @@ int trace_out_flush(struct trace_out *o)
         int r = 0;
 
         if (o->pending) {
-                r = compress(o, NULL, 0, o->frame_in >= FRAME_INPUT_MAX ? ZSTD_e_end : ZSTD_e_flush);
-                if (o->frame_in >= FRAME_INPUT_MAX)
+                bool end = o->frame_in >= o->frame_max;
+                r = compress(o, NULL, 0, end ? ZSTD_e_end : ZSTD_e_flush);
+                if (end)
                         o->frame_in = 0;
                 o->pending = 0;
         }
@@ -303,7 +305,8 @@ static enum trace_status decompress(struct trace_in *in)
                 in->zin_pos = zi.pos;
                 in->msg_len = zo.pos;
                 if (ZSTD_isError(r))
-                        return fail(in, TRACE_CORRUPT, "corrupted at byte %llu: %s",
+                        /* What decoded before the damage is still read first. */
+                        return in->failed = fail(in, TRACE_CORRUPT, "corrupted at byte %llu: %s",
                                     (unsigned long long)in->in_offset, ZSTD_getErrorName(r));
                 in->zret = r;
                 if (zo.pos == zo.size)
@@ -339,8 +342,11 @@ enum trace_status trace_in_next(struct trace_in *in, Stockade__Trace__Record **r
                                             (unsigned long long)in->records);
                         in->msg_pos = start + len;
                         in->records++;
+                        in->saw_end = (*rec)->kind_case == STOCKADE__TRACE__RECORD__KIND_END;
                         return TRACE_OK;
                 }
+                if (in->failed)
+                        return in->failed;
                 n = fill(in);
                 if (n < 0)
                         return fail(in, TRACE_IO, "read: %s", strerror((int)-n));
@@ -353,9 +359,13 @@ enum trace_status trace_in_next(struct trace_in *in, Stockade__Trace__Record **r
                                             "rest was cut off",
                                             (unsigned long long)in->records,
                                             (unsigned long long)in->in_offset);
+                        if (!in->saw_end)
+                                return fail(in, TRACE_TRUNCATED,
+                                            "ends after record %llu without its end record: "
+                                            "the run was cut short",
+                                            (unsigned long long)in->records);
                         return TRACE_END;
                 }
-                if ((st = decompress(in)) != TRACE_OK)
-                        return st;
+                decompress(in);
         }
 }

@@ -30,6 +30,7 @@ struct trace_out {
         size_t pending;       /* uncompressed bytes since the last flush */
         size_t frame_in;      /* uncompressed bytes in the current zstd frame */
         uint64_t bytes_out;   /* header included */
+        size_t frame_max;     /* end the zstd frame at the flush past this much input */
 };
 
 /* Start a trace on `fd` (ownership passes; closed by trace_out_close): write the header.
@@ -75,6 +76,8 @@ struct trace_in {
         bool eof;           /* read() returned 0 */
         uint64_t in_offset; /* file bytes consumed */
         uint64_t records;
+        bool saw_end;                /* the End record was read */
+        enum trace_status failed;    /* a failure found ahead of the records still to read */
         char why[256]; /* the one line that says what is wrong */
 };
 

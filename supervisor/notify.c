@@ -206,8 +206,11 @@ static int notify_one(struct notifier *nt)
         if (call.tc)
                 trace_call_begin(call.tc);
         dispatch(sup, &call);
-        if (call.tc && trace_wants_backtrace(sup, &call))
-                trace_bt_request(sup, &call); /* before the answer: see trace.c */
+        if (call.tc) {
+                trace_call_answering(sup, &call);
+                if (trace_wants_backtrace(sup, &call))
+                        trace_bt_request(sup, &call); /* before the answer: see trace.c */
+        }
         if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 && errno != ENOENT)
                 return -errno;
         if (call.tc)

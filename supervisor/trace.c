@@ -362,6 +362,15 @@ static void copy_mem(struct call *call)
         tc->mem_len = (int)n;
 }
 
+void trace_call_answering(struct supervisor *sup, struct call *call)
+{
+        /* An exec replaces the memory its path lives in: copy it before the answer (for the
+         * trace only; the decision did not read it). */
+        if (call->row && (call->row == &syscall_table[SC_execve] ||
+                          call->row == &syscall_table[SC_execveat]))
+                copy_mem(call);
+}
+
 void trace_call_end(struct supervisor *sup, unsigned producer, struct call *call)
 {
         struct trace *t = sup->trace;

@@ -65,6 +65,8 @@ void trace_free(struct supervisor *sup);
 /* ---- the notification path (notifier threads) ------------------------------------------ */
 
 void trace_call_begin(struct trace_call *tc);
+/* Just before the answer is sent (copies what will not survive it, the path of an exec). */
+void trace_call_answering(struct supervisor *sup, struct call *call);
 /* Push the event of a call that has been answered. `producer` is the notifier's index. */
 void trace_call_end(struct supervisor *sup, unsigned producer, struct call *call);
 /* Before the answer: should this call carry a backtrace? Then ask the main thread to stop

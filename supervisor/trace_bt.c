@@ -28,26 +28,31 @@ struct capped {
         bool hit;
 };
 
+/* The walk in progress. libunwind hands the accessors either our argument or, from inside
+ * _UPT_find_proc_info, the UPT handle itself, so they use this instead: backtraces are
+ * taken on the main thread only, one at a time. */
+static struct capped *current;
+
 static int capped_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                                  int need, void *arg)
 {
-        return _UPT_find_proc_info(as, ip, pi, need, ((struct capped *)arg)->upt);
+        return _UPT_find_proc_info(as, ip, pi, need, current->upt);
 }
 
 static void capped_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
 {
-        _UPT_put_unwind_info(as, pi, ((struct capped *)arg)->upt);
+        _UPT_put_unwind_info(as, pi, current->upt);
 }
 
 static int capped_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *arg)
 {
-        return _UPT_get_dyn_info_list_addr(as, dil, ((struct capped *)arg)->upt);
+        return _UPT_get_dyn_info_list_addr(as, dil, current->upt);
 }
 
 static int capped_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
                              void *arg)
 {
-        struct capped *c = arg;
+        struct capped *c = current;
 
         if (write)
                 return -UNW_EINVAL; /* never write into the task */
@@ -64,7 +69,7 @@ static int capped_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *
 {
         if (write)
                 return -UNW_EINVAL;
-        return _UPT_access_reg(as, reg, val, 0, ((struct capped *)arg)->upt);
+        return _UPT_access_reg(as, reg, val, 0, current->upt);
 }
 
 static int capped_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
@@ -72,7 +77,7 @@ static int capped_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_
 {
         if (write)
                 return -UNW_EINVAL;
-        return _UPT_access_fpreg(as, reg, val, 0, ((struct capped *)arg)->upt);
+        return _UPT_access_fpreg(as, reg, val, 0, current->upt);
 }
 
 static int capped_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
@@ -83,7 +88,7 @@ static int capped_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
 static int capped_get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, size_t len,
                                 unw_word_t *off, void *arg)
 {
-        return _UPT_get_proc_name(as, ip, buf, len, off, ((struct capped *)arg)->upt);
+        return _UPT_get_proc_name(as, ip, buf, len, off, current->upt);
 }
 
 static unw_accessors_t capped_accessors = {
@@ -143,6 +148,7 @@ void trace_bt_take(struct trace *t, pid_t tid, uint64_t id)
         Stockade__Trace__Frame frames[BT_FRAMES], *pf[BT_FRAMES];
         char names[BT_FRAMES][128], objs[BT_FRAMES][256];
         struct capped c = {0};
+        char why[128];
         _cleanup_free_ char *maps = NULL;
         unw_addr_space_t as;
         unw_cursor_t cur;
@@ -153,6 +159,7 @@ void trace_bt_take(struct trace *t, pid_t tid, uint64_t id)
         bt.frames = pf;
         as = unw_create_addr_space(&capped_accessors, 0);
         c.upt = as ? _UPT_create(tid) : NULL;
+        current = &c;
         if (!c.upt || (r = unw_init_remote(&cur, as, &c)) < 0) {
                 bt.error = "cannot start unwinding";
                 goto out;
@@ -182,6 +189,9 @@ void trace_bt_take(struct trace *t, pid_t tid, uint64_t id)
         if (c.hit) {
                 bt.truncated = true;
                 bt.error = "stopped: too much memory read";
+        } else if (r < 0) {
+                snprintf(why, sizeof(why), "stopped: %s", unw_strerror(r));
+                bt.error = why;
         }
 out:
         if (c.upt)
