@@ -20,6 +20,8 @@
 #include <linux/audit.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -96,9 +98,35 @@ static void on_int(int sig)
         interrupted = 1;
 }
 
+/* FILE, "-" (stdin) or unix:PATH: listen there and read the first run that connects
+ * (`stockade run --trace unix:PATH`), which works for any user while the run goes on. */
 static int open_trace(struct reader *r, const char *path)
 {
         r->path = path;
+        if (strncmp(path, "unix:", 5) == 0) {
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (strlen(path + 5) >= sizeof(sa.sun_path)) {
+                        fprintf(stderr, "stockade: trace `%s`: path too long\n", path);
+                        return -1;
+                }
+                strcpy(sa.sun_path, path + 5);
+                if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 1) < 0) {
+                        fprintf(stderr, "stockade: trace `%s`: cannot listen: %s\n", path,
+                                strerror(errno));
+                        return -1;
+                }
+                r->fd = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+                close(l);
+                unlink(path + 5);
+                if (r->fd < 0) {
+                        fprintf(stderr, "stockade: trace `%s`: accept: %s\n", path, strerror(errno));
+                        return -1;
+                }
+                r->follow = false; /* a socket blocks until data or the end */
+                trace_in_init(&r->in, r->fd);
+                return 0;
+        }
         r->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
         if (r->fd < 0) {
                 fprintf(stderr, "stockade: trace `%s`: %s%s\n", path, strerror(errno),
