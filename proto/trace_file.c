@@ -21,6 +21,7 @@
 #include <zstd.h>
 
 #define FRAME_INPUT_MAX (1u << 20)
+#define STAGE_SIZE      (64u << 10)
 
 size_t trace_varint(uint8_t *out, uint64_t v)
 {
@@ -100,6 +101,7 @@ int trace_out_open(struct trace_out *o, int fd, bool socket, int level)
         ZSTD_CCtx_setParameter(o->zc, ZSTD_c_checksumFlag, 1);
         o->cap = 2 * ZSTD_CStreamOutSize();
         o->buf = xcalloc(1, o->cap);
+        o->stage = xcalloc(1, STAGE_SIZE);
         memcpy(h, TRACE_MAGIC, TRACE_MAGIC_LEN);
         h[8] = TRACE_VERSION & 0xff;
         h[9] = TRACE_VERSION >> 8;
@@ -107,14 +109,33 @@ int trace_out_open(struct trace_out *o, int fd, bool socket, int level)
         return write_all(o, h, sizeof(h));
 }
 
+/* Hand the staged records to zstd. */
+static int unstage(struct trace_out *o)
+{
+        int r = o->stage_len ? compress(o, o->stage, o->stage_len, ZSTD_e_continue) : 0;
+
+        o->stage_len = 0;
+        return r;
+}
+
 int trace_out_append(struct trace_out *o, const uint8_t *rec, size_t len)
 {
         uint8_t v[10];
         size_t n = trace_varint(v, len);
-        int r = compress(o, v, n, ZSTD_e_continue);
+        int r = 0;
 
-        if (r == 0)
-                r = compress(o, rec, len, ZSTD_e_continue);
+        if (o->stage_len + n + len > STAGE_SIZE)
+                r = unstage(o);
+        if (n + len > STAGE_SIZE) {
+                if (r == 0)
+                        r = compress(o, v, n, ZSTD_e_continue);
+                if (r == 0)
+                        r = compress(o, rec, len, ZSTD_e_continue);
+        } else {
+                memcpy(o->stage + o->stage_len, v, n);
+                memcpy(o->stage + o->stage_len + n, rec, len);
+                o->stage_len += n + len;
+        }
         o->pending += n + len;
         o->frame_in += n + len;
         if (r == 0 && o->len >= o->cap / 2)
@@ -142,7 +163,9 @@ int trace_out_flush(struct trace_out *o)
 
         if (o->pending) {
                 bool end = o->frame_in >= o->frame_max;
-                r = compress(o, NULL, 0, end ? ZSTD_e_end : ZSTD_e_flush);
+                r = unstage(o);
+                if (r == 0)
+                        r = compress(o, NULL, 0, end ? ZSTD_e_end : ZSTD_e_flush);
                 if (end)
                         o->frame_in = 0;
                 o->pending = 0;
@@ -155,12 +178,15 @@ int trace_out_close(struct trace_out *o)
         int r = 0;
 
         if (o->zc) {
-                r = compress(o, NULL, 0, ZSTD_e_end);
+                r = unstage(o);
+                if (r == 0)
+                        r = compress(o, NULL, 0, ZSTD_e_end);
                 if (r == 0)
                         r = drain(o);
                 ZSTD_freeCCtx(o->zc);
         }
         free(o->buf);
+        free(o->stage);
         if (o->fd >= 0 && close(o->fd) < 0 && r == 0)
                 r = -errno;
         memset(o, 0, sizeof(*o));

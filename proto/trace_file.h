@@ -31,6 +31,9 @@ struct trace_out {
         size_t frame_in;      /* uncompressed bytes in the current zstd frame */
         uint64_t bytes_out;   /* header included */
         size_t frame_max;     /* end the zstd frame at the flush past this much input */
+        uint8_t *stage;       /* records not yet given to zstd: one call per 64 KiB, not per
+                               * record (zstd's per-call cost dominates small records) */
+        size_t stage_len;
 };
 
 /* Start a trace on `fd` (ownership passes; closed by trace_out_close): write the header.

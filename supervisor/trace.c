@@ -269,7 +269,7 @@ pid_t trace_tgid(struct trace *t, pid_t tid)
         int fd;
 
         if ((pid_t)(v >> 32) == tid && tid)
-                return (pid_t)(uint32_t)v;
+                return (pid_t)(uint32_t)v; /* 0: known to be unknown (gone) */
         snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -283,7 +283,9 @@ pid_t trace_tgid(struct trace *t, pid_t tid)
                 if (p)
                         tgid = (pid_t)strtol(p + 6, NULL, 10);
         }
-        trace_learn_tgid(t, tid, tgid);
+        /* Remembered even when unknown: a task that is gone must not cost an open per event. */
+        if (tid > 0)
+                atomic_store(&t->tgid[tid & 0xffff], (uint64_t)tid << 32 | (uint32_t)tgid);
         return tgid;
 }
 
@@ -571,8 +573,9 @@ static void *writer_main(void *arg)
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, NULL);
         for (;;) {
-                struct timespec ts;
+                struct timespec ts, cpu;
                 bool stop;
+                int r;
 
                 clock_gettime(CLOCK_REALTIME, &ts);
                 ts.tv_nsec += FLUSH_MS * 1000000L;
@@ -586,7 +589,11 @@ static void *writer_main(void *arg)
                 t->kicked = false;
                 pthread_mutex_unlock(&t->mu);
                 stop = atomic_load(&t->writer_stop);
-                if (drain_all(t) < 0 && !t->out_dead) {
+                r = drain_all(t);
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+                atomic_store(&t->writer_cpu_ns,
+                             (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec);
+                if (r < 0 && !t->out_dead) {
                         struct timespec pause = {0, FLUSH_MS * 1000000L};
                         nanosleep(&pause, NULL); /* a full disk: try again */
                         if (stop)
@@ -772,9 +779,14 @@ void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id)
 
 /* ---- bench ------------------------------------------------------------------------------- */
 
+uint64_t trace_writer_cpu_ns(struct supervisor *sup)
+{
+        return sup->trace ? atomic_load(&sup->trace->writer_cpu_ns) : 0;
+}
+
 void trace_bench_push(struct supervisor *sup, uint64_t n)
 {
-        struct seccomp_notif req = {.pid = 4242, .data = {.nr = 257, .arch = AUDIT_ARCH_X86_64}};
+        struct seccomp_notif req = {.pid = (uint32_t)getpid(), .data = {.nr = 257, .arch = AUDIT_ARCH_X86_64}};
         struct seccomp_notif_resp resp = {.flags = 0, .val = 3};
         struct trace_call tc;
         struct call call = {.req = &req, .resp = &resp, .tc = &tc};

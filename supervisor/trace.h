@@ -98,5 +98,7 @@ void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id);
 /* Exposed for tests and bench/: push `n` synthetic call events through producer 0 as fast
  * as possible (the writer must be running). */
 void trace_bench_push(struct supervisor *sup, uint64_t n);
+/* CPU time the writer thread has used so far. */
+uint64_t trace_writer_cpu_ns(struct supervisor *sup);
 
 #endif

@@ -85,6 +85,7 @@ struct trace {
         _Atomic uint64_t tgid[1 << 16];
         /* written by the writer only */
         uint64_t events;
+        atomic_uint_fast64_t writer_cpu_ns; /* CPU time of the writer thread (bench/) */
         struct trace_count (*counts)[6]; /* [nr][verdict] */
         /* backtraces */
         atomic_uint_fast64_t bt_seq;
