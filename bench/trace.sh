@@ -16,10 +16,16 @@ stockade=$build/stockade
 for b in "$stockade" "$build/bench/trace_writer" "$build/bench/walltime" "$build/bench/syscall_cost"; do
 	[[ -x $b ]] || { echo "trace.sh: $b missing: cmake --build $build --target bench" >&2; exit 2; }
 done
-python=$(python3 -c 'import sys; print(sys.executable)')
+# The system's interpreter: a pyenv one under /root is not executable by nobody (the
+# command's user when this runs as root).
+python=/usr/bin/python3
+[[ -x $python ]] || python=$(python3 -c 'import sys; print(sys.executable)')
+# Traces outside the places the sandbox may write; the runs themselves in a scratch cwd.
 work=$(mktemp -d /dev/shm/stockade-trace-bench.XXXXXX)
-trap 'rm -rf -- "$work"' EXIT
-cd "$work"
+scratch=$(mktemp -d /tmp/stockade-trace-bench.XXXXXX)
+chmod 755 "$scratch"
+trap 'rm -rf -- "$work" "$scratch"' EXIT
+cd "$scratch"
 
 median() { sort -g | awk '{a[NR]=$1} END {print NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -28,7 +34,9 @@ echo "stockade trace bench: $(nproc) CPUs, kernel $(uname -r), medians of $REPS"
 # 1. writer throughput
 for i in 1 2 3; do "$build/bench/trace_writer" "$EVENTS" "$work"; done | tee "$work/w" |
 	sed 's/^/  /'
-echo "writer: $(sed 's/.*events_per_s=\([0-9]*\).*/\1/' "$work/w" | median) events/s (target >= 1000000)"
+echo "writer: $(sed 's/.* events_per_s=\([0-9]*\).*/\1/' "$work/w" | median) events/s wall clock," \
+	"$(sed 's/.*writer_cpu_events_per_s=\([0-9]*\).*/\1/' "$work/w" | median) events per CPU-second" \
+	"of the writer thread (target >= 1000000)"
 
 # 2. bytes per event
 for ((i = 0; i < REPS; i++)); do
