@@ -164,8 +164,10 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
 
 static void on_exit(struct supervisor *sup, pid_t pid, int status)
 {
-        if (tracee_find(&sup->tree, pid))
+        if (tracee_find(&sup->tree, pid)) {
                 trace_proc_exit(sup, pid, status);
+                trace_bt_forget(sup, pid);
+        }
         tracee_remove(&sup->tree, pid);
         if (pid == sup->root && !sup->root_exited) {
                 sup->root_exited = true;

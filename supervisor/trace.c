@@ -130,6 +130,10 @@ int trace_open(struct supervisor *sup, struct error *err)
                 r = open_file(t, path, &sup->places, err);
         if (r < 0)
                 return r;
+        if (!sup->layers.landlock_abi && !t->socket)
+                fprintf(stderr, "stockade: warning: without Landlock the sandbox can write the "
+                                "trace `%s` (it cannot read it)\n",
+                        path);
         for (size_t i = 0; i < TRACE_PRODUCERS; i++)
                 t->rings[i].buf = xcalloc(1, TRACE_RING_SIZE);
         t->counts = xcalloc(SYSCALL_NR_LIMIT, sizeof(*t->counts));
@@ -672,6 +676,8 @@ void trace_free(struct supervisor *sup)
 
         if (!t || t->writer_started)
                 return; /* a writer that could not be stopped keeps its memory */
+        if (t->path && !t->started && t->out.fd >= 0)
+                fchmod(t->out.fd, 0600); /* the run never started: nothing to hide */
         if (t->out.zc)
                 trace_out_close(&t->out);
         cleanup_closep(&t->fd);
@@ -688,7 +694,10 @@ void trace_free(struct supervisor *sup)
 
 bool trace_wants_backtrace(struct supervisor *sup, const struct call *call)
 {
-        if (!sup->trace || !sup->layers.ptrace || sup->cfg->trace_backtrace == TRACE_BT_NEVER)
+        /* Without WAIT_KILLABLE_RECV (before 5.19) the interrupt would break the caller's
+         * wait: the call restarts, is denied again, asks again... No backtraces there. */
+        if (!sup->trace || !sup->layers.ptrace || !sup->layers.wait_killable_recv ||
+            sup->cfg->trace_backtrace == TRACE_BT_NEVER)
                 return false;
         if (sup->cfg->trace_backtrace == TRACE_BT_ALL)
                 return true;
@@ -769,6 +778,19 @@ uint64_t trace_bt_stop(struct supervisor *sup, pid_t tid, int sig)
                 }
         pthread_mutex_unlock(&t->bt_mu);
         return id;
+}
+
+void trace_bt_forget(struct supervisor *sup, pid_t tid)
+{
+        struct trace *t = sup->trace;
+
+        if (!t)
+                return;
+        pthread_mutex_lock(&t->bt_mu);
+        for (int i = 0; i < TRACE_BT_QUEUE; i++)
+                if (t->bt[i].state == 2 && t->bt[i].tid == tid)
+                        t->bt[i].state = 0; /* it died before its stop */
+        pthread_mutex_unlock(&t->bt_mu);
 }
 
 void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id)

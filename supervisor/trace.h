@@ -94,6 +94,8 @@ uint64_t trace_bt_stop(struct supervisor *sup, pid_t tid, int sig);
 /* Unwind the stopped `tid` and record backtrace `id`. Main thread, WITHOUT sup->lock (it
  * reads ELF files); the caller resumes the task afterwards. */
 void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id);
+/* `tid` exited: forget a backtrace it will never stop for. */
+void trace_bt_forget(struct supervisor *sup, pid_t tid);
 
 /* Exposed for tests and bench/: push `n` synthetic call events through producer 0 as fast
  * as possible (the writer must be running). */
