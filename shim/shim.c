@@ -209,11 +209,13 @@ static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
  * pidfd_getfd(). sendmsg(SCM_RIGHTS) cannot be used: it carries a sockaddr, so the filter
  * now in force sends it to the supervisor, which is still waiting for the listener.
  */
-static void send_listener(int sock, int listener, unsigned flags)
+static void send_listener(int sock, int listener, unsigned flags, uint64_t key)
 {
         int msg[2] = {listener, (int)flags};
 
-        if (write(sock, msg, sizeof(msg)) != sizeof(msg))
+        /* `key` in an argument write() ignores: under --trace-level all the filter lets this
+         * one write through, since nobody serves the listener before reading it. */
+        if (syscall(SYS_write, sock, msg, sizeof(msg), key) != sizeof(msg))
                 die(EXIT_STOCKADE, errno, "hand the listener to the supervisor");
 }
 
@@ -290,7 +292,7 @@ _Noreturn void shim_run(const struct shim_args *a)
                     listener == -EPERM ? " (does a sandbox around this one, stockade "
                                          "included, forbid seccomp listeners?)"
                                        : "");
-        send_listener(a->sock, listener, flags);
+        send_listener(a->sock, listener, flags, a->handoff_key);
 
         /* The supervisor answers "g" once it holds the listener and has ptrace-seized us;
          * EOF means it gave up. Our copy of the listener must not reach the program: with

@@ -7,6 +7,7 @@
 
 #include <linux/filter.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct limits;
@@ -26,6 +27,7 @@ struct shim_args {
         bool set_user;               /* become uid:gid (from root) */
         uid_t uid;
         gid_t gid;
+        uint64_t handoff_key; /* the 4th argument of the hand-off write (filter.h) */
 };
 
 /* Handoff message flags (the one byte that travels with the listener fd). */

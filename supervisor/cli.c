@@ -2,6 +2,8 @@
 #include "supervisor/env.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawn.h"
+#include "supervisor/trace.h"
+#include "supervisor/trace_cli.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -19,6 +21,7 @@ static const char usage_main[] =
         "\n"
         "Commands:\n"
         "  run [OPTIONS] -- CMD [ARGS...]   run CMD in the sandbox\n"
+        "  trace show|stats|export FILE     read a trace (stockade help trace)\n"
         "  help [COMMAND]                   show help for stockade or a command\n"
         "  version                          print the version (also --version)\n"
         "\n"
@@ -64,6 +67,11 @@ enum {
         OPT_RW,
         OPT_TMP,
         OPT_COW,
+        OPT_TRACE,
+        OPT_TRACE_LEVEL,
+        OPT_BACKTRACE,
+        OPT_TRACE_DROP,
+        OPT_TRACE_ENV,
 };
 
 enum value_kind {
@@ -113,13 +121,26 @@ static const struct opt_def run_opts[] = {
          "audit: deny nothing, report what would be denied (-v prints it)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
+        {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
+         "record every decision in FILE (outside the places the sandbox can write), or stream "
+         "it to a listening unix socket; read it with `stockade trace`"},
+        {"trace-level", OPT_TRACE_LEVEL, V_STRING, "security|all",
+         "security (default): the calls the supervisor handles and process events; all: every "
+         "system call (slower: each becomes a round trip)"},
+        {"backtrace", OPT_BACKTRACE, V_STRING, "denied|all|never",
+         "record the user-space backtrace of denied calls (default), of every handled call, "
+         "or of none"},
+        {"trace-drop", OPT_TRACE_DROP, V_NONE, NULL,
+         "when the trace cannot keep up, drop events (counted) rather than slow the sandbox"},
+        {"trace-env", OPT_TRACE_ENV, V_NONE, NULL,
+         "record the environment's values in the trace, not only the names"},
         {"verbose", 'v', V_NONE, NULL, "say which layers are active, and more (repeatable)"},
         {"help", 'h', V_NONE, NULL, "show this help"},
 };
 
 static void print_run_usage(FILE *out)
 {
-        char opts[4096];
+        char opts[8192];
         size_t n = 0;
 
         for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
@@ -210,6 +231,12 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         case OPT_CLEAR_ENV:
                 cfg->clear_env = true;
                 return 0;
+        case OPT_TRACE:
+        case OPT_TRACE_LEVEL:
+        case OPT_BACKTRACE:
+        case OPT_TRACE_DROP:
+        case OPT_TRACE_ENV:
+                return trace_cli_option(cfg, o->name, arg, err);
         case OPT_ALLOW_DEGRADED:
                 cfg->allow_degraded = true;
                 return 0;
@@ -331,6 +358,10 @@ static int cmd_help(int argc, char **argv)
                 print_run_usage(stdout);
                 return 0;
         }
+        if (argc > 1 && strcmp(argv[1], "trace") == 0) {
+                char *hv[] = {"trace", "--help", NULL};
+                return trace_cli_main(2, hv);
+        }
         if (argc > 1 && strcmp(argv[1], "help") != 0 && strcmp(argv[1], "version") != 0) {
                 fprintf(stderr, "stockade: help: unknown command `%s`\n", argv[1]);
                 return EXIT_STOCKADE;
@@ -356,7 +387,7 @@ int cli_main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                {"run", cmd_run}, {"help", cmd_help},       {"--help", cmd_help},
+                {"run", cmd_run}, {"trace", trace_cli_main}, {"help", cmd_help},  {"--help", cmd_help},
                 {"-h", cmd_help}, {"version", cmd_version}, {"--version", cmd_version},
         };
 

@@ -9,6 +9,7 @@
 #include "supervisor/ptrace.h"
 #include "supervisor/spawn.h"
 #include "supervisor/sup.h"
+#include "supervisor/trace.h"
 #include "supervisor/util.h"
 #include "supervisor/walls.h"
 
@@ -20,6 +21,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
@@ -77,6 +80,7 @@ static int on_timer(struct supervisor *sup, struct event_source *src, uint32_t e
                 return 0;
         if (!sup->root_exited) {
                 sup->timed_out = true;
+                trace_limit(sup, sup->root, "timeout", sup->cfg->limits.timeout_ms);
                 sup_kill_tree(sup);
         }
         return 0;
@@ -257,10 +261,16 @@ static int check_layers(struct supervisor *sup, struct error *err)
         return 0;
 }
 
-/* Returns false when a notifier thread could not be stopped: `sup` must then outlive us. */
-static bool sup_free(struct supervisor *sup)
+/* Returns false when a notifier thread could not be stopped: `sup` must then outlive us.
+ * `code` is what stockade exits with, for the trace's end. */
+static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
+
+        /* After the notifiers: nothing pushes events any more (a stuck one keeps the rings). */
+        trace_finish(sup, code < 0 ? EXIT_STOCKADE : code);
+        if (stopped)
+                trace_free(sup);
 
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);
@@ -345,7 +355,8 @@ static void block_signals(void)
 
 static int supervise(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
-        if (check_layers(sup, err) < 0 || walls_setup(sup, err) < 0)
+        if (check_layers(sup, err) < 0 || walls_setup(sup, err) < 0 ||
+            trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
@@ -358,6 +369,7 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
         if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0)
                 return -1;
+        trace_start(sup, plan->envp);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
 
@@ -387,9 +399,12 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;
         sup->fopts.ipc_denied = sup->layers.ipc == IPC_SHARED;
+        sup->fopts.trace_all = plan->cfg->trace_path && plan->cfg->trace_level == TRACE_LEVEL_ALL;
+        if (getrandom(&sup->fopts.handoff_key, sizeof(sup->fopts.handoff_key), 0) < 0)
+                sup->fopts.handoff_key = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
 
         code = supervise(sup, plan, err);
-        if (!sup_free(sup)) {
+        if (!sup_free(sup, code)) {
                 fprintf(stderr, "stockade: warning: a handler is stuck in the kernel; exiting "
                                 "without it\n");
                 return code;

@@ -74,6 +74,8 @@ void notify_free(struct supervisor *sup)
         for (size_t i = 0; i < ARRAY_SIZE(sup->notifiers); i++) {
                 free(sup->notifiers[i].req);
                 free(sup->notifiers[i].resp);
+                free(sup->notifiers[i].tc);
+                sup->notifiers[i].tc = NULL;
                 sup->notifiers[i].req = NULL;
                 sup->notifiers[i].resp = NULL;
         }
@@ -97,9 +99,13 @@ static void report_would_deny(struct supervisor *sup, struct call *call, uint32_
 void call_deny(struct supervisor *sup, struct call *call, int errnum)
 {
         if (!sup->fopts.audit) {
+                if (call->tc)
+                        call->tc->denied = true;
                 call_fail(call, errnum);
                 return;
         }
+        if (call->tc)
+                call->tc->would_deny = true;
         report_would_deny(sup, call, SECCOMP_RET_ERRNO | (uint32_t)errnum);
         call_continue(call); /* handlers deny on registers or on their own copies */
 }
@@ -111,13 +117,48 @@ static bool audit_intercept(struct supervisor *sup, struct call *call)
         uint32_t action;
 
         enforce.audit = false;
+        enforce.trace_all = false;
         action = filter_decide(&enforce, &call->req->data);
         if ((action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF ||
             (action & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW)
                 return false;
         report_would_deny(sup, call, action);
+        if (call->tc) {
+                call->tc->would_deny = true;
+                call->tc->rule = "filter";
+        }
         call_continue(call); /* registers only: nothing was read from the program's memory */
         return true;
+}
+
+/*
+ * --trace-level all: the filter notifies what it would have decided in the kernel. Decide it
+ * the same way here, from the registers only, so that answering CONTINUE reads nothing of
+ * the program's memory (DESIGN.md). Returns true when the call was answered.
+ */
+static bool kernel_decided(struct supervisor *sup, struct call *call)
+{
+        struct filter_opts real = sup->fopts;
+        uint32_t action;
+
+        real.trace_all = false;
+        action = filter_decide(&real, &call->req->data);
+        switch (action & SECCOMP_RET_ACTION_FULL) {
+        case SECCOMP_RET_ALLOW:
+                call_continue(call);
+                if (call->tc)
+                        call->tc->rule = "kernel";
+                return true;
+        case SECCOMP_RET_ERRNO:
+                call_fail(call, (int)(action & SECCOMP_RET_DATA));
+                if (call->tc) {
+                        call->tc->denied = true;
+                        call->tc->rule = "filter";
+                }
+                return true;
+        default:
+                return false; /* notified anyway: the handler decides */
+        }
 }
 
 static void dispatch(struct supervisor *sup, struct call *call)
@@ -131,10 +172,14 @@ static void dispatch(struct supervisor *sup, struct call *call)
                 pthread_mutex_unlock(&sup->lock);
         }
 
+        if (sup->fopts.trace_all && kernel_decided(sup, call))
+                return;
         if (sup->fopts.audit && audit_intercept(sup, call))
                 return;
         if (!call->row || !call->row->handler) {
                 /* We never asked for this one: fail closed. */
+                if (call->tc)
+                        call->tc->denied = true;
                 call_fail(call, ENOSYS);
                 return;
         }
@@ -147,7 +192,7 @@ static int start_notifier(struct supervisor *sup);
 static int notify_one(struct notifier *nt)
 {
         struct supervisor *sup = nt->sup;
-        struct call call = {.req = nt->req, .resp = nt->resp};
+        struct call call = {.req = nt->req, .resp = nt->resp, .tc = sup->trace ? nt->tc : NULL};
         int r = 0;
 
         memset(nt->req, 0, sup->req_size);
@@ -161,9 +206,18 @@ static int notify_one(struct notifier *nt)
                 start_notifier(sup); /* at the cap, or out of memory: go on with what we have */
         memset(nt->resp, 0, sup->resp_size);
         sup->n.notifications++;
+        if (call.tc)
+                trace_call_begin(call.tc);
         dispatch(sup, &call);
+        if (call.tc) {
+                trace_call_answering(sup, &call);
+                if (trace_wants_backtrace(sup, &call))
+                        trace_bt_request(sup, &call); /* before the answer: see trace.c */
+        }
         if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 && errno != ENOENT)
                 r = -errno;
+        else if (call.tc)
+                trace_call_end(sup, (unsigned)(nt - sup->notifiers), &call);
         atomic_fetch_sub(&sup->busy, 1);
         return r;
 }
@@ -210,6 +264,7 @@ static int start_notifier(struct supervisor *sup)
         if (!nt->req) {
                 nt->req = xcalloc(1, sup->req_size);
                 nt->resp = xcalloc(1, sup->resp_size);
+                nt->tc = xcalloc(1, sizeof(struct trace_call));
         }
         r = -pthread_create(&nt->thread, NULL, notifier_main, nt);
         if (r == 0) {

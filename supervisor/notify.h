@@ -3,6 +3,7 @@
 #define STOCKADE_NOTIFY_H
 
 #include "supervisor/sup.h"
+#include "supervisor/trace.h"
 #include "syscalls/table.h"
 
 /* One notification. Handlers run on one of several notifier threads, WITHOUT sup->lock:
@@ -12,6 +13,7 @@ struct call {
         struct seccomp_notif *req;
         struct seccomp_notif_resp *resp;
         const struct syscall_row *row; /* NULL for numbers the table does not know */
+        struct trace_call *tc;         /* the event being recorded; NULL when not tracing */
 };
 
 /* Let the kernel run the call as the program made it. Only for calls whose decision did not

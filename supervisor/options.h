@@ -48,6 +48,12 @@ struct config {
         struct mount_opt *mounts; /* --ro, --rw, --tmp, --cow, --hide, in the order given */
         size_t n_mounts;
         char **argv; /* the command, NULL-terminated */
+        /* --trace and friends (supervisor/trace.h) */
+        const char *trace_path; /* a file, or unix:PATH; NULL: no trace */
+        int trace_level;        /* enum trace_level */
+        int trace_backtrace;    /* enum trace_bt */
+        bool trace_drop;        /* drop events rather than slow the sandbox down */
+        bool trace_env;         /* record the environment's values, not only its names */
 };
 
 /* Who the command runs as when stockade is root and --user is not given: nobody. uid 0

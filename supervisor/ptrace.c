@@ -14,6 +14,7 @@
  * section: a number in the tree always designates the task we admitted.
  */
 #include "supervisor/ptrace.h"
+#include "supervisor/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,7 +100,7 @@ static bool is_stop_signal(int sig)
         return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static void on_new_task(struct supervisor *sup, struct tracee *parent, pid_t pid)
+static void on_new_task(struct supervisor *sup, struct tracee *parent, pid_t pid, int event)
 {
         unsigned long msg = 0;
         struct tracee *child;
@@ -111,6 +112,11 @@ static void on_new_task(struct supervisor *sup, struct tracee *parent, pid_t pid
         /* The child may already be dead and reaped (a death at birth is reported before
          * its parent's event): admit() then refuses its number. */
         child = admit(sup, (pid_t)msg);
+        if (child)
+                trace_proc_new(sup, pid, (pid_t)msg,
+                               event == PTRACE_EVENT_FORK    ? TRACE_FORK
+                               : event == PTRACE_EVENT_VFORK ? TRACE_VFORK
+                                                             : TRACE_CLONE);
         if (child && sup->killing)
                 tracee_signal(child, SIGKILL);
 }
@@ -144,17 +150,24 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
                 tracee_remove(&sup->tree, (pid_t)former);
                 t = tracee_find(&sup->tree, pid);
         }
+        if (t)
+                trace_proc_exec(sup, pid);
         if (t && !inspectable(pid)) {
                 fprintf(stderr,
                         "stockade: killed pid %d: it executed a file it may run but not read, "
                         "which hides it from the supervisor\n",
                         (int)pid);
+                trace_proc_killed(sup, pid, "executed a file it may run but not read");
                 tracee_signal(t, SIGKILL);
         }
 }
 
 static void on_exit(struct supervisor *sup, pid_t pid, int status)
 {
+        if (tracee_find(&sup->tree, pid)) {
+                trace_proc_exit(sup, pid, status);
+                trace_bt_forget(sup, pid);
+        }
         tracee_remove(&sup->tree, pid);
         if (pid == sup->root && !sup->root_exited) {
                 sup->root_exited = true;
@@ -164,10 +177,26 @@ static void on_exit(struct supervisor *sup, pid_t pid, int status)
         }
 }
 
+/* Tasks stopped for a backtrace (trace.h), unwound by ptrace_reap without the lock. */
+static struct {
+        pid_t tid;
+        uint64_t id;
+} deferred[16];
+static size_t n_deferred;
+
+static void defer_backtrace(pid_t tid, uint64_t id)
+{
+        if (n_deferred < sizeof(deferred) / sizeof(deferred[0]))
+                deferred[n_deferred++] = (typeof(deferred[0])){tid, id};
+        else
+                ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
 static void handle_status(struct supervisor *sup, pid_t pid, int status)
 {
         struct tracee *t;
         int sig, inject = 0;
+        uint64_t bt;
 
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
                 on_exit(sup, pid, status);
@@ -191,12 +220,17 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
         case PTRACE_EVENT_FORK:
         case PTRACE_EVENT_VFORK:
         case PTRACE_EVENT_CLONE:
-                on_new_task(sup, t, pid);
+                on_new_task(sup, t, pid, status >> 16);
                 break;
         case PTRACE_EVENT_EXEC:
                 on_exec(sup, t, pid);
                 break;
         case PTRACE_EVENT_STOP:
+                if (t->attached && (bt = trace_bt_stop(sup, pid, sig)) != 0) {
+                        /* Stopped for a backtrace: unwound after the lock is released. */
+                        defer_backtrace(pid, bt);
+                        return;
+                }
                 if (t->attached && is_stop_signal(sig)) {
                         /* Group-stop: stay stopped until SIGCONT, as without a tracer. */
                         ptrace(PTRACE_LISTEN, pid, 0, 0);
@@ -216,7 +250,7 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
 
 int ptrace_reap(struct supervisor *sup)
 {
-        int status;
+        int status, err;
         pid_t pid;
 
         /* Reaping and forgetting are one step under the lock: no other thread can find a
@@ -224,8 +258,15 @@ int ptrace_reap(struct supervisor *sup)
         pthread_mutex_lock(&sup->lock);
         while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
                 handle_status(sup, pid, status);
+        err = pid < 0 ? errno : 0;
         pthread_mutex_unlock(&sup->lock);
-        return pid < 0 ? -errno : 0;
+        /* The task is in its ptrace stop and only we can resume it: no number reuse here. */
+        for (size_t i = 0; i < n_deferred; i++) {
+                trace_bt_unwind(sup, deferred[i].tid, deferred[i].id);
+                ptrace(PTRACE_CONT, deferred[i].tid, 0, 0);
+        }
+        n_deferred = 0;
+        return -err;
 }
 
 static void forward(struct supervisor *sup, int sig)

@@ -158,7 +158,8 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .ipc = sup->layers.ipc,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
-                                      .gid = plan->cfg->gid};
+                                      .gid = plan->cfg->gid,
+                                      .handoff_key = sup->fopts.handoff_key};
                 close(sv[0]);
                 /* The supervisor raised its own limit to hold a pidfd per task. */
                 if (sup->nofile.rlim_max)

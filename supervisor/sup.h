@@ -18,6 +18,8 @@
 #include <sys/types.h>
 
 struct supervisor;
+struct trace;
+struct trace_call;
 
 /* An fd the loop watches; data.ptr of its epoll_event points here. */
 struct event_source {
@@ -51,6 +53,7 @@ struct notifier {
         bool started;
         struct seccomp_notif *req;
         struct seccomp_notif_resp *resp;
+        struct trace_call *tc; /* this thread's event in the making (--trace) */
 };
 
 struct supervisor {
@@ -92,6 +95,7 @@ struct supervisor {
         bool timed_out;
         bool killing; /* the tree is being torn down */
         struct counters n;
+        struct trace *trace; /* --trace: the recorder (supervisor/trace.h), or NULL */
         struct rlimit nofile; /* RLIMIT_NOFILE as we found it: the command's */
 };
 

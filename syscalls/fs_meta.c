@@ -19,6 +19,7 @@
 #include "supervisor/notify.h"
 #include "supervisor/places.h"
 #include "supervisor/tmem.h"
+#include "supervisor/trace_decode.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -288,6 +289,9 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
         long r;
 
         r = copy_args(tid, m);
+        if (r == 0 && !m->fd_form && m->path && trace_mem_arg(call->req->data.nr) >= 0)
+                /* the path as this handler copied it once and decides on */
+                trace_call_path(call, (unsigned)trace_mem_arg(call->req->data.nr), m->path_buf);
         if (r == 0 && !m->fd_form)
                 magic_fd_path(m);
         if (r == 0) {
@@ -313,12 +317,14 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
         r = places_contain(&sup->places, target);
         if (r <= 0) {
                 /* Outside (or not judgeable): the same answer. */
+                trace_call_rule(call, "outside the writable places");
                 call_deny(sup, call, EPERM);
                 goto out;
         }
         if (m->op == META_CHMOD && (m->mode & (S_ISUID | S_ISGID)) && !is_directory(target)) {
                 /* A set-ID file in the workspace or /tmp would run as its owner for every
                  * host user who executes it. A set-group-ID directory is harmless. */
+                trace_call_rule(call, "no set-user-ID or set-group-ID files");
                 call_deny(sup, call, EPERM);
                 goto out;
         }

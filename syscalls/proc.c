@@ -147,11 +147,13 @@ int proc_target(struct supervisor *sup, struct call *call)
         pthread_mutex_lock(&sup->lock);
         ok = target_ok(sup, call);
         pthread_mutex_unlock(&sup->lock);
-        if (ok)
+        if (ok) {
                 call_continue(call);
-        else
-                call_deny(sup, call,
-                          a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
+                return 0;
+        }
+        trace_call_rule(call, "a process outside the sandbox's tree");
+        call_deny(sup, call,
+                  a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
         return 0;
 }
 
@@ -167,8 +169,10 @@ int proc_fcntl_owner(struct supervisor *sup, struct call *call)
         pthread_mutex_unlock(&sup->lock);
         if (ok)
                 call_continue(call); /* registers only */
-        else
+        else {
+                trace_call_rule(call, "SIGIO owner outside the sandbox's tree");
                 call_deny(sup, call, EPERM);
+        }
         return 0;
 }
 
@@ -323,6 +327,8 @@ int proc_clone(struct supervisor *sup, struct call *call)
         }
         if (!ok) {
                 sup->n.forks_refused++;
+                trace_call_rule(call, "max-procs");
+                trace_call_limit(call, "max-procs", max);
                 call_fail(call, EAGAIN);
                 return 0;
         }

@@ -1,0 +1,121 @@
+/* Internals shared by trace.c (rings, writer), trace_record.c (session, process events,
+ * end) and trace_bt.c (backtraces). Nothing outside supervisor/trace*.c includes this. */
+#ifndef STOCKADE_TRACE_INT_H
+#define STOCKADE_TRACE_INT_H
+
+#include "proto/trace_file.h"
+#include "supervisor/sup.h"
+#include "supervisor/trace.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define TRACE_RING_SIZE (1u << 20) /* bytes per producer; a power of two */
+/* A ring per notifier the pool may grow to, then the main thread's. Rings are calloc'ed
+ * (mapped, untouched) and cost memory only once a thread writes into them. */
+#define TRACE_PRODUCERS (STOCKADE_NOTIFIERS_MAX + 1)
+#define TRACE_MAIN      STOCKADE_NOTIFIERS_MAX
+#define TRACE_BT_QUEUE  16
+
+enum raw_type {
+        RAW_PAD = 1,  /* skip to the end of the ring */
+        RAW_CALL = 2, /* struct raw_call */
+        RAW_BYTES = 3 /* struct raw_bytes: a packed Record */
+};
+
+struct raw_head {
+        uint32_t len; /* whole record, 8-aligned */
+        uint32_t type;
+};
+
+struct raw_call {
+        struct raw_head h;
+        uint32_t tid;
+        int32_t nr;
+        uint64_t t0, dur;
+        uint64_t args[6];
+        int64_t val;
+        int32_t err;
+        uint8_t verdict;
+        bool has_result, would_deny, unknown;
+        const char *rule, *limit;
+        uint64_t limit_value;
+        uint64_t bt_id;
+        int16_t mem_arg;
+        int16_t mem_len;
+        bool mem_truncated;
+        char mem[]; /* mem_len bytes */
+};
+
+struct raw_bytes {
+        struct raw_head h;
+        uint64_t t; /* CLOCK_MONOTONIC when it happened: the writer merges the rings by it */
+        uint32_t tid, tgid; /* learnt by the writer: tid belongs to tgid (0: nothing) */
+        uint32_t len;
+        uint8_t data[];
+};
+
+/* One producer's ring: single producer, single consumer (the writer). */
+struct trace_ring {
+        _Alignas(64) atomic_uint_fast64_t head; /* producer */
+        _Alignas(64) atomic_uint_fast64_t tail; /* writer */
+        _Alignas(64) atomic_uint_fast64_t dropped;
+        uint8_t *buf;
+};
+
+struct trace_count {
+        uint64_t n, ns;
+};
+
+struct trace {
+        int fd;
+        bool socket;
+        char *path; /* the file, for the end (mode); NULL for a socket */
+        uint64_t mono0, unix0;
+        struct trace_out out;
+        struct trace_ring rings[TRACE_PRODUCERS];
+        atomic_bool writer_stop;
+        bool started; /* the session record is written */
+        bool writer_started;
+        bool out_dead; /* the reader went away: everything is dropped */
+        bool warned;
+        pthread_t writer;
+        pthread_mutex_t mu;
+        pthread_cond_t kick;
+        bool kicked;
+        /* tid -> tgid, a cache: the main thread learns, the writer looks up */
+        _Atomic uint64_t tgid[1 << 16];
+        /* written by the writer only */
+        uint64_t events;
+        atomic_uint_fast64_t writer_cpu_ns; /* CPU time of the writer thread (bench/) */
+        struct trace_count (*counts)[6]; /* [nr][verdict] */
+        /* backtraces */
+        atomic_uint_fast64_t bt_seq;
+        pthread_mutex_t bt_mu;
+        pthread_cond_t bt_done;
+        struct {
+                pid_t tid;
+                uint64_t id;
+                int state; /* 0 free, 1 asked, 2 interrupted (waiting for the stop) */
+        } bt[TRACE_BT_QUEUE];
+        struct event_source bt_src; /* eventfd: a notifier asks the main thread */
+};
+
+uint64_t trace_now(void);
+/* Push a packed Record from `producer` (the main thread: TRACE_MAIN). */
+void trace_push_bytes(struct trace *t, unsigned producer, const uint8_t *p, size_t n, pid_t tid,
+                      pid_t tgid);
+/* Pack and push. */
+void trace_push_record(struct trace *t, unsigned producer, const Stockade__Trace__Record *r,
+                       pid_t tid, pid_t tgid);
+/* The thread group of tid (cache, then /proc), 0 when unknown. */
+pid_t trace_tgid(struct trace *t, pid_t tid);
+void trace_learn_tgid(struct trace *t, pid_t tid, pid_t tgid);
+
+/* trace_record.c */
+void trace_write_session(struct supervisor *sup, char *const *envp);
+void trace_write_end(struct supervisor *sup, int code);
+/* trace_bt.c: unwind the ptrace-stopped `tid` into a Backtrace record and push it. */
+void trace_bt_take(struct trace *t, pid_t tid, uint64_t id);
+
+#endif
