@@ -3,8 +3,11 @@
 #include "supervisor/loop.h"
 #include "supervisor/spawn.h"
 #include "supervisor/util.h"
+#include "shim/shim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +62,10 @@ enum {
         OPT_MODE,
         OPT_ALLOW_DEGRADED,
         OPT_USER,
+        OPT_TTY,
+        OPT_KILL_AFTER,
+        OPT_WORKDIR,
+        OPT_PASS_FD,
 };
 
 enum value_kind {
@@ -80,7 +87,11 @@ struct opt_def {
 static const struct opt_def run_opts[] = {
         {"timeout", OPT_TIMEOUT, V_DURATION, "DURATION",
          "kill the whole tree after this wall-clock time; exit 124"},
-        {"cpu", OPT_CPU, V_DURATION, "SECONDS", "CPU time per process (SIGXCPU, then SIGKILL)"},
+        {"kill-after", OPT_KILL_AFTER, V_DURATION, "DURATION",
+         "after a SIGTERM to stockade, kill the tree if it has not ended (default 10s, 0 = "
+         "never)"},
+        {"cpu", OPT_CPU, V_DURATION, "DURATION",
+         "CPU time per process, whole seconds (30, 2m; SIGXCPU, a second later SIGKILL)"},
         {"memory", OPT_MEMORY, V_SIZE, "BYTES", "address space per process"},
         {"max-procs", OPT_MAX_PROCS, V_COUNT, "N",
          "tasks (processes + threads) alive at once; beyond it fork fails with EAGAIN "
@@ -91,6 +102,15 @@ static const struct opt_def run_opts[] = {
          "pass NAME through from the host (even a credential), or set it"},
         {"clear-env", OPT_CLEAR_ENV, V_NONE, NULL,
          "start from an empty environment (then --env adds)"},
+        {"workdir", OPT_WORKDIR, V_STRING, "DIR",
+         "start the command in DIR (default: the current directory), which is then the "
+         "writable workspace"},
+        {"tty", OPT_TTY, V_STRING, "auto|always|never",
+         "give the sandbox a terminal of its own, relayed to yours: auto (default) when "
+         "stdin or stdout is a terminal"},
+        {"pass-fd", OPT_PASS_FD, V_COUNT, "N",
+         "keep inherited fd N open in the sandbox (repeatable; make's jobserver: "
+         "`+stockade run --pass-fd 3 --pass-fd 4 -- $(MAKE)`)"},
         {"user", OPT_USER, V_STRING, "USER[:GROUP]",
          "run the command as this user (stockade must be root); without it a root "
          "stockade runs the command as nobody (65534); `--user root` keeps uid 0, with no "
@@ -99,7 +119,10 @@ static const struct opt_def run_opts[] = {
          "audit: deny nothing, report what would be denied (-v prints it)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
-        {"verbose", 'v', V_NONE, NULL, "say which layers are active, and more (repeatable)"},
+        {"verbose", 'v', V_NONE, NULL,
+         "-v: the layers and a summary at the end, each kind of audit denial once; -vv: "
+         "every decision"},
+        {"quiet", 'q', V_NONE, NULL, "no warnings of stockade's own"},
         {"help", 'h', V_NONE, NULL, "show this help"},
 };
 
@@ -133,6 +156,26 @@ static int bad_value(const struct opt_def *o, const char *arg, int r, struct err
                           r == -ERANGE ? "out of range" : "not valid", expect[o->kind]);
 }
 
+static int add_pass_fd(struct config *cfg, const struct opt_def *o, const char *arg,
+                       struct error *err)
+{
+        uint64_t v;
+        int r = parse_count(arg, &v);
+
+        if (r < 0 || v > INT32_MAX)
+                return bad_value(o, arg, r < 0 ? r : -ERANGE, err);
+        if (v <= 2)
+                return make_error(err, 0, "run: --pass-fd %s: fds 0, 1 and 2 are always passed",
+                                  arg);
+        if (fcntl((int)v, F_GETFD) < 0)
+                return make_error(err, 0, "run: --pass-fd %s: fd %s is not open", arg, arg);
+        if (cfg->n_pass_fds >= SHIM_MAX_PASS_FDS)
+                return make_error(err, 0, "run: --pass-fd: at most %d", SHIM_MAX_PASS_FDS);
+        cfg->pass_fds = xrealloc(cfg->pass_fds, (cfg->n_pass_fds + 1) * sizeof(*cfg->pass_fds));
+        cfg->pass_fds[cfg->n_pass_fds++] = (int)v;
+        return 0;
+}
+
 static int apply_value(struct config *cfg, const struct opt_def *o, const char *arg,
                        struct error *err)
 {
@@ -161,6 +204,11 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         case OPT_ENV:
                 if (!*arg || *arg == '=')
                         return make_error(err, 0, "run: --env: `%s` has no variable name", arg);
+                if (!valid_env_name(arg, strcspn(arg, "=")))
+                        return make_error(err, 0,
+                                          "run: --env: `%.*s` is not a variable name (letters, "
+                                          "digits and _, not starting with a digit)",
+                                          (int)strcspn(arg, "="), arg);
                 cfg->env_ops = xrealloc(cfg->env_ops, (cfg->n_env_ops + 1) * sizeof(*cfg->env_ops));
                 cfg->env_ops[cfg->n_env_ops++].arg = arg;
                 return 0;
@@ -183,6 +231,30 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                                                        : "not USER[:GROUP] or UID[:GID]");
                 cfg->set_user = true; /* root too: uid 0, no groups, no capabilities */
                 return 0;
+        case OPT_TTY:
+                if (strcmp(arg, "auto") == 0)
+                        cfg->tty = TTY_AUTO;
+                else if (strcmp(arg, "always") == 0)
+                        cfg->tty = TTY_ALWAYS;
+                else if (strcmp(arg, "never") == 0)
+                        cfg->tty = TTY_NEVER;
+                else
+                        return make_error(err, 0, "run: --tty: `%s` is not auto, always or never",
+                                          arg);
+                return 0;
+        case OPT_WORKDIR:
+                if (!*arg)
+                        return make_error(err, 0, "run: --workdir: empty directory name");
+                cfg->workdir = arg;
+                return 0;
+        case OPT_PASS_FD:
+                return add_pass_fd(cfg, o, arg, err);
+        case OPT_KILL_AFTER:
+                dst = &cfg->kill_after_ms;
+                break;
+        case 'q':
+                cfg->quiet = true;
+                return 0;
         case OPT_CLEAR_ENV:
                 cfg->clear_env = true;
                 return 0;
@@ -198,8 +270,15 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         switch (o->kind) {
         case V_DURATION:
                 r = parse_duration_ms(arg, &v);
-                if (r == 0 && o->key == OPT_CPU)
-                        v = (v + 999) / 1000; /* RLIMIT_CPU counts whole seconds */
+                if (r == 0 && o->key == OPT_CPU) {
+                        /* RLIMIT_CPU counts whole seconds: say so rather than round. */
+                        if (v % 1000)
+                                return make_error(err, 0,
+                                                  "run: --cpu: `%s` is not a whole number of "
+                                                  "seconds (the CPU limit counts seconds)",
+                                                  arg);
+                        v /= 1000;
+                }
                 break;
         case V_SIZE:
                 r = parse_size(arg, &v);
@@ -213,6 +292,11 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         }
         if (r < 0)
                 return bad_value(o, arg, r, err);
+        if (o->key == OPT_MAX_FILES && v && v < MIN_MAX_FILES)
+                return make_error(err, 0,
+                                  "run: --max-files: %llu is too low for the sandbox to start "
+                                  "(stdin, stdout, stderr and stockade's hand-off need %d)",
+                                  (unsigned long long)v, MIN_MAX_FILES);
         *dst = v;
         return 0;
 }
@@ -220,10 +304,11 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
 int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
 {
         struct option longs[ARRAY_SIZE(run_opts) + 1];
-        char shorts[] = "+:vh";
+        char shorts[] = "+:vqh";
 
         memset(cfg, 0, sizeof(*cfg));
         cfg->limits.max_procs = DEFAULT_MAX_PROCS;
+        cfg->kill_after_ms = DEFAULT_KILL_AFTER_MS;
         for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
                 longs[i] = (struct option){run_opts[i].name,
                                            run_opts[i].kind == V_NONE ? no_argument
@@ -271,6 +356,8 @@ void cli_config_free(struct config *cfg)
 {
         free(cfg->env_ops);
         cfg->env_ops = NULL;
+        free(cfg->pass_fds);
+        cfg->pass_fds = NULL;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -286,6 +373,12 @@ static int cmd_run(int argc, char **argv)
                         error_print(&err);
                 cli_config_free(&cfg);
                 return r > 0 ? 0 : EXIT_STOCKADE;
+        }
+        if (cfg.workdir && chdir(cfg.workdir) < 0) {
+                make_error(&err, errno, "run: --workdir `%s`", cfg.workdir);
+                error_print(&err);
+                cli_config_free(&cfg);
+                return EXIT_STOCKADE;
         }
         envp = env_build(environ, &cfg);
         struct spawn_plan plan = {.cfg = &cfg, .path_var = env_get(envp, "PATH"), .envp = envp};

@@ -7,6 +7,7 @@
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
+#include "supervisor/signals.h"
 #include "supervisor/spawn.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
@@ -95,12 +96,7 @@ static int open_sources(struct supervisor *sup, struct error *err)
         sup->epfd = epoll_create1(EPOLL_CLOEXEC);
         if (sup->epfd < 0)
                 return make_error(err, errno, "epoll_create1");
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
+        signals_mask(&mask);
         sup->sigchld = (struct event_source){.name = "signals", .on_ready = ptrace_on_signal};
         sup->sigchld.fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sup->sigchld.fd < 0 || watch(sup, &sup->sigchld) < 0)
@@ -116,6 +112,8 @@ static int open_sources(struct supervisor *sup, struct error *err)
                     watch(sup, &sup->timer) < 0)
                         return make_error(err, errno, "timerfd for --timeout");
         }
+        if (signals_open(sup) < 0)
+                return make_error(err, errno, "timerfd for --kill-after");
         return 0;
 }
 
@@ -142,6 +140,7 @@ static bool loop_dispatch(struct supervisor *sup, struct epoll_event ev, struct 
                 return false;
         }
         r = src->on_ready(sup, src, ev.events);
+        signals_after_event(sup);
         if (r < 0) {
                 make_error(err, -r, "%s", src->name);
                 sup_kill_tree(sup);
@@ -264,6 +263,8 @@ static bool sup_free(struct supervisor *sup)
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);
         cleanup_closep(&sup->timer.fd);
+        cleanup_closep(&sup->kill_timer.fd);
+        tty_close(sup);
         cleanup_closep(&sup->epfd);
         cleanup_closep(&sup->root_pidfd);
         pthread_mutex_lock(&sup->lock);
@@ -332,12 +333,7 @@ static void block_signals(void)
 {
         sigset_t mask;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
+        signals_mask(&mask);
         sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
@@ -354,14 +350,18 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
                 return make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0)
+        if (open_sources(sup, err) < 0 ||
+            tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
+            spawn_command(sup, plan, err) < 0)
                 return -1;
+        tty_start(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
 
         while (loop_dispatch(sup, loop_next_event(sup), err))
                 ;
         reap_all(sup);
+        tty_close(sup); /* the last output, and the user's terminal as we found it */
         if (sup->notifier_error && !err->msg[0])
                 return make_error(err, -sup->notifier_error, "seccomp notification");
         if (err->msg[0])
@@ -379,6 +379,9 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
 
         sup->cfg = plan->cfg;
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
+        sup->kill_timer.fd = -1;
+        sup->tty = (struct tty_relay){.master = -1, .slave = -1, .host_in = -1, .host_out = -1,
+                                      .term = -1, .fg_timer = -1};
         init_lock(&sup->lock);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;

@@ -158,7 +158,11 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .ipc = sup->layers.ipc,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
-                                      .gid = plan->cfg->gid};
+                                      .gid = plan->cfg->gid,
+                                      .tty_slave = sup->tty.active ? sup->tty.slave : -1,
+                                      .tty_fds = sup->tty.slave_fd,
+                                      .pass_fds = plan->cfg->pass_fds,
+                                      .n_pass_fds = plan->cfg->n_pass_fds};
                 close(sv[0]);
                 /* The supervisor raised its own limit to hold a pidfd per task. */
                 if (sup->nofile.rlim_max)
