@@ -168,6 +168,9 @@ static void reap_all(struct supervisor *sup)
         struct epoll_event ev;
 
         sup_kill_tree(sup);
+        /* Our child: its number is ours until we reap it (ptrace.c forgets it then). */
+        if (sup->watcher > 0)
+                kill(sup->watcher, SIGKILL);
         while (ptrace_reap(sup) != -ECHILD) {
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
@@ -355,6 +358,7 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
             spawn_command(sup, plan, err) < 0)
                 return -1;
         tty_start(sup);
+        signals_start_watcher(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
 
@@ -380,6 +384,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->cfg = plan->cfg;
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
         sup->kill_timer.fd = -1;
+        sup->watcher = -1;
         sup->tty = (struct tty_relay){.master = -1, .slave = -1, .host_in = -1, .host_out = -1,
                                       .term = -1, .fg_timer = -1};
         init_lock(&sup->lock);

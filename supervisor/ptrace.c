@@ -156,6 +156,10 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
 
 static void on_exit(struct supervisor *sup, pid_t pid, int status)
 {
+        if (pid == sup->watcher) {
+                sup->watcher = -1; /* reaped: the number is no longer ours */
+                return;
+        }
         tracee_remove(&sup->tree, pid);
         if (pid == sup->root && !sup->root_exited) {
                 sup->root_exited = true;

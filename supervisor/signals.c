@@ -15,7 +15,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -274,4 +276,122 @@ void signals_on_signal(struct supervisor *sup, int sig)
                 break;
         }
         to_foreground(sup, sig);
+}
+
+/*
+ * SIGSTOP cannot be caught: when it stops stockade, nothing of ours runs to stop the tree.
+ * A small watcher process does: it looks every 100 ms whether stockade is stopped and, on
+ * the transition, sends SIGSTOP to every process of the sandbox's session (the shim's
+ * setsid; a process that made a session of its own is not reached). SIGCONT is stockade's
+ * own business again (signals_on_signal). The watcher was forked from a process with
+ * threads, so it makes raw system calls only: no allocation, no stdio.
+ */
+
+/* The state letter and the session of /proc/PID/stat; 0 when unreadable. */
+static char proc_state(pid_t pid, pid_t *session)
+{
+        char path[32] = "/proc/", buf[512], *p;
+        int i = 6, fd, field = 0;
+        ssize_t n;
+        char digits[16];
+        int nd = 0;
+
+        for (pid_t v = pid; v; v /= 10)
+                digits[nd++] = (char)('0' + v % 10);
+        while (nd)
+                path[i++] = digits[--nd];
+        memcpy(path + i, "/stat", 6);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return 0;
+        /* ") S ppid pgrp session ..." */
+        for (char *q = p + 2; *q && session; q++) {
+                if (*q == ' ' && ++field == 3) {
+                        *session = (pid_t)strtol(q + 1, NULL, 10);
+                        break;
+                }
+        }
+        return p[2];
+}
+
+/* SIGSTOP to each process of session `sid`, each through a pidfd opened before its session
+ * is read. The session's number is the root's, which stays ours while the root is unreaped
+ * (`root` still takes a signal 0 after the scan): no host process can hold it meanwhile. */
+static void stop_session(int root, pid_t sid)
+{
+        char buf[4096];
+        int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        long n;
+
+        if (dir < 0)
+                return;
+        while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+                for (long off = 0; off < n;) {
+                        struct {
+                                unsigned long long ino;
+                                long long off;
+                                unsigned short reclen;
+                                unsigned char type;
+                                char name[];
+                        } *d = (void *)(buf + off);
+                        pid_t pid = (pid_t)strtol(d->name, NULL, 10), s = 0;
+                        int fd;
+
+                        off += d->reclen;
+                        if (pid <= 0)
+                                continue;
+                        fd = (int)syscall(SYS_pidfd_open, pid, 0);
+                        if (fd < 0)
+                                continue;
+                        if (proc_state(pid, &s) && s == sid &&
+                            syscall(SYS_pidfd_send_signal, root, 0, NULL, 0) == 0)
+                                syscall(SYS_pidfd_send_signal, fd, SIGSTOP, NULL, 0);
+                        close(fd);
+                }
+        }
+        close(dir);
+}
+
+static _Noreturn void watch_stops(pid_t supervisor, int root, pid_t sid)
+{
+        struct timespec tick = {.tv_nsec = 100 * 1000000L};
+        bool stopped = false;
+
+        /* A group of our own: job-control signals to stockade's job do not stop us. */
+        setpgid(0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+                _exit(0);
+        if (dup2(root, 3) < 0)
+                _exit(0);
+        syscall(SYS_close_range, 4, ~0U, 0);
+        for (;;) {
+                char state = proc_state(supervisor, NULL);
+
+                if (!state)
+                        _exit(0);
+                if (state == 'T' && !stopped)
+                        stop_session(3, sid);
+                stopped = state == 'T';
+                nanosleep(&tick, NULL);
+        }
+}
+
+void signals_start_watcher(struct supervisor *sup)
+{
+        pid_t self = getpid(), pid;
+
+        if (sup->root_pidfd < 0)
+                return;
+        pid = fork();
+        if (pid == 0)
+                watch_stops(self, sup->root_pidfd, sup->root);
+        sup->watcher = pid > 0 ? pid : -1;
 }

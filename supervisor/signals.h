@@ -34,6 +34,9 @@ int signals_stop_signal(pid_t pid, int sig);
 void signals_after_event(struct supervisor *sup);
 /* Send `sig` to every process of the tree, through the pidfds (takes sup->lock). */
 void signals_to_tree(struct supervisor *sup, int sig);
+/* Fork the watcher that stops the tree when stockade is stopped by SIGSTOP (after the
+ * spawn: it needs the root). */
+void signals_start_watcher(struct supervisor *sup);
 /* The --kill-after timer (armed by a SIGTERM). */
 int signals_open(struct supervisor *sup);
 

@@ -91,6 +91,7 @@ struct supervisor {
         double last_sigint; /* CLOCK_MONOTONIC seconds of the last SIGINT, 0: none */
         int suspend_sig;   /* the root stopped with this signal: stop stockade too */
         bool tree_stopped; /* stockade stopped the tree (SIGTSTP) */
+        pid_t watcher;     /* signals.c: stops the tree when SIGSTOP stops us; -1: none */
         struct counters n;
         struct rlimit nofile; /* RLIMIT_NOFILE as we found it: the command's */
 };
