@@ -374,6 +374,7 @@ static int cmd_run(int argc, char **argv)
                 cli_config_free(&cfg);
                 return r > 0 ? 0 : EXIT_STOCKADE;
         }
+        stockade_quiet = cfg.quiet;
         if (cfg.workdir && chdir(cfg.workdir) < 0) {
                 make_error(&err, errno, "run: --workdir `%s`", cfg.workdir);
                 error_print(&err);
@@ -381,6 +382,8 @@ static int cmd_run(int argc, char **argv)
                 return EXIT_STOCKADE;
         }
         envp = env_build(environ, &cfg);
+        if (cfg.verbose)
+                env_report_removed(environ, &cfg, stderr);
         struct spawn_plan plan = {.cfg = &cfg, .path_var = env_get(envp, "PATH"), .envp = envp};
         code = sup_run(&plan, &err);
         if (code < 0) {

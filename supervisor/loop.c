@@ -215,10 +215,10 @@ static void check_user(const struct config *cfg)
         if (geteuid() != 0)
                 return;
         if (cfg->uid == 0)
-                fprintf(stderr, "stockade: warning: running as root: the command has no "
+                error_warn("warning: running as root: the command has no "
                                 "capabilities but owns root's files (see --user)\n");
         if (cfg->default_user && stat(".", &st) == 0 && !may_write(&st, cfg->uid, cfg->gid))
-                fprintf(stderr, "stockade: note: the command runs as nobody, who cannot write "
+                error_warn("note: the command runs as nobody, who cannot write "
                                 "the current directory; --user root or --user $(stat -c %%u .) "
                                 "to change\n");
 }
@@ -236,8 +236,8 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "can read and write the memory of your other processes "
                                           "through /proc/PID/mem. --allow-degraded runs anyway",
                                           sup->layers.why_landlock);
-                fprintf(stderr,
-                        "stockade: warning: no Landlock (%s): other processes of this "
+                error_warn(
+                        "warning: no Landlock (%s): other processes of this "
                         "user are not protected from /proc/PID/mem, and host files are not "
                         "write-protected (only chmod, chown, utimes and xattrs are checked)\n",
                         sup->layers.why_landlock);
@@ -252,7 +252,7 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "STOCKADE_TEST_DISABLE=%s is set, which removes "
                                           "protection layers; --allow-degraded runs anyway",
                                           getenv("STOCKADE_TEST_DISABLE"));
-                fprintf(stderr, "stockade: warning: STOCKADE_TEST_DISABLE=%s\n",
+                error_warn("warning: STOCKADE_TEST_DISABLE=%s\n",
                         getenv("STOCKADE_TEST_DISABLE"));
         }
         return 0;

@@ -101,7 +101,8 @@ static void to_foreground(struct supervisor *sup, int sig)
         pthread_mutex_lock(&sup->lock);
         leader = g.pgid ? tracee_find(&sup->tree, g.pgid) : NULL;
         if (leader && leader->pidfd >= 0 &&
-            syscall(SYS_pidfd_send_signal, leader->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) == 0)
+            syscall(SYS_pidfd_send_signal, leader->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) ==
+                    0)
                 ; /* one atomic send, children being forked included */
         else if (leader)
                 kill(-g.pgid, sig); /* the leader is in the tree: the group is the sandbox's */
@@ -151,7 +152,8 @@ int signals_open(struct supervisor *sup)
 
         sup->kill_timer = (struct event_source){.name = "kill-after", .on_ready = on_kill_timer};
         sup->kill_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (sup->kill_timer.fd < 0 || epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->kill_timer.fd, &ev) < 0)
+        if (sup->kill_timer.fd < 0 ||
+            epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->kill_timer.fd, &ev) < 0)
                 return -errno;
         return 0;
 }

@@ -106,12 +106,14 @@ int tty_open(struct tty_relay *r, enum tty_mode mode, bool quiet, struct error *
                 r->term = reopen(first, O_RDWR);
                 if (r->term < 0) {
                         if (mode == TTY_ALWAYS)
-                                return make_error(err, -r->term, "--tty always: reopen the "
-                                                  "terminal of fd %d", first);
-                        if (!quiet)
-                                fprintf(stderr, "stockade: warning: cannot reopen the terminal "
-                                        "(%s): the sandbox gets no terminal of its own "
-                                        "(--tty never)\n", strerror(-r->term));
+                                return make_error(err, -r->term,
+                                                  "--tty always: reopen the "
+                                                  "terminal of fd %d",
+                                                  first);
+                        error_warn("warning: cannot reopen the terminal "
+                                   "(%s): the sandbox gets no terminal of its own "
+                                   "(--tty never)\n",
+                                   strerror(-r->term));
                         r->term = -1;
                         return 0;
                 }
@@ -308,8 +310,8 @@ int tty_start(struct supervisor *sup)
         struct epoll_event ev = {.events = EPOLLIN};
 
         for (int i = 0; i < 4; i++)
-                sup->tty_src[i] = (struct event_source){.fd = -1, .name = "terminal relay",
-                                                        .on_ready = on_tty};
+                sup->tty_src[i] = (struct event_source){
+                        .fd = -1, .name = "terminal relay", .on_ready = on_tty};
         if (!sup->tty.active)
                 return 0;
         sup->tty_src[SRC_IN].fd = sup->tty.host_in;
@@ -318,7 +320,8 @@ int tty_start(struct supervisor *sup)
         sup->tty.fg_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         sup->tty_src[SRC_FG_TIMER].fd = sup->tty.fg_timer;
         ev.data.ptr = &sup->tty_src[SRC_FG_TIMER];
-        if (sup->tty.fg_timer < 0 || epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->tty.fg_timer, &ev) < 0)
+        if (sup->tty.fg_timer < 0 ||
+            epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->tty.fg_timer, &ev) < 0)
                 return -errno;
         tty_resume(sup);
         return 0;

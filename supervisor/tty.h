@@ -30,18 +30,18 @@ struct tty_pipe {
 
 struct tty_relay {
         bool active;
-        int master;   /* the sandbox's pty, O_NONBLOCK */
-        int slave;    /* held open by us too: the master never hangs up while we relay */
-        int host_in;  /* our own open of the user's terminal (or of stdin): O_NONBLOCK */
-        int host_out; /* where the pty's output goes (a dup of host_in for a terminal) */
-        int term;     /* the user's terminal, for termios and the window size; -1: none */
-        bool slave_fd[3]; /* which of fds 0-2 the sandbox gets as the slave */
-        bool raw;         /* the user's terminal is in raw mode now (ours to restore) */
+        int master;           /* the sandbox's pty, O_NONBLOCK */
+        int slave;            /* held open by us too: the master never hangs up while we relay */
+        int host_in;          /* our own open of the user's terminal (or of stdin): O_NONBLOCK */
+        int host_out;         /* where the pty's output goes (a dup of host_in for a terminal) */
+        int term;             /* the user's terminal, for termios and the window size; -1: none */
+        bool slave_fd[3];     /* which of fds 0-2 the sandbox gets as the slave */
+        bool raw;             /* the user's terminal is in raw mode now (ours to restore) */
         struct termios saved; /* the user's settings before we made them raw */
-        int fg_timer;     /* timerfd: in the background, are we in the foreground again? */
+        int fg_timer;         /* timerfd: in the background, are we in the foreground again? */
         bool fg_polling;
-        struct tty_pipe in;  /* user -> sandbox */
-        struct tty_pipe out; /* sandbox -> user */
+        struct tty_pipe in;     /* user -> sandbox */
+        struct tty_pipe out;    /* sandbox -> user */
         unsigned registered[3]; /* epoll interest now set for host_in, host_out, master */
 };
 

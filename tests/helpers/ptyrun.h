@@ -9,7 +9,7 @@
 struct pty_session {
         int master, slave; /* the test's terminal: the program's controlling terminal */
         pid_t pid;
-        char *seen;        /* everything read from the master so far (NUL-terminated) */
+        char *seen;           /* everything read from the master so far (NUL-terminated) */
         size_t len, consumed; /* pty_expect() searches from `consumed` on */
 };
 

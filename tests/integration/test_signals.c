@@ -183,14 +183,13 @@ static void sigusr1_passed_on(void **state)
 }
 
 /* A CPU-bound program that writes its progress with pwrite (no notification). */
-static const char counter[] =
-        "exec python3 -c 'import os\n"
-        "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
-        "print(\"READY\", flush=True)\n"
-        "i = 0\n"
-        "while True:\n"
-        "    i += 1\n"
-        "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+static const char counter[] = "exec python3 -c 'import os\n"
+                              "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                              "print(\"READY\", flush=True)\n"
+                              "i = 0\n"
+                              "while True:\n"
+                              "    i += 1\n"
+                              "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
 
 static long count(void)
 {
@@ -252,12 +251,9 @@ static void sigstop_stops_the_tree(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(sigint_reaches_the_tree),
-                cmocka_unit_test(second_sigint_kills),
-                cmocka_unit_test(sigterm_then_kill_after),
-                cmocka_unit_test(sigusr1_passed_on),
-                cmocka_unit_test(sigtstp_stops_the_tree),
-                cmocka_unit_test(sigstop_stops_the_tree),
+                cmocka_unit_test(sigint_reaches_the_tree), cmocka_unit_test(second_sigint_kills),
+                cmocka_unit_test(sigterm_then_kill_after), cmocka_unit_test(sigusr1_passed_on),
+                cmocka_unit_test(sigtstp_stops_the_tree),  cmocka_unit_test(sigstop_stops_the_tree),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
