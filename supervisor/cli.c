@@ -126,6 +126,15 @@ static const struct opt_def run_opts[] = {
         {"help", 'h', V_NONE, NULL, "show this help"},
 };
 
+const char *cli_run_option(size_t i, const char **help)
+{
+        if (i >= ARRAY_SIZE(run_opts))
+                return NULL;
+        if (help)
+                *help = run_opts[i].help;
+        return run_opts[i].name;
+}
+
 static void print_run_usage(FILE *out)
 {
         char opts[4096];
