@@ -195,25 +195,49 @@ static void quiet(void **state)
         runner_free(&r);
 }
 
-/* Help and README name the same options. */
+static char *slurp(const char *path)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = fopen(path, "r");
+
+        if (!f)
+                fail_msg("cannot read %s", path);
+        assert_true(getdelim(&text, &len, '\0', f) > 0);
+        fclose(f);
+        return text;
+}
+
+/* Help, README, the man page and the completions name the same options. */
 static void help_and_readme_agree(void **state)
 {
-        char *readme = NULL;
-        size_t len = 0;
-        FILE *f = fopen(STOCKADE_SOURCE_DIR "/README.md", "r");
+        char *readme = slurp(STOCKADE_SOURCE_DIR "/README.md");
+        char *man = slurp(STOCKADE_BUILD_DIR "/stockade.1");
+        char *bash = slurp(STOCKADE_BUILD_DIR "/stockade.bash");
+        char *zsh = slurp(STOCKADE_BUILD_DIR "/_stockade");
         const char *name;
 
-        assert_non_null(f);
-        assert_true(getdelim(&readme, &len, '\0', f) > 0);
-        fclose(f);
         for (size_t i = 0; (name = cli_run_option(i, NULL)); i++) {
-                char flag[64];
+                char flag[64], troff[64];
 
                 snprintf(flag, sizeof(flag), "`--%s", name);
                 if (!strstr(readme, flag))
                         fail_msg("README.md does not document --%s", name);
+                /* troff escapes every dash: \fB\-\-max\-files\fR */
+                strcpy(troff, "\\fB\\-\\-");
+                for (const char *p = name; *p; p++)
+                        strncat(troff, *p == '-' ? "\\-" : (char[]){*p, 0},
+                                sizeof(troff) - strlen(troff) - 1);
+                strncat(troff, "\\fR", sizeof(troff) - strlen(troff) - 1);
+                if (!strstr(man, troff))
+                        fail_msg("stockade.1 does not document --%s", name);
+                if (!strstr(bash, flag + 1) || !strstr(zsh, flag + 1))
+                        fail_msg("a completion lacks --%s", name);
         }
         free(readme);
+        free(man);
+        free(bash);
+        free(zsh);
 }
 
 int main(void)
