@@ -68,6 +68,10 @@ static pid_t start(const char *opts, const char *script)
                 const char *argv[8];
                 int n = 0;
 
+                /* A job of its own, as a shell makes it: in an orphaned process group
+                 * (ctest's) the kernel would discard SIGTSTP, for stockade as for any
+                 * program. */
+                setpgid(0, 0);
                 dup2(in, 0);
                 dup2(out, 1);
                 dup2(out, 2);
