@@ -23,6 +23,7 @@
 #include "supervisor/error.h"
 #include "supervisor/options.h"
 #include "supervisor/spawn.h"
+#include "supervisor/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -78,17 +81,51 @@ static void apply_limits(const struct limits *l)
 {
         set_limit(RLIMIT_CPU, "cpu", l->cpu_s);
         set_limit(RLIMIT_AS, "memory", l->memory);
-        set_limit(RLIMIT_NOFILE, "open files", l->max_files);
         set_limit(RLIMIT_FSIZE, "file size", l->max_file_size);
 }
 
-/* Everything but stdio and the socket: the program inherits no fd of the supervisor. */
-static void close_fds(int keep)
+static int cmp_int(const void *a, const void *b)
 {
-        if (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) < 0)
+        return *(const int *)a - *(const int *)b;
+}
+
+/* Everything but stdio, the socket and the fds passed on purpose (--pass-fd, made
+ * inheritable): the program inherits no fd of the supervisor. */
+static void close_fds(const struct shim_args *a)
+{
+        int keep[SHIM_MAX_PASS_FDS + 1];
+        size_t n = 0;
+        unsigned from = 3;
+
+        keep[n++] = a->sock;
+        for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
+                keep[n++] = a->pass_fds[i];
+                if (fcntl(a->pass_fds[i], F_SETFD, 0) < 0)
+                        die(EXIT_STOCKADE, errno, "--pass-fd %d", a->pass_fds[i]);
+        }
+        qsort(keep, n, sizeof(keep[0]), cmp_int);
+        for (size_t i = 0; i < n; i++) {
+                if ((unsigned)keep[i] > from &&
+                    syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0) < 0)
+                        die(EXIT_STOCKADE, errno, "close_range");
+                if ((unsigned)keep[i] + 1 > from)
+                        from = (unsigned)keep[i] + 1;
+        }
+        if (syscall(SYS_close_range, from, ~0U, 0) < 0)
                 die(EXIT_STOCKADE, errno, "close_range");
-        if (syscall(SYS_close_range, keep + 1, ~0U, 0) < 0)
-                die(EXIT_STOCKADE, errno, "close_range");
+}
+
+/* The sandbox's own pty becomes its controlling terminal, and replaces the user's terminal
+ * on fds 0-2: from here on, the user's terminal is not open in the sandbox. */
+static void take_terminal(const struct shim_args *a)
+{
+        if (a->tty_slave < 0)
+                return;
+        if (ioctl(a->tty_slave, TIOCSCTTY, 0) < 0)
+                die(EXIT_STOCKADE, errno, "make the sandbox's pty its controlling terminal");
+        for (int fd = 0; fd <= 2; fd++)
+                if (a->tty_fds[fd] && dup2(a->tty_slave, fd) < 0)
+                        die(EXIT_STOCKADE, errno, "dup2 the sandbox's pty to fd %d", fd);
 }
 
 /* The supervisor blocks signals for its signalfd; the mask survives execve, so undo it. */
@@ -261,8 +298,9 @@ _Noreturn void shim_run(const struct shim_args *a)
                 die(EXIT_STOCKADE, errno, "set dumpable");
         if (setsid() < 0)
                 die(EXIT_STOCKADE, errno, "setsid");
+        take_terminal(a);
         apply_limits(a->limits);
-        close_fds(a->sock);
+        close_fds(a);
         if (a->landlock_abi)
                 ruleset = build_ruleset(a);
         reset_signals();
@@ -286,7 +324,12 @@ _Noreturn void shim_run(const struct shim_args *a)
                 close(ruleset);
         }
 
+        /* Open files last: the Landlock rules needed an fd per place. */
+        set_limit(RLIMIT_NOFILE, "open files", a->limits->max_files);
         listener = install_filter(a->prog, &flags);
+        if (listener == -EMFILE && a->limits->max_files)
+                die(EXIT_STOCKADE, 0, "--max-files %llu is too low for the sandbox to start",
+                    (unsigned long long)a->limits->max_files);
         if (listener < 0)
                 die(EXIT_STOCKADE, -listener, "install the seccomp filter%s",
                     listener == -EPERM ? " (does a sandbox around this one, stockade "

@@ -25,10 +25,17 @@ struct shim_args {
         const struct grants *grants; /* what the Landlock domain allows (grants.h) */
         enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
         bool set_user;               /* become uid:gid (from root) */
+        int tty_slave;               /* the sandbox's pty (tty.h), or -1 */
+        const bool *tty_fds;         /* [3]: which of fds 0-2 become the slave */
+        const int *pass_fds;         /* --pass-fd: fds that stay open */
+        size_t n_pass_fds;
         uid_t uid;
         gid_t gid;
         uint64_t handoff_key; /* the 4th argument of the hand-off write (filter.h) */
 };
+
+/* At most this many --pass-fd. */
+#define SHIM_MAX_PASS_FDS 64
 
 /* Handoff message flags (the one byte that travels with the listener fd). */
 enum {

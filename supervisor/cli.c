@@ -5,8 +5,11 @@
 #include "supervisor/trace.h"
 #include "supervisor/trace_cli.h"
 #include "supervisor/util.h"
+#include "shim/shim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +75,10 @@ enum {
         OPT_BACKTRACE,
         OPT_TRACE_DROP,
         OPT_TRACE_ENV,
+        OPT_TTY,
+        OPT_KILL_AFTER,
+        OPT_WORKDIR,
+        OPT_PASS_FD,
 };
 
 enum value_kind {
@@ -93,7 +100,11 @@ struct opt_def {
 static const struct opt_def run_opts[] = {
         {"timeout", OPT_TIMEOUT, V_DURATION, "DURATION",
          "kill the whole tree after this wall-clock time; exit 124"},
-        {"cpu", OPT_CPU, V_DURATION, "SECONDS", "CPU time per process (SIGXCPU, then SIGKILL)"},
+        {"kill-after", OPT_KILL_AFTER, V_DURATION, "DURATION",
+         "after a SIGTERM to stockade, kill the tree if it has not ended (default 10s, 0 = "
+         "never)"},
+        {"cpu", OPT_CPU, V_DURATION, "DURATION",
+         "CPU time per process, whole seconds (30, 2m; SIGXCPU, a second later SIGKILL)"},
         {"memory", OPT_MEMORY, V_SIZE, "BYTES", "address space per process"},
         {"max-procs", OPT_MAX_PROCS, V_COUNT, "N",
          "tasks (processes + threads) alive at once; beyond it fork fails with EAGAIN "
@@ -104,6 +115,15 @@ static const struct opt_def run_opts[] = {
          "pass NAME through from the host (even a credential), or set it"},
         {"clear-env", OPT_CLEAR_ENV, V_NONE, NULL,
          "start from an empty environment (then --env adds)"},
+        {"workdir", OPT_WORKDIR, V_STRING, "DIR",
+         "start the command in DIR (default: the current directory), which is then the "
+         "writable workspace"},
+        {"tty", OPT_TTY, V_STRING, "auto|always|never",
+         "give the sandbox a terminal of its own, relayed to yours: auto (default) when "
+         "stdin or stdout is a terminal"},
+        {"pass-fd", OPT_PASS_FD, V_COUNT, "N",
+         "keep inherited fd N open in the sandbox (repeatable; make's jobserver: "
+         "`+stockade run --pass-fd 3 --pass-fd 4 -- $(MAKE)`)"},
         {"user", OPT_USER, V_STRING, "USER[:GROUP]",
          "run the command as this user (stockade must be root); without it a root "
          "stockade runs the command as nobody (65534); `--user root` keeps uid 0, with no "
@@ -134,9 +154,21 @@ static const struct opt_def run_opts[] = {
          "when the trace cannot keep up, drop events (counted) rather than slow the sandbox"},
         {"trace-env", OPT_TRACE_ENV, V_NONE, NULL,
          "record the environment's values in the trace, not only the names"},
-        {"verbose", 'v', V_NONE, NULL, "say which layers are active, and more (repeatable)"},
+        {"verbose", 'v', V_NONE, NULL,
+         "-v: the layers and a summary at the end, each kind of audit denial once; -vv: "
+         "every decision"},
+        {"quiet", 'q', V_NONE, NULL, "no warnings of stockade's own"},
         {"help", 'h', V_NONE, NULL, "show this help"},
 };
+
+const char *cli_run_option(size_t i, const char **help)
+{
+        if (i >= ARRAY_SIZE(run_opts))
+                return NULL;
+        if (help)
+                *help = run_opts[i].help;
+        return run_opts[i].name;
+}
 
 static void print_run_usage(FILE *out)
 {
@@ -157,6 +189,172 @@ static void print_run_usage(FILE *out)
         fprintf(out, usage_run, opts);
 }
 
+/* troff: a leading dot or quote would be a request; backslashes and dashes escaped. */
+static void man_text(FILE *out, const char *s)
+{
+        if (*s == '.' || *s == '\'')
+                fputs("\\&", out);
+        for (; *s; s++) {
+                if (*s == '\\')
+                        fputs("\\e", out);
+                else if (*s == '-')
+                        fputs("\\-", out);
+                else
+                        fputc(*s, out);
+        }
+}
+
+void cli_print_man(FILE *out)
+{
+        fprintf(out, ".TH STOCKADE 1 \"\" \"stockade %s\" \"User Commands\"\n", STOCKADE_VERSION);
+        fputs(".SH NAME\nstockade \\- run untrusted code under a user-space syscall supervisor\n"
+              ".SH SYNOPSIS\n.B stockade run\n[\\fIOPTIONS\\fR] [\\fB\\-\\-\\fR] \\fICMD\\fR "
+              "[\\fIARGS\\fR...]\n.br\n.B stockade help\n[\\fICOMMAND\\fR]\n.br\n"
+              ".B stockade version\n.SH DESCRIPTION\n"
+              "stockade runs CMD in a sandbox: a trusted supervisor catches its system calls with "
+              "seccomp user notification and ptrace and decides them against a policy. It needs "
+              "no root and no user namespaces.\n.SH OPTIONS\n",
+              out);
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
+                const struct opt_def *o = &run_opts[i];
+
+                fputs(".TP\n", out);
+                if (o->key < 256)
+                        fprintf(out, "\\fB\\-%c\\fR, ", o->key);
+                fputs("\\fB\\-\\-", out);
+                man_text(out, o->name);
+                fputs("\\fR", out);
+                if (o->metavar) {
+                        fputs(" \\fI", out);
+                        man_text(out, o->metavar);
+                        fputs("\\fR", out);
+                }
+                fputc('\n', out);
+                man_text(out, o->help);
+                fputc('\n', out);
+        }
+        fputs(".SH EXIT STATUS\nThe command's status, 128+N if signal N killed it, 124 when "
+              "\\-\\-timeout fired, 125 for stockade's own errors, 126 when CMD is not "
+              "executable, 127 when it is not found.\n"
+              ".SH EXAMPLES\n.nf\nstockade run \\-\\- python3 task.py\n"
+              "stockade run \\-\\-timeout 10m \\-\\-memory 2G \\-\\- make test\n"
+              "stockade run \\-\\-mode audit \\-v \\-\\- ./agent\\-task.sh\n.fi\n",
+              out);
+}
+
+/* Values an option's argument can take, for completion ("" when free). */
+static const char *completion_words(const struct opt_def *o)
+{
+        switch (o->key) {
+        case OPT_TTY:
+                return "auto always never";
+        case OPT_MODE:
+                return "enforce audit";
+        default:
+                return "";
+        }
+}
+
+static void print_bash_completion(FILE *out)
+{
+        fputs("# bash completion for stockade (generated from its option table)\n"
+              "_stockade() {\n"
+              "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} i\n"
+              "    for ((i = 2; i < COMP_CWORD; i++)); do\n"
+              "        if [[ ${COMP_WORDS[i]} == -- ]]; then\n"
+              "            COMPREPLY=($(compgen -c -- \"$cur\")); return\n"
+              "        fi\n"
+              "    done\n"
+              "    if ((COMP_CWORD == 1)); then\n"
+              "        COMPREPLY=($(compgen -W 'run help version' -- \"$cur\")); return\n"
+              "    fi\n"
+              "    case ${COMP_WORDS[1]} in\n"
+              "    help) COMPREPLY=($(compgen -W 'run help version' -- \"$cur\")) ;;\n"
+              "    run)\n"
+              "        case $prev in\n",
+              out);
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
+                if (*completion_words(&run_opts[i]))
+                        fprintf(out,
+                                "        --%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); "
+                                "return ;;\n",
+                                run_opts[i].name, completion_words(&run_opts[i]));
+        fputs("        --workdir) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
+              "        --user) COMPREPLY=($(compgen -u -- \"$cur\")); return ;;\n"
+              "        esac\n"
+              "        COMPREPLY=($(compgen -W '",
+              out);
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
+                fprintf(out, "%s--%s", i ? " " : "", run_opts[i].name);
+        fputs(" -v -q -h --' -- \"$cur\")) ;;\n"
+              "    esac\n"
+              "}\n"
+              "complete -F _stockade stockade\n",
+              out);
+}
+
+/* zsh's _arguments takes "[help]:message:action": no brackets or colons in the help. */
+static void zsh_text(FILE *out, const char *s)
+{
+        for (; *s; s++)
+                fputc(*s == '[' ? '(' : *s == ']' ? ')' : *s == ':' ? ';' : *s == '\'' ? '"' : *s,
+                      out);
+}
+
+static void print_zsh_completion(FILE *out)
+{
+        fputs("#compdef stockade\n# zsh completion for stockade (generated from its option "
+              "table)\n_stockade() {\n"
+              "    local -a cmds\n"
+              "    cmds=('run:run a command in the sandbox' 'help:show help' "
+              "'version:print the version')\n"
+              "    if (( CURRENT == 2 )); then _describe command cmds; return; fi\n"
+              "    case $words[2] in\n"
+              "    help) _describe command cmds ;;\n"
+              "    run)\n"
+              "        shift words; (( CURRENT-- ))\n"
+              "        _arguments -S \\\n",
+              out);
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
+                const struct opt_def *o = &run_opts[i];
+                const char *words = completion_words(o);
+
+                fprintf(out, "            '%s--%s[", o->key == 'v' ? "*" : "", o->name);
+                zsh_text(out, o->help);
+                fputc(']', out);
+                if (o->metavar) {
+                        fputs(":", out);
+                        zsh_text(out, o->metavar);
+                        if (*words)
+                                fprintf(out, ":(%s)", words);
+                        else if (o->key == OPT_WORKDIR)
+                                fputs(":_directories", out);
+                        else if (o->key == OPT_USER)
+                                fputs(":_users", out);
+                        else
+                                fputs(": ", out);
+                }
+                fputs("' \\\n", out);
+        }
+        fputs("            '*-v' '-q' '-h' \\\n"
+              "            '(-)1:command:_command_names -e' '*::arguments:_normal' ;;\n"
+              "    esac\n"
+              "}\n"
+              "_stockade \"$@\"\n",
+              out);
+}
+
+int cli_print_completion(FILE *out, const char *shell)
+{
+        if (strcmp(shell, "bash") == 0)
+                print_bash_completion(out);
+        else if (strcmp(shell, "zsh") == 0)
+                print_zsh_completion(out);
+        else
+                return -EINVAL;
+        return 0;
+}
+
 static int bad_value(const struct opt_def *o, const char *arg, int r, struct error *err)
 {
         static const char *const expect[] = {
@@ -166,6 +364,26 @@ static int bad_value(const struct opt_def *o, const char *arg, int r, struct err
         };
         return make_error(err, 0, "run: --%s: `%s` is %s; expected %s", o->name, arg,
                           r == -ERANGE ? "out of range" : "not valid", expect[o->kind]);
+}
+
+static int add_pass_fd(struct config *cfg, const struct opt_def *o, const char *arg,
+                       struct error *err)
+{
+        uint64_t v;
+        int r = parse_count(arg, &v);
+
+        if (r < 0 || v > INT32_MAX)
+                return bad_value(o, arg, r < 0 ? r : -ERANGE, err);
+        if (v <= 2)
+                return make_error(err, 0, "run: --pass-fd %s: fds 0, 1 and 2 are always passed",
+                                  arg);
+        if (fcntl((int)v, F_GETFD) < 0)
+                return make_error(err, 0, "run: --pass-fd %s: fd %s is not open", arg, arg);
+        if (cfg->n_pass_fds >= SHIM_MAX_PASS_FDS)
+                return make_error(err, 0, "run: --pass-fd: at most %d", SHIM_MAX_PASS_FDS);
+        cfg->pass_fds = xrealloc(cfg->pass_fds, (cfg->n_pass_fds + 1) * sizeof(*cfg->pass_fds));
+        cfg->pass_fds[cfg->n_pass_fds++] = (int)v;
+        return 0;
 }
 
 static int apply_value(struct config *cfg, const struct opt_def *o, const char *arg,
@@ -196,6 +414,11 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         case OPT_ENV:
                 if (!*arg || *arg == '=')
                         return make_error(err, 0, "run: --env: `%s` has no variable name", arg);
+                if (!valid_env_name(arg, strcspn(arg, "=")))
+                        return make_error(err, 0,
+                                          "run: --env: `%.*s` is not a variable name (letters, "
+                                          "digits and _, not starting with a digit)",
+                                          (int)strcspn(arg, "="), arg);
                 cfg->env_ops = xrealloc(cfg->env_ops, (cfg->n_env_ops + 1) * sizeof(*cfg->env_ops));
                 cfg->env_ops[cfg->n_env_ops++].arg = arg;
                 return 0;
@@ -228,6 +451,30 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                                                        : "not USER[:GROUP] or UID[:GID]");
                 cfg->set_user = true; /* root too: uid 0, no groups, no capabilities */
                 return 0;
+        case OPT_TTY:
+                if (strcmp(arg, "auto") == 0)
+                        cfg->tty = TTY_AUTO;
+                else if (strcmp(arg, "always") == 0)
+                        cfg->tty = TTY_ALWAYS;
+                else if (strcmp(arg, "never") == 0)
+                        cfg->tty = TTY_NEVER;
+                else
+                        return make_error(err, 0, "run: --tty: `%s` is not auto, always or never",
+                                          arg);
+                return 0;
+        case OPT_WORKDIR:
+                if (!*arg)
+                        return make_error(err, 0, "run: --workdir: empty directory name");
+                cfg->workdir = arg;
+                return 0;
+        case OPT_PASS_FD:
+                return add_pass_fd(cfg, o, arg, err);
+        case OPT_KILL_AFTER:
+                dst = &cfg->kill_after_ms;
+                break;
+        case 'q':
+                cfg->quiet = true;
+                return 0;
         case OPT_CLEAR_ENV:
                 cfg->clear_env = true;
                 return 0;
@@ -249,8 +496,15 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         switch (o->kind) {
         case V_DURATION:
                 r = parse_duration_ms(arg, &v);
-                if (r == 0 && o->key == OPT_CPU)
-                        v = (v + 999) / 1000; /* RLIMIT_CPU counts whole seconds */
+                if (r == 0 && o->key == OPT_CPU) {
+                        /* RLIMIT_CPU counts whole seconds: say so rather than round. */
+                        if (v % 1000)
+                                return make_error(err, 0,
+                                                  "run: --cpu: `%s` is not a whole number of "
+                                                  "seconds (the CPU limit counts seconds)",
+                                                  arg);
+                        v /= 1000;
+                }
                 break;
         case V_SIZE:
                 r = parse_size(arg, &v);
@@ -264,6 +518,11 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         }
         if (r < 0)
                 return bad_value(o, arg, r, err);
+        if (o->key == OPT_MAX_FILES && v && v < MIN_MAX_FILES)
+                return make_error(err, 0,
+                                  "run: --max-files: %llu is too low for the sandbox to start "
+                                  "(stdin, stdout, stderr and stockade's hand-off need %d)",
+                                  (unsigned long long)v, MIN_MAX_FILES);
         *dst = v;
         return 0;
 }
@@ -271,10 +530,11 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
 int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
 {
         struct option longs[ARRAY_SIZE(run_opts) + 1];
-        char shorts[] = "+:vh";
+        char shorts[] = "+:vqh";
 
         memset(cfg, 0, sizeof(*cfg));
         cfg->limits.max_procs = DEFAULT_MAX_PROCS;
+        cfg->kill_after_ms = DEFAULT_KILL_AFTER_MS;
         for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
                 longs[i] = (struct option){run_opts[i].name,
                                            run_opts[i].kind == V_NONE ? no_argument
@@ -324,6 +584,8 @@ void cli_config_free(struct config *cfg)
         cfg->env_ops = NULL;
         free(cfg->mounts);
         cfg->mounts = NULL;
+        free(cfg->pass_fds);
+        cfg->pass_fds = NULL;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -340,7 +602,16 @@ static int cmd_run(int argc, char **argv)
                 cli_config_free(&cfg);
                 return r > 0 ? 0 : EXIT_STOCKADE;
         }
+        stockade_quiet = cfg.quiet;
+        if (cfg.workdir && chdir(cfg.workdir) < 0) {
+                make_error(&err, errno, "run: --workdir `%s`", cfg.workdir);
+                error_print(&err);
+                cli_config_free(&cfg);
+                return EXIT_STOCKADE;
+        }
         envp = env_build(environ, &cfg);
+        if (cfg.verbose)
+                env_report_removed(environ, &cfg, stderr);
         struct spawn_plan plan = {.cfg = &cfg, .path_var = env_get(envp, "PATH"), .envp = envp};
         code = sup_run(&plan, &err);
         if (code < 0) {

@@ -1,13 +1,26 @@
 /*
  * Credentials are dropped by name: a variable whose name matches one of the patterns below
  * (case-insensitively) does not reach the sandbox unless --env names it. The list errs on
- * the side of dropping: a build that needs FOO_KEY can say --env FOO_KEY.
+ * the side of dropping: a build that needs FOO_KEY can say --env FOO_KEY. `*AUTH*` is broad
+ * (OAUTH_*, *_AUTH_TOKEN, BASIC_AUTH, AUTH_HEADER ...); the names it would catch that are
+ * not secrets are listed in not_secret[]: GIT_AUTHOR_* and the like (a name and an
+ * e-mail address; *AUTHORIZATION* stays a secret), and the X11/ICE authority *file names* XAUTHORITY and ICEAUTHORITY
+ * (the file holds the cookie; the variable only says where, and X clients need it).
+ *
+ * With --user (and for the default user of a root stockade), HOME, USER, LOGNAME and SHELL
+ * follow that user as `runuser -u` sets them, from the password database; --env still
+ * overrides them, and --clear-env leaves them out like everything else.
  */
 #include "supervisor/env.h"
 #include "supervisor/options.h"
 #include "supervisor/util.h"
 
 #include <fnmatch.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 static const char *const secret_patterns[] = {
@@ -28,7 +41,9 @@ static const char *const secret_patterns[] = {
         "*_CREDS",
         "*_AUTH",
         "*_PAT",
-        "*_COOKIE",
+        "*COOKIE*",
+        "*AUTH*",
+        "*JWT*",
         "*CONNECTION_STRING*",
         "DATABASE_URL",
         "*_DATABASE_URL",
@@ -50,8 +65,21 @@ static const char *const secret_patterns[] = {
         "KRB5CCNAME",
 };
 
+/* Names the patterns catch that carry no secret. */
+static const char *const not_secret[] = {
+        "*_AUTHOR_*", /* GIT_AUTHOR_NAME, _EMAIL, _DATE; not *_AUTHORIZATION */
+        "AUTHOR",
+        "*_AUTHOR",
+        "XAUTHORITY",
+        "ICEAUTHORITY",
+        "XAUTHLOCALHOSTNAME",
+};
+
 bool env_is_secret(const char *name)
 {
+        for (size_t i = 0; i < ARRAY_SIZE(not_secret); i++)
+                if (fnmatch(not_secret[i], name, FNM_CASEFOLD) == 0)
+                        return false;
         for (size_t i = 0; i < ARRAY_SIZE(secret_patterns); i++)
                 if (fnmatch(secret_patterns[i], name, FNM_CASEFOLD) == 0)
                         return true;
@@ -100,16 +128,83 @@ static const char *host_lookup(char *const *host, const char *name, size_t len)
         return NULL;
 }
 
+static void set_var(struct env_vec *e, const char *name, const char *value)
+{
+        _cleanup_free_ char *entry = NULL;
+
+        if (asprintf(&entry, "%s=%s", name, value) < 0)
+                abort();
+        vec_set(e, entry);
+}
+
+/* HOME, USER, LOGNAME and SHELL of the user the command runs as, like runuser. */
+static void set_identity(struct env_vec *e, const struct config *cfg)
+{
+        struct passwd *pw = getpwuid(cfg->uid);
+        char num[16];
+
+        if (!pw) {
+                snprintf(num, sizeof(num), "%u", (unsigned)cfg->uid);
+                set_var(e, "HOME", "/");
+                set_var(e, "USER", num);
+                set_var(e, "LOGNAME", num);
+                set_var(e, "SHELL", "/bin/sh");
+                return;
+        }
+        set_var(e, "HOME", pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
+        set_var(e, "USER", pw->pw_name);
+        set_var(e, "LOGNAME", pw->pw_name);
+        set_var(e, "SHELL", pw->pw_shell && *pw->pw_shell ? pw->pw_shell : "/bin/sh");
+}
+
+/* A --env NAME (without a value) names it: the user passes it on purpose. */
+static bool passed_on_purpose(const struct config *cfg, const char *name, size_t len)
+{
+        for (size_t i = 0; i < cfg->n_env_ops; i++)
+                if (strlen(cfg->env_ops[i].arg) == len &&
+                    strncmp(cfg->env_ops[i].arg, name, len) == 0)
+                        return true;
+        return false;
+}
+
+void env_report_removed(char *const *host, const struct config *cfg, FILE *out)
+{
+        size_t n = 0;
+
+        if (cfg->clear_env)
+                return;
+        for (char *const *p = host; p && *p; p++) {
+                size_t len = name_len(*p);
+
+                if (!strchr(*p, '=') || !env_is_secret(strndupa(*p, len)) ||
+                    passed_on_purpose(cfg, *p, len))
+                        continue;
+                fprintf(out, "%s%.*s", n++ ? ", " : "stockade: environment: removed ", (int)len,
+                        *p);
+        }
+        if (n)
+                fprintf(out, " (credentials; --env NAME passes one on)\n");
+}
+
 char **env_build(char *const *host, const struct config *cfg)
 {
         struct env_vec e = {0};
 
         e.cap = 64;
         e.v = xcalloc(e.cap, sizeof(*e.v));
-        if (!cfg->clear_env)
+        if (!cfg->clear_env) {
                 for (char *const *p = host; p && *p; p++)
                         if (strchr(*p, '=') && !env_is_secret(strndupa(*p, name_len(*p))))
                                 vec_set(&e, *p);
+                if (cfg->set_user)
+                        set_identity(&e, cfg);
+                if (cfg->workdir && host_lookup(host, "PWD", 3)) {
+                        char cwd[PATH_MAX];
+
+                        if (getcwd(cwd, sizeof(cwd)))
+                                set_var(&e, "PWD", cwd);
+                }
+        }
         for (size_t i = 0; i < cfg->n_env_ops; i++) {
                 const char *arg = cfg->env_ops[i].arg;
                 if (strchr(arg, '=')) {

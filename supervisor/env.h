@@ -3,6 +3,7 @@
 #define STOCKADE_ENV_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct config;
 
@@ -12,6 +13,8 @@ bool env_is_secret(const char *name);
  * Returns a malloc'ed NULL-terminated array of malloc'ed strings; env_free() frees it. */
 char **env_build(char *const *host, const struct config *cfg);
 void env_free(char **env);
+/* -v: one line naming the host variables env_build() leaves out as credentials. */
+void env_report_removed(char *const *host, const struct config *cfg, FILE *out);
 /* The value of `name` in env, or NULL. */
 const char *env_get(char *const *env, const char *name);
 

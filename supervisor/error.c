@@ -52,3 +52,17 @@ void error_print(const struct error *err)
         else
                 fprintf(stderr, "stockade: %s\n", err->msg);
 }
+
+bool stockade_quiet;
+
+void error_warn(const char *fmt, ...)
+{
+        va_list ap;
+
+        if (stockade_quiet)
+                return;
+        fputs("stockade: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+}

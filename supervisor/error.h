@@ -25,6 +25,10 @@ struct error {
 /* Fill *err (if it is empty) and return -1 so callers can `return make_error(...)`. */
 int make_error(struct error *err, int errnum, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* -q: error_warn() prints nothing. */
+extern bool stockade_quiet;
+/* A warning or note of stockade's own: "stockade: " + the message, unless -q. */
+void error_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "stockade: message[: strerror]" on one line. */
 void error_print(const struct error *err);
 

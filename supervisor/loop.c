@@ -7,6 +7,7 @@
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
+#include "supervisor/signals.h"
 #include "supervisor/spawn.h"
 #include "supervisor/sup.h"
 #include "supervisor/trace.h"
@@ -100,12 +101,7 @@ static int open_sources(struct supervisor *sup, struct error *err)
         sup->epfd = epoll_create1(EPOLL_CLOEXEC);
         if (sup->epfd < 0)
                 return make_error(err, errno, "epoll_create1");
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
+        signals_mask(&mask);
         sup->sigchld = (struct event_source){.name = "signals", .on_ready = ptrace_on_signal};
         sup->sigchld.fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sup->sigchld.fd < 0 || watch(sup, &sup->sigchld) < 0)
@@ -121,6 +117,8 @@ static int open_sources(struct supervisor *sup, struct error *err)
                     watch(sup, &sup->timer) < 0)
                         return make_error(err, errno, "timerfd for --timeout");
         }
+        if (signals_open(sup) < 0)
+                return make_error(err, errno, "timerfd for --kill-after");
         return 0;
 }
 
@@ -147,6 +145,7 @@ static bool loop_dispatch(struct supervisor *sup, struct epoll_event ev, struct 
                 return false;
         }
         r = src->on_ready(sup, src, ev.events);
+        signals_after_event(sup);
         if (r < 0) {
                 make_error(err, -r, "%s", src->name);
                 sup_kill_tree(sup);
@@ -174,6 +173,9 @@ static void reap_all(struct supervisor *sup)
         struct epoll_event ev;
 
         sup_kill_tree(sup);
+        /* Our child: its number is ours until we reap it (ptrace.c forgets it then). */
+        if (sup->watcher > 0)
+                kill(sup->watcher, SIGKILL);
         while (ptrace_reap(sup) != -ECHILD) {
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
@@ -218,10 +220,10 @@ static void check_user(const struct config *cfg)
         if (geteuid() != 0)
                 return;
         if (cfg->uid == 0)
-                fprintf(stderr, "stockade: warning: running as root: the command has no "
+                error_warn("warning: running as root: the command has no "
                                 "capabilities but owns root's files (see --user)\n");
         if (cfg->default_user && stat(".", &st) == 0 && !may_write(&st, cfg->uid, cfg->gid))
-                fprintf(stderr, "stockade: note: the command runs as nobody, who cannot write "
+                error_warn("note: the command runs as nobody, who cannot write "
                                 "the current directory; --user root or --user $(stat -c %%u .) "
                                 "to change\n");
 }
@@ -239,8 +241,8 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "can read and write the memory of your other processes "
                                           "through /proc/PID/mem. --allow-degraded runs anyway",
                                           sup->layers.why_landlock);
-                fprintf(stderr,
-                        "stockade: warning: no Landlock (%s): other processes of this "
+                error_warn(
+                        "warning: no Landlock (%s): other processes of this "
                         "user are not protected from /proc/PID/mem, and host files are not "
                         "write-protected (only chmod, chown, utimes and xattrs are checked)\n",
                         sup->layers.why_landlock);
@@ -255,7 +257,7 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "STOCKADE_TEST_DISABLE=%s is set, which removes "
                                           "protection layers; --allow-degraded runs anyway",
                                           getenv("STOCKADE_TEST_DISABLE"));
-                fprintf(stderr, "stockade: warning: STOCKADE_TEST_DISABLE=%s\n",
+                error_warn("warning: STOCKADE_TEST_DISABLE=%s\n",
                         getenv("STOCKADE_TEST_DISABLE"));
         }
         return 0;
@@ -275,6 +277,8 @@ static bool sup_free(struct supervisor *sup, int code)
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);
         cleanup_closep(&sup->timer.fd);
+        cleanup_closep(&sup->kill_timer.fd);
+        tty_close(sup);
         cleanup_closep(&sup->epfd);
         cleanup_closep(&sup->root_pidfd);
         pthread_mutex_lock(&sup->lock);
@@ -344,12 +348,7 @@ static void block_signals(void)
 {
         sigset_t mask;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
+        signals_mask(&mask);
         sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
@@ -367,15 +366,20 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
                 return make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0)
+        if (open_sources(sup, err) < 0 ||
+            tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
+            spawn_command(sup, plan, err) < 0)
                 return -1;
         trace_start(sup, plan->envp);
+        tty_start(sup);
+        signals_start_watcher(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
 
         while (loop_dispatch(sup, loop_next_event(sup), err))
                 ;
         reap_all(sup);
+        tty_close(sup); /* the last output, and the user's terminal as we found it */
         if (sup->notifier_error && !err->msg[0])
                 return make_error(err, -sup->notifier_error, "seccomp notification");
         if (err->msg[0])
@@ -393,6 +397,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
 
         sup->cfg = plan->cfg;
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
+        sup->kill_timer.fd = -1;
+        sup->watcher = -1;
+        sup->tty = (struct tty_relay){.master = -1, .slave = -1, .host_in = -1, .host_out = -1,
+                                      .term = -1, .fg_timer = -1};
         init_lock(&sup->lock);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;

@@ -18,6 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The signal that interrupts a notifier thread (glibc keeps SIGRTMIN's first few). */
+#define NOTIFY_WAKE (SIGRTMIN + 1)
+
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
@@ -229,9 +232,10 @@ static void *notifier_main(void *arg)
         sigset_t wake;
         int r = 0;
 
-        /* SIGUSR1 is how notify_stop() interrupts a blocked NOTIF_RECV (or a blocked close). */
+        /* NOTIFY_WAKE is how notify_stop() interrupts a blocked NOTIF_RECV (or a blocked
+         * close). Not SIGUSR1: that one is the user's, passed on to the sandbox. */
         sigemptyset(&wake);
-        sigaddset(&wake, SIGUSR1);
+        sigaddset(&wake, NOTIFY_WAKE);
         pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
         while (!atomic_load(&sup->stopping) && r == 0)
                 r = notify_one(nt);
@@ -282,7 +286,7 @@ int notify_start(struct supervisor *sup)
         int r;
 
         sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGUSR1, &sa, NULL) < 0)
+        if (sigaction(NOTIFY_WAKE, &sa, NULL) < 0)
                 return -errno;
         for (int i = 0; i < STOCKADE_NOTIFIERS; i++) {
                 r = start_notifier(sup);
@@ -318,7 +322,7 @@ bool notify_stop(struct supervisor *sup)
 
                 /* The signal may land just before the thread blocks again: repeat. */
                 while (nt->started) {
-                        pthread_kill(nt->thread, SIGUSR1);
+                        pthread_kill(nt->thread, NOTIFY_WAKE);
                         deadline_after(&ts, 10);
                         if (pthread_timedjoin_np(nt->thread, NULL, &ts) == 0)
                                 nt->started = false;

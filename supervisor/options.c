@@ -144,3 +144,13 @@ int parse_user(const char *s, uid_t *uid, gid_t *gid)
         }
         return 0;
 }
+
+bool valid_env_name(const char *name, size_t len)
+{
+        if (!len || isdigit((unsigned char)name[0]))
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+                        return false;
+        return true;
+}

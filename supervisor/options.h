@@ -12,6 +12,13 @@ enum mode {
         MODE_AUDIT,
 };
 
+/* --tty: give the sandbox a pseudo-terminal of its own (tty.c). */
+enum tty_mode {
+        TTY_AUTO,   /* when one of fds 0-2 is a terminal (the default) */
+        TTY_ALWAYS, /* also without a terminal: fds 0-2 all become the pty */
+        TTY_NEVER,  /* the sandbox gets fds 0-2 as they are, and no controlling terminal */
+};
+
 /* 0 means "not set" for every limit. */
 struct limits {
         uint64_t timeout_ms;    /* wall clock for the whole tree */
@@ -35,7 +42,13 @@ struct mount_opt {
 
 struct config {
         enum mode mode;
-        int verbose;
+        int verbose; /* -v: layers and the end summary; -vv: every decision */
+        bool quiet;  /* -q: no warnings of stockade's own */
+        enum tty_mode tty;
+        uint64_t kill_after_ms; /* SIGTERM to stockade, then SIGKILL after this (0: never) */
+        const char *workdir;    /* where the command starts (NULL: the current directory) */
+        int *pass_fds;          /* --pass-fd: inherited fds that stay open in the sandbox */
+        size_t n_pass_fds;
         bool allow_degraded;
         bool clear_env;
         struct env_op *env_ops;
@@ -62,6 +75,12 @@ struct config {
 #define DEFAULT_UID 65534
 #define DEFAULT_GID 65534
 
+/* The default --kill-after: how long a program has to end after a SIGTERM to stockade. */
+#define DEFAULT_KILL_AFTER_MS 10000
+
+/* The lowest --max-files the sandbox can start with: fds 0-2 and the seccomp listener. */
+#define MIN_MAX_FILES 4
+
 /* The default --max-procs: enough for a parallel build, far below what hurts the host. */
 #define DEFAULT_MAX_PROCS 4096
 
@@ -75,5 +94,7 @@ int parse_count(const char *s, uint64_t *out);
 /* "NAME", "UID", "NAME:GROUP" or "UID:GID"; without a group, the user's primary group (or
  * the uid's number). Returns 0, -ENOENT for an unknown name or -EINVAL. */
 int parse_user(const char *s, uid_t *uid, gid_t *gid);
+/* Whether `name` is a valid environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
+bool valid_env_name(const char *name, size_t len);
 
 #endif

@@ -74,16 +74,16 @@ static int add_cwd(struct places *p, struct error *err)
         if (strcmp(cwd, "/") == 0 || under(cwd, "/proc") || under(cwd, "/sys") ||
             under(cwd, "/dev") || sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC) {
                 p->cwd_refused = true;
-                fprintf(stderr,
-                        "stockade: warning: the current directory `%s` is not made writable "
+                error_warn(
+                        "warning: the current directory `%s` is not made writable "
                         "(too broad, or kernel state); the command can write /tmp and /var/tmp "
                         "only\n",
                         cwd);
                 return 0;
         }
         if (home && *home == '/' && strcmp(home, "/") != 0 && under(home, cwd))
-                fprintf(stderr,
-                        "stockade: warning: the current directory `%s` holds the home directory "
+                error_warn(
+                        "warning: the current directory `%s` holds the home directory "
                         "`%s`: the command can rewrite its dotfiles (~/.bashrc, ~/.ssh)\n",
                         cwd, home);
         return add(p, cwd, PLACE_TREE, err);

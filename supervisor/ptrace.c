@@ -15,6 +15,7 @@
  */
 #include "supervisor/ptrace.h"
 #include "supervisor/trace.h"
+#include "supervisor/signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -164,6 +165,10 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
 
 static void on_exit(struct supervisor *sup, pid_t pid, int status)
 {
+        if (pid == sup->watcher) {
+                sup->watcher = -1; /* reaped: the number is no longer ours */
+                return;
+        }
         if (tracee_find(&sup->tree, pid)) {
                 trace_proc_exit(sup, pid, status);
                 trace_bt_forget(sup, pid);
@@ -234,12 +239,18 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
                 if (t->attached && is_stop_signal(sig)) {
                         /* Group-stop: stay stopped until SIGCONT, as without a tracer. */
                         ptrace(PTRACE_LISTEN, pid, 0, 0);
+                        /* The command itself stopped (^Z on its terminal): so does the job
+                         * the user's shell sees. */
+                        if (pid == sup->root && sig != SIGSTOP)
+                                signals_root_stopped(sup, sig);
                         return;
                 }
                 t->attached = true; /* a new task's first stop */
                 break;
         case 0:
-                inject = sig; /* signal-delivery-stop: deliver it */
+                inject = signals_stop_signal(pid, sig); /* signal-delivery-stop */
+                if (inject != sig && pid == sup->root)
+                        signals_root_stopped(sup, sig); /* ^Z: the job stops */
                 t->attached = true;
                 break;
         default:
@@ -269,31 +280,13 @@ int ptrace_reap(struct supervisor *sup)
         return -err;
 }
 
-static void forward(struct supervisor *sup, int sig)
-{
-        static int received[NSIG];
-
-        /* The first one goes to the command (it is in its own session, so the terminal's
-         * ^C reaches only us); a second of the same kind ends the whole tree. */
-        if (received[sig]++ == 0) {
-                pthread_mutex_lock(&sup->lock);
-                if (!sup->root_exited)
-                        syscall(SYS_pidfd_send_signal, sup->root_pidfd, sig, NULL, 0);
-                pthread_mutex_unlock(&sup->lock);
-                return;
-        }
-        if (sup->cfg->verbose)
-                fprintf(stderr, "stockade: second %s: killing the sandbox\n", strsignal(sig));
-        sup_kill_tree(sup);
-}
-
 int ptrace_on_signal(struct supervisor *sup, struct event_source *src, uint32_t events)
 {
         struct signalfd_siginfo si;
 
         while (read(src->fd, &si, sizeof(si)) == sizeof(si))
                 if (si.ssi_signo != SIGCHLD)
-                        forward(sup, (int)si.ssi_signo);
+                        signals_on_signal(sup, (int)si.ssi_signo);
         /* SIGCHLD coalesces: reap until nothing is pending. */
         ptrace_reap(sup);
         return 0;

@@ -120,7 +120,7 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
                                   "cannot ptrace the sandbox (PTRACE_SEIZE), which keeps the "
                                   "process tree; --allow-degraded runs without it");
         /* Degraded: the tree is the sandbox's session, found in /proc (procscan.c). */
-        fprintf(stderr, "stockade: warning: no ptrace (%s): the tree is tracked through /proc\n",
+        error_warn("warning: no ptrace (%s): the tree is tracked through /proc\n",
                 sup->layers.why_ptrace);
         pthread_mutex_lock(&sup->lock);
         tracee_add(&sup->tree, pid, fcntl(sup->root_pidfd, F_DUPFD_CLOEXEC, 0));
@@ -159,7 +159,11 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
                                       .gid = plan->cfg->gid,
-                                      .handoff_key = sup->fopts.handoff_key};
+                                      .handoff_key = sup->fopts.handoff_key,
+                                      .tty_slave = sup->tty.active ? sup->tty.slave : -1,
+                                      .tty_fds = sup->tty.slave_fd,
+                                      .pass_fds = plan->cfg->pass_fds,
+                                      .n_pass_fds = plan->cfg->n_pass_fds};
                 close(sv[0]);
                 /* The supervisor raised its own limit to hold a pidfd per task. */
                 if (sup->nofile.rlim_max)

@@ -7,6 +7,7 @@
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
 #include "supervisor/tracee.h"
+#include "supervisor/tty.h"
 #include "syscalls/filter.h"
 
 #include <linux/seccomp.h>
@@ -68,6 +69,9 @@ struct supervisor {
         int epfd;
         struct event_source sigchld; /* signalfd: ptrace stops and exits */
         struct event_source timer;   /* timerfd: --timeout */
+        struct event_source kill_timer; /* timerfd: --kill-after, armed by SIGTERM */
+        struct event_source tty_src[4]; /* the pty relay: user in, out, master, fg timer */
+        struct tty_relay tty;           /* the sandbox's own terminal (tty.h) */
 
         /* The seccomp listener is served by threads of their own, blocked in NOTIF_RECV:
          * that is the only way SYNC_WAKE_UP helps (through epoll the wake-up crosses CPUs;
@@ -94,6 +98,11 @@ struct supervisor {
         int root_status; /* wait status of the root */
         bool timed_out;
         bool killing; /* the tree is being torn down */
+        bool kill_armed;   /* --kill-after is counting */
+        double last_sigint; /* CLOCK_MONOTONIC seconds of the last SIGINT, 0: none */
+        int suspend_sig;   /* the root stopped with this signal: stop stockade too */
+        bool tree_stopped; /* stockade stopped the tree (SIGTSTP) */
+        pid_t watcher;     /* signals.c: stops the tree when SIGSTOP stops us; -1: none */
         struct counters n;
         struct trace *trace; /* --trace: the recorder (supervisor/trace.h), or NULL */
         struct rlimit nofile; /* RLIMIT_NOFILE as we found it: the command's */

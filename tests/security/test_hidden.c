@@ -100,6 +100,10 @@ static void run_script_in(const char *dir, const char *const *opts, const char *
         const char *v[16];
         size_t n = 0;
 
+        /* As root the command runs as nobody, whose HOME would be /nonexistent: keep ours
+         * (the fake one), which the default view's hidden paths are computed from. */
+        v[n++] = "--env";
+        v[n++] = "HOME";
         for (; opts && *opts; opts++)
                 v[n++] = *opts;
         v[n++] = "--";

@@ -8,6 +8,7 @@
 #include "supervisor/options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -104,24 +105,36 @@ static void run_options(void **state)
 {
         struct config cfg;
         struct error err;
+        char passed[16];
+        int fd = dup(2); /* an inherited fd to pass on */
+
+        snprintf(passed, sizeof(passed), "%d", fd);
         const char *ok[] = {
                 "run",    "--timeout", "1.5m",   "--memory",    "2G",   "--max-procs",
-                "8",      "--cpu",     "1500ms", "--max-files", "64",   "--max-file-size",
+                "8",      "--cpu",     "2000ms", "--max-files", "64",   "--max-file-size",
                 "1M",     "--env",     "A=1",    "--env",       "B",    "--clear-env",
-                "--mode", "audit",     "-v",     "--",          "prog", "--timeout",
+                "--mode", "audit",     "-v",     "-v", "-q", "--tty", "never", "--kill-after", "3",
+                "--workdir", "/tmp", "--pass-fd", passed, "--",          "prog", "--timeout",
                 "x",      NULL};
 
         assert_int_equal(parse(&cfg, &err, ok), 0);
         assert_int_equal(cfg.limits.timeout_ms, 90000);
         assert_int_equal(cfg.limits.memory, 2ull << 30);
         assert_int_equal(cfg.limits.max_procs, 8);
-        assert_int_equal(cfg.limits.cpu_s, 2); /* rounded up to whole seconds */
+        assert_int_equal(cfg.limits.cpu_s, 2);
         assert_int_equal(cfg.limits.max_files, 64);
         assert_int_equal(cfg.limits.max_file_size, 1 << 20);
         assert_int_equal(cfg.n_env_ops, 2);
         assert_true(cfg.clear_env);
         assert_int_equal(cfg.mode, MODE_AUDIT);
-        assert_int_equal(cfg.verbose, 1);
+        assert_int_equal(cfg.verbose, 2);
+        assert_true(cfg.quiet);
+        assert_int_equal(cfg.tty, TTY_NEVER);
+        assert_int_equal(cfg.kill_after_ms, 3000);
+        assert_string_equal(cfg.workdir, "/tmp");
+        assert_int_equal(cfg.n_pass_fds, 1);
+        assert_int_equal(cfg.pass_fds[0], fd);
+        close(fd);
         /* Everything after the command belongs to the command. */
         assert_string_equal(cfg.argv[0], "prog");
         assert_string_equal(cfg.argv[1], "--timeout");
@@ -131,6 +144,8 @@ static void run_options(void **state)
         assert_int_equal(parse(&cfg, &err, no_dash), 0);
         assert_string_equal(cfg.argv[1], "-l");
         assert_int_equal(cfg.limits.max_procs, DEFAULT_MAX_PROCS);
+        assert_int_equal(cfg.kill_after_ms, DEFAULT_KILL_AFTER_MS);
+        assert_int_equal(cfg.tty, TTY_AUTO);
         /* Without --user, a root stockade runs the command as nobody. */
         assert_int_equal(cfg.default_user, geteuid() == 0);
         assert_int_equal(cfg.set_user, geteuid() == 0);
@@ -165,6 +180,17 @@ static void run_option_errors(void **state)
                 {{"run", "--user", "12x", "--", "x"}, "--user: `12x` is not USER[:GROUP]"},
                 {{"run", "--user", "no-such-user-q", "--", "x"}, "not a known user"},
                 {{"run", "--user", "nobody:", "--", "x"}, "--user: `nobody:` is not"},
+                /* Issue 10: refuse what would be rounded or would break stockade itself. */
+                {{"run", "--cpu", "1.5", "--", "x"}, "--cpu: `1.5` is not a whole number of seconds"},
+                {{"run", "--cpu", "500ms", "--", "x"}, "--cpu: `500ms` is not a whole number"},
+                {{"run", "--max-files", "3", "--", "x"}, "--max-files: 3 is too low"},
+                {{"run", "--env", "--", "--", "x"}, "--env: `--` is not a variable name"},
+                {{"run", "--env", "A B=1", "--", "x"}, "--env: `A B` is not a variable name"},
+                {{"run", "--env", "1A", "--", "x"}, "--env: `1A` is not a variable name"},
+                {{"run", "--tty", "yes", "--", "x"}, "--tty: `yes` is not auto, always or never"},
+                {{"run", "--pass-fd", "1", "--", "x"}, "fds 0, 1 and 2 are always passed"},
+                {{"run", "--pass-fd", "999", "--", "x"}, "--pass-fd 999: fd 999 is not open"},
+                {{"run", "--kill-after", "soon", "--", "x"}, "--kill-after: `soon` is not valid"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 struct config cfg;

@@ -1,0 +1,399 @@
+/*
+ * Signals to stockade, passed on (signals.h). Security: every signal goes through a pidfd of
+ * a task in the tree, or to a process group whose leader is in the tree, under sup->lock
+ * (ptrace.c: a number in the tree designates the task we admitted until we reap it, and a
+ * group id is its leader's number, which cannot be given to anyone else while the leader is
+ * unreaped: so a group whose leader is in the tree is the sandbox's).
+ */
+#include "supervisor/signals.h"
+#include "supervisor/sup.h"
+#include "supervisor/tty.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PIDFD_SIGNAL_THREAD_GROUP
+#define PIDFD_SIGNAL_THREAD_GROUP (1UL << 1)
+#endif
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1UL << 2)
+#endif
+
+/* Passed on to the sandbox; SIGTSTP and SIGCONT are handled, SIGCHLD reaps. SIGTTIN and
+ * SIGTTOU keep their default action: the kernel stops a background stockade with them. */
+static const int passed_on[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+void signals_mask(sigset_t *mask)
+{
+        sigemptyset(mask);
+        sigaddset(mask, SIGCHLD);
+        sigaddset(mask, SIGTSTP);
+        sigaddset(mask, SIGCONT);
+        for (size_t i = 0; i < ARRAY_SIZE(passed_on); i++)
+                sigaddset(mask, passed_on[i]);
+}
+
+/* Is t a thread-group leader? Under the lock t->tid designates t (ptrace.c). */
+static bool is_process(const struct tracee *t)
+{
+        int fd = (int)syscall(SYS_pidfd_open, t->tid, 0);
+
+        if (fd < 0)
+                return errno != EINVAL; /* EINVAL: a thread; anything else: assume a process */
+        close(fd);
+        return true;
+}
+
+static void signal_process(struct tracee *t, int sig)
+{
+        if (!is_process(t))
+                return;
+        /* t->pidfd may be a thread pidfd (PIDFD_THREAD): ask for the whole process. Before
+         * 6.9 there is no such flag, and pidfds designate processes anyway. */
+        if (t->pidfd >= 0 &&
+            syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, PIDFD_SIGNAL_THREAD_GROUP) < 0 &&
+            errno == EINVAL)
+                syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+        else if (t->pidfd < 0)
+                kill(t->tid, sig);
+}
+
+struct group_signal {
+        pid_t pgid; /* 0: every process */
+        int sig;
+};
+
+static void signal_one(struct tracee *t, void *arg)
+{
+        const struct group_signal *g = arg;
+
+        if (!g->pgid || getpgid(t->tid) == g->pgid)
+                signal_process(t, g->sig);
+}
+
+void signals_to_tree(struct supervisor *sup, int sig)
+{
+        struct group_signal g = {.sig = sig};
+
+        pthread_mutex_lock(&sup->lock);
+        tracee_foreach(&sup->tree, signal_one, &g);
+        pthread_mutex_unlock(&sup->lock);
+}
+
+/* To the sandbox's foreground process group on its pty; without one, to the whole tree. */
+static void to_foreground(struct supervisor *sup, int sig)
+{
+        pid_t pgid = tty_foreground(&sup->tty);
+        struct group_signal g = {.pgid = pgid > 0 ? pgid : 0, .sig = sig};
+        struct tracee *leader;
+
+        pthread_mutex_lock(&sup->lock);
+        leader = g.pgid ? tracee_find(&sup->tree, g.pgid) : NULL;
+        if (leader && leader->pidfd >= 0 &&
+            syscall(SYS_pidfd_send_signal, leader->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) ==
+                    0)
+                ; /* one atomic send, children being forked included */
+        else if (leader)
+                kill(-g.pgid, sig); /* the leader is in the tree: the group is the sandbox's */
+        else
+                tracee_foreach(&sup->tree, signal_one, &g); /* its members, one by one */
+        pthread_mutex_unlock(&sup->lock);
+}
+
+static double now_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void arm_kill_after(struct supervisor *sup)
+{
+        uint64_t ms = sup->cfg->kill_after_ms;
+        struct itimerspec its = {.it_value = {.tv_sec = (time_t)(ms / 1000),
+                                              .tv_nsec = (long)(ms % 1000) * 1000000}};
+
+        if (sup->kill_timer.fd >= 0 && ms && !sup->kill_armed) {
+                timerfd_settime(sup->kill_timer.fd, 0, &its, NULL);
+                sup->kill_armed = true;
+        }
+}
+
+static int on_kill_timer(struct supervisor *sup, struct event_source *src, uint32_t events)
+{
+        uint64_t expirations;
+
+        if (read(src->fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+                return 0;
+        if (!sup->root_exited) {
+                if (!sup->cfg->quiet)
+                        fprintf(stderr, "stockade: the sandbox did not end within --kill-after "
+                                        "of SIGTERM: killing it\n");
+                sup_kill_tree(sup);
+        }
+        return 0;
+}
+
+int signals_open(struct supervisor *sup)
+{
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sup->kill_timer};
+
+        sup->kill_timer = (struct event_source){.name = "kill-after", .on_ready = on_kill_timer};
+        sup->kill_timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (sup->kill_timer.fd < 0 ||
+            epoll_ctl(sup->epfd, EPOLL_CTL_ADD, sup->kill_timer.fd, &ev) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Bring the tree and the user's terminal back: SIGCONT to stockade, or the stop undone. */
+static void resume(struct supervisor *sup)
+{
+        tty_resume(sup);
+        /* Also when the stop came from the sandbox's own terminal (^Z): continuing the job
+         * continues all of it. */
+        signals_to_tree(sup, SIGCONT);
+        sup->tree_stopped = false;
+}
+
+/* Stop stockade itself as a job stops, with the user's terminal as we found it. Returns when
+ * we are continued (or at once, if the kernel discards the stop: an orphaned process group
+ * ignores SIGTSTP, SIGTTIN and SIGTTOU). */
+static void stop_self(struct supervisor *sup, int sig)
+{
+        sigset_t set;
+
+        tty_restore(&sup->tty);
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        kill(getpid(), sig);
+        /* SIGTSTP is blocked for the signalfd: let this one through to its default action. */
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        if (sig == SIGTSTP)
+                pthread_sigmask(SIG_BLOCK, &set, NULL);
+        resume(sup);
+}
+
+/* Bit `sig` of a "SigIgn:"/"SigCgt:" line of /proc/PID/status. */
+static bool status_bit(const char *status, const char *key, int sig)
+{
+        const char *p = strstr(status, key);
+        unsigned long long mask;
+
+        return p && sscanf(p + strlen(key), "%llx", &mask) == 1 && (mask >> (sig - 1)) & 1;
+}
+
+int signals_stop_signal(pid_t pid, int sig)
+{
+        char path[64], status[4096];
+        ssize_t n;
+        int fd;
+
+        if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+                return sig;
+        /* Only the session leader's group: the one the sandbox's own job control does not
+         * make (a shell inside puts each job in a group of its own, not orphaned). */
+        if (getpgid(pid) != getsid(pid))
+                return sig;
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return sig;
+        n = read(fd, status, sizeof(status) - 1);
+        close(fd);
+        if (n <= 0)
+                return sig;
+        status[n] = '\0';
+        if (status_bit(status, "SigIgn:", sig) || status_bit(status, "SigCgt:", sig))
+                return sig; /* the program's own business */
+        return SIGSTOP;
+}
+
+void signals_root_stopped(struct supervisor *sup, int sig)
+{
+        if (!sup->tree_stopped)
+                sup->suspend_sig = sig;
+}
+
+void signals_after_event(struct supervisor *sup)
+{
+        int sig = sup->suspend_sig;
+
+        sup->suspend_sig = 0;
+        if (sig && !sup->root_exited)
+                stop_self(sup, sig);
+}
+
+void signals_on_signal(struct supervisor *sup, int sig)
+{
+        double now = now_s();
+
+        if (sup->root_exited)
+                return;
+        if (sup->cfg->verbose > 1)
+                fprintf(stderr, "stockade: %s: passed on to the sandbox\n", strsignal(sig));
+        switch (sig) {
+        case SIGTSTP:
+                /* SIGSTOP, not SIGTSTP: a program that catches or ignores SIGTSTP must not
+                 * keep running while the user believes the job stopped. */
+                sup->tree_stopped = true;
+                signals_to_tree(sup, SIGSTOP);
+                stop_self(sup, SIGTSTP);
+                return;
+        case SIGCONT:
+                resume(sup);
+                return;
+        case SIGWINCH:
+                if (sup->tty.active) {
+                        tty_sync_winsize(&sup->tty); /* the pty sends SIGWINCH itself */
+                        return;
+                }
+                break;
+        case SIGINT:
+                if (sup->last_sigint && now - sup->last_sigint < 2.0) {
+                        if (!sup->cfg->quiet)
+                                fprintf(stderr, "stockade: second interrupt: killing the "
+                                                "sandbox\n");
+                        sup_kill_tree(sup);
+                        return;
+                }
+                sup->last_sigint = now;
+                break;
+        case SIGTERM:
+                arm_kill_after(sup);
+                break;
+        default:
+                break;
+        }
+        to_foreground(sup, sig);
+}
+
+/*
+ * SIGSTOP cannot be caught: when it stops stockade, nothing of ours runs to stop the tree.
+ * A small watcher process does: it looks every 100 ms whether stockade is stopped and, on
+ * the transition, sends SIGSTOP to every process of the sandbox's session (the shim's
+ * setsid; a process that made a session of its own is not reached). SIGCONT is stockade's
+ * own business again (signals_on_signal). The watcher was forked from a process with
+ * threads, so it makes raw system calls only: no allocation, no stdio.
+ */
+
+/* The state letter and the session of /proc/PID/stat; 0 when unreadable. */
+static char proc_state(pid_t pid, pid_t *session)
+{
+        char path[32] = "/proc/", buf[512], *p;
+        int i = 6, fd, field = 0;
+        ssize_t n;
+        char digits[16];
+        int nd = 0;
+
+        for (pid_t v = pid; v; v /= 10)
+                digits[nd++] = (char)('0' + v % 10);
+        while (nd)
+                path[i++] = digits[--nd];
+        memcpy(path + i, "/stat", 6);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return 0;
+        /* ") S ppid pgrp session ..." */
+        for (char *q = p + 2; *q && session; q++) {
+                if (*q == ' ' && ++field == 3) {
+                        *session = (pid_t)strtol(q + 1, NULL, 10);
+                        break;
+                }
+        }
+        return p[2];
+}
+
+/* SIGSTOP to each process of session `sid`, each through a pidfd opened before its session
+ * is read. The session's number is the root's, which stays ours while the root is unreaped
+ * (`root` still takes a signal 0 after the scan): no host process can hold it meanwhile. */
+static void stop_session(int root, pid_t sid)
+{
+        char buf[4096];
+        int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        long n;
+
+        if (dir < 0)
+                return;
+        while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+                for (long off = 0; off < n;) {
+                        struct {
+                                unsigned long long ino;
+                                long long off;
+                                unsigned short reclen;
+                                unsigned char type;
+                                char name[];
+                        } *d = (void *)(buf + off);
+                        pid_t pid = (pid_t)strtol(d->name, NULL, 10), s = 0;
+                        int fd;
+
+                        off += d->reclen;
+                        if (pid <= 0)
+                                continue;
+                        fd = (int)syscall(SYS_pidfd_open, pid, 0);
+                        if (fd < 0)
+                                continue;
+                        if (proc_state(pid, &s) && s == sid &&
+                            syscall(SYS_pidfd_send_signal, root, 0, NULL, 0) == 0)
+                                syscall(SYS_pidfd_send_signal, fd, SIGSTOP, NULL, 0);
+                        close(fd);
+                }
+        }
+        close(dir);
+}
+
+static _Noreturn void watch_stops(pid_t supervisor, int root, pid_t sid)
+{
+        struct timespec tick = {.tv_nsec = 100 * 1000000L};
+        bool stopped = false;
+
+        /* A group of our own: job-control signals to stockade's job do not stop us. */
+        setpgid(0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+                _exit(0);
+        if (dup2(root, 3) < 0)
+                _exit(0);
+        syscall(SYS_close_range, 4, ~0U, 0);
+        for (;;) {
+                char state = proc_state(supervisor, NULL);
+
+                if (!state)
+                        _exit(0);
+                if (state == 'T' && !stopped)
+                        stop_session(3, sid);
+                stopped = state == 'T';
+                nanosleep(&tick, NULL);
+        }
+}
+
+void signals_start_watcher(struct supervisor *sup)
+{
+        pid_t self = getpid(), pid;
+
+        if (sup->root_pidfd < 0)
+                return;
+        pid = fork();
+        if (pid == 0)
+                watch_stops(self, sup->root_pidfd, sup->root);
+        sup->watcher = pid > 0 ? pid : -1;
+}

@@ -1,0 +1,43 @@
+/*
+ * Signals sent to stockade, passed on to the sandbox as they would reach a foreground job:
+ * to the sandbox's foreground process group (on its own pty) or, without one, to every
+ * process of the tree. Stop and continue follow the job: SIGTSTP stops the whole tree and
+ * then stockade; a sandbox stopped from its own terminal (^Z) stops stockade too, so that
+ * the user's shell gets its terminal back; SIGCONT resumes both.
+ */
+#ifndef STOCKADE_SIGNALS_H
+#define STOCKADE_SIGNALS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct supervisor;
+struct event_source;
+
+/* The signals the main thread reads from its signalfd (blocked in every thread). */
+void signals_mask(sigset_t *mask);
+/* One signal read from the signalfd (not SIGCHLD). */
+void signals_on_signal(struct supervisor *sup, int sig);
+/* The sandbox's root stopped in a group-stop with `sig` (main thread, under sup->lock):
+ * remember to stop stockade too once the event is handled. */
+void signals_root_stopped(struct supervisor *sup, int sig);
+/*
+ * The signal to deliver for `sig`, which task `pid` (a tracee, main thread) is about to
+ * receive. The sandbox's first process group has no parent in its session (stockade is in
+ * another): the kernel calls it orphaned and discards SIGTSTP, SIGTTIN and SIGTTOU whose
+ * action is the default, so ^Z on the sandbox's terminal would do nothing. For that group
+ * such a stop becomes SIGSTOP, which is what the default action would have done.
+ */
+int signals_stop_signal(pid_t pid, int sig);
+/* After each event: act on what signals_root_stopped() noted. */
+void signals_after_event(struct supervisor *sup);
+/* Send `sig` to every process of the tree, through the pidfds (takes sup->lock). */
+void signals_to_tree(struct supervisor *sup, int sig);
+/* Fork the watcher that stops the tree when stockade is stopped by SIGSTOP (after the
+ * spawn: it needs the root). */
+void signals_start_watcher(struct supervisor *sup);
+/* The --kill-after timer (armed by a SIGTERM). */
+int signals_open(struct supervisor *sup);
+
+#endif

@@ -1,0 +1,263 @@
+/* Signals sent to stockade without a terminal (issue 10): passed on to the whole tree,
+ * a second SIGINT or --kill-after after SIGTERM kills it, SIGTSTP/SIGSTOP stop the whole
+ * tree and SIGCONT resumes it. Judged from outside: exit status, output, a counter file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "tests/helpers/ptyrun.h"
+#include "tests/helpers/runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char workdir[64];
+
+static int setup(void **state)
+{
+        strcpy(workdir, "/tmp/stockade-sig.XXXXXX");
+        if (!mkdtemp(workdir) || chmod(workdir, 0777) < 0 || chdir(workdir) < 0)
+                return -1;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", workdir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static double now_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+        nanosleep(&ts, NULL);
+}
+
+/* stockade run [opts] -- sh -c SCRIPT in the background, stdout and stderr to `out`. */
+static pid_t start(const char *opts, const char *script)
+{
+        pid_t pid;
+
+        /* Not the last test's READY: */
+        unlink("out");
+        unlink("count");
+        pid = fork();
+
+        if (pid == 0) {
+                int out = open("out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                const char *argv[8];
+                int n = 0;
+
+                /* A job of its own, as a shell makes it: in an orphaned process group
+                 * (ctest's) the kernel would discard SIGTSTP, for stockade as for any
+                 * program. */
+                setpgid(0, 0);
+                dup2(in, 0);
+                dup2(out, 1);
+                dup2(out, 2);
+                argv[n++] = runner_stockade();
+                argv[n++] = "run";
+                if (opts)
+                        argv[n++] = opts;
+                argv[n++] = "--";
+                argv[n++] = "sh";
+                argv[n++] = "-c";
+                argv[n++] = script;
+                argv[n] = NULL;
+                execv(argv[0], (char *const *)argv);
+                _exit(121);
+        }
+        return pid;
+}
+
+static const char *output(void)
+{
+        static char buf[8192];
+        int fd = open("out", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+        if (fd >= 0)
+                close(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        return buf;
+}
+
+static void wait_output(const char *needle)
+{
+        double end = now_s() + 20;
+
+        while (!strstr(output(), needle)) {
+                if (now_s() > end)
+                        fail_msg("`%s` never came; output: %s", needle, output());
+                sleep_ms(20);
+        }
+}
+
+/* Exit code (128+N for a signal), or -1 if it did not end within timeout_s. */
+static int finish(pid_t pid, int timeout_s)
+{
+        double end = now_s() + timeout_s;
+        int status;
+
+        while (waitpid(pid, &status, WNOHANG) == 0) {
+                if (now_s() > end) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, &status, 0);
+                        return -1;
+                }
+                sleep_ms(20);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* SIGINT reaches every process, not only the first: the grand-child's sleep ends too. */
+static void sigint_reaches_the_tree(void **state)
+{
+        pid_t pid = start(NULL, "echo READY; sh -c 'sleep 5.3141; echo LE\"\"AK'; echo LE\"\"AK2");
+        double t0;
+
+        wait_output("READY");
+        sleep_ms(300);
+        t0 = now_s();
+        kill(pid, SIGINT);
+        assert_int_equal(finish(pid, 20), 130);
+        assert_true(now_s() - t0 < 4);
+        assert_null(strstr(output(), "LEAK"));
+        assert_false(runner_process_alive("sleep 5.3141"));
+}
+
+/* A program that ignores SIGINT survives one; a second within 2 s kills the tree. */
+static void second_sigint_kills(void **state)
+{
+        pid_t pid = start(NULL, "trap '' INT; echo READY; sleep 30");
+
+        wait_output("READY");
+        kill(pid, SIGINT);
+        sleep_ms(500);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* still running */
+        kill(pid, SIGINT);
+        assert_int_equal(finish(pid, 10), 128 + SIGKILL);
+}
+
+/* SIGTERM, then --kill-after. */
+static void sigterm_then_kill_after(void **state)
+{
+        pid_t pid = start("--kill-after=1", "trap '' TERM; echo READY; sleep 30");
+        double t0;
+
+        wait_output("READY");
+        t0 = now_s();
+        kill(pid, SIGTERM);
+        sleep_ms(300);
+        assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
+        assert_int_equal(finish(pid, 15), 128 + SIGKILL);
+        assert_true(now_s() - t0 >= 0.9);
+        assert_true(now_s() - t0 < 8);
+}
+
+static void sigusr1_passed_on(void **state)
+{
+        pid_t pid = start(NULL, "trap 'echo GOT; exit 7' USR1; echo READY; "
+                                "while :; do sleep 0.1; done");
+
+        wait_output("READY");
+        kill(pid, SIGUSR1);
+        assert_int_equal(finish(pid, 10), 7);
+        assert_non_null(strstr(output(), "GOT"));
+}
+
+/* A CPU-bound program that writes its progress with pwrite (no notification). */
+static const char counter[] = "exec python3 -c 'import os\n"
+                              "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                              "print(\"READY\", flush=True)\n"
+                              "i = 0\n"
+                              "while True:\n"
+                              "    i += 1\n"
+                              "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+
+static long count(void)
+{
+        char buf[32] = {0};
+        int fd = open("count", O_RDONLY | O_CLOEXEC);
+
+        if (fd >= 0) {
+                (void)!read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+        }
+        return atol(buf);
+}
+
+static void wait_stopped(pid_t pid)
+{
+        double end = now_s() + 10;
+
+        while (!pty_stopped(pid)) {
+                if (now_s() > end)
+                        fail_msg("stockade did not stop");
+                sleep_ms(20);
+        }
+}
+
+static void stop_and_continue(int stop_sig)
+{
+        pid_t pid = start(NULL, counter);
+        long a, b, c;
+
+        wait_output("READY");
+        sleep_ms(300);
+        assert_true(count() > 0);
+        kill(pid, stop_sig);
+        wait_stopped(pid);
+        sleep_ms(700); /* let the stop reach the whole tree */
+        a = count();
+        sleep_ms(1000);
+        b = count();
+        assert_int_equal(a, b); /* no progress while stopped */
+        kill(pid, SIGCONT);
+        sleep_ms(1000);
+        c = count();
+        assert_true(c > b);
+        assert_false(pty_stopped(pid));
+        kill(pid, SIGTERM);
+        assert_int_equal(finish(pid, 15), 128 + SIGTERM);
+}
+
+static void sigtstp_stops_the_tree(void **state)
+{
+        stop_and_continue(SIGTSTP);
+}
+
+static void sigstop_stops_the_tree(void **state)
+{
+        stop_and_continue(SIGSTOP);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(sigint_reaches_the_tree), cmocka_unit_test(second_sigint_kills),
+                cmocka_unit_test(sigterm_then_kill_after), cmocka_unit_test(sigusr1_passed_on),
+                cmocka_unit_test(sigtstp_stops_the_tree),  cmocka_unit_test(sigstop_stops_the_tree),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
