@@ -51,6 +51,24 @@ static bool ours(int pidfd, pid_t tid)
         return r == 0;
 }
 
+/* The thread group of `tid`, from /proc (only for tasks held without a pidfd). */
+static pid_t tgid_of(pid_t tid)
+{
+        char path[64], line[128];
+        pid_t tgid = tid;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        f = fopen(path, "re");
+        if (!f)
+                return tid;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "Tgid: %d", &tgid) == 1)
+                        break;
+        fclose(f);
+        return tgid;
+}
+
 /*
  * Add `tid` to the tree if it provably is ours now; NULL otherwise. Main thread, under
  * sup->lock. A task of ours that we cannot hold (no fd left for its pidfd) is killed: it
@@ -79,7 +97,10 @@ static struct tracee *admit(struct supervisor *sup, pid_t tid)
                 return NULL;
         }
         sup->n.tasks_seen++;
-        return tracee_add(&sup->tree, tid, pidfd);
+        t = tracee_add(&sup->tree, tid, pidfd);
+        if (pidfd < 0)
+                t->tgid = tgid_of(tid); /* forgotten with its leader (on_exit) */
+        return t;
 }
 
 int ptrace_seize_root(struct supervisor *sup, pid_t pid)
@@ -174,6 +195,9 @@ static void on_exit(struct supervisor *sup, pid_t pid, int status)
                 trace_bt_forget(sup, pid);
         }
         tracee_remove(&sup->tree, pid);
+        /* Before 6.9 threads have no pidfd: a thread whose old tid vanished in an exec has
+         * no exit of its own; it goes with its group's leader. */
+        tracee_remove_group(&sup->tree, pid);
         if (pid == sup->root && !sup->root_exited) {
                 sup->root_exited = true;
                 sup->root_status = status;

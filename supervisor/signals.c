@@ -99,7 +99,7 @@ static void to_foreground(struct supervisor *sup, int sig)
         struct tracee *leader;
 
         pthread_mutex_lock(&sup->lock);
-        leader = g.pgid ? tracee_find(&sup->tree, g.pgid) : NULL;
+        leader = g.pgid ? tracee_find_live(&sup->tree, g.pgid) : NULL;
         if (leader && leader->pidfd >= 0 &&
             syscall(SYS_pidfd_send_signal, leader->pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP) ==
                     0)

@@ -2,6 +2,7 @@
 #include "supervisor/tracee.h"
 #include "supervisor/util.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -87,6 +88,29 @@ void tracee_remove(struct tracee_tree *tree, pid_t tid)
         *t = (struct tracee){.pidfd = -1, .gone = true};
         tree->live--;
         tree->tombstones++;
+}
+
+bool tracee_alive(const struct tracee *t)
+{
+        if (t->pidfd < 0)
+                return true;
+        return syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) == 0 || errno == EPERM;
+}
+
+struct tracee *tracee_find_live(struct tracee_tree *tree, pid_t tid)
+{
+        struct tracee *t = tracee_find(tree, tid);
+
+        return t && tracee_alive(t) ? t : NULL;
+}
+
+void tracee_remove_group(struct tracee_tree *tree, pid_t tgid)
+{
+        for (size_t i = 0; i < tree->cap; i++) {
+                struct tracee *t = &tree->slots[i];
+                if (t->live && t->pidfd < 0 && t->tgid == tgid && t->tid != tgid)
+                        tracee_remove(tree, t->tid);
+        }
 }
 
 int tracee_signal(const struct tracee *t, int sig)

@@ -16,6 +16,7 @@
 struct tracee {
         pid_t tid;
         int pidfd;          /* PIDFD_THREAD pidfd of this task; -1 when the kernel has none */
+        pid_t tgid;         /* its thread group, kept only when pidfd is -1 (see ptrace.c) */
         bool live;          /* slot in use */
         bool gone;          /* tombstone: keeps probe chains intact */
         bool attached;      /* we have seen its first ptrace stop */
@@ -30,6 +31,17 @@ struct tracee_tree {
 
 /* The task `tid`, or NULL. */
 struct tracee *tracee_find(struct tracee_tree *tree, pid_t tid);
+/*
+ * The task `tid` if it is still alive (or a zombie we have not reaped), else NULL. A number
+ * can leave the kernel without a wait status — the old tid of a non-leader thread that
+ * execs, even when the exec then fails — and be given to a host process: only the pidfd
+ * knows. Every decision that lets the sandbox act on a number asks this, under the lock.
+ */
+struct tracee *tracee_find_live(struct tracee_tree *tree, pid_t tid);
+/* Whether t's pidfd still designates a task (true when there is no pidfd). */
+bool tracee_alive(const struct tracee *t);
+/* Forget every task of thread group `tgid` kept without a pidfd (its leader was reaped). */
+void tracee_remove_group(struct tracee_tree *tree, pid_t tgid);
 /* Add `tid`, which holds `pidfd` (ownership passes to the tree; -1 for none). If `tid` is
  * already there it is returned unchanged and `pidfd` is closed. Adding may move every task:
  * pointers from earlier tracee_find/tracee_add calls are invalid afterwards. */

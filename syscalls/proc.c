@@ -38,7 +38,7 @@ static bool pid_in_tree(struct supervisor *sup, int64_t pid)
         /* Without ptrace (--allow-degraded) the tree is the sandbox's session. */
         if (!sup->layers.ptrace)
                 return getsid((pid_t)pid) == sup->root;
-        return tracee_find(&sup->tree, (pid_t)pid) != NULL;
+        return tracee_find_live(&sup->tree, (pid_t)pid) != NULL;
 }
 
 /* pid 0 means "the caller" for most of these calls. */
@@ -56,7 +56,8 @@ static void match_group(struct tracee *t, void *arg)
 {
         struct group_search *g = arg;
 
-        if (!g->found && getpgid(t->tid) == g->pgid)
+        /* A number whose task is gone may be a host process's by now: skip it. */
+        if (!g->found && tracee_alive(t) && getpgid(t->tid) == g->pgid)
                 g->found = true;
 }
 

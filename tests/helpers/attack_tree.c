@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -138,6 +139,88 @@ static int ghosts(int n, int forkers)
                         kill_killed++;
         }
         printf("signalled: %d by pidfd, %d by kill\n", pidfd_killed, kill_killed);
+        return 0;
+}
+
+/* ---- execghosts: old tids freed by an exec that fails ---------------------------------- */
+
+static int ghost_pipe[2];
+
+static char bigbss[4096];
+
+/* A non-leader thread execs, under an address-space limit, a file whose .bss does not fit
+ * (tests/helpers/bigbss.c, next to us): the kernel has already freed the thread's old tid
+ * when the exec fails past its point of no return (SIGSEGV), and no ptrace event or wait
+ * status ever names that tid again. */
+static void *exec_and_fail(void *arg)
+{
+        pid_t tid = (pid_t)syscall(SYS_gettid);
+        struct rlimit rl = {.rlim_cur = 64 << 20, .rlim_max = 64 << 20};
+
+        if (write(ghost_pipe[1], &tid, sizeof(tid)) != sizeof(tid))
+                _exit(EXIT_SETUP);
+        setrlimit(RLIMIT_AS, &rl);
+        usleep(50 * 1000); /* let the supervisor admit this thread into its tree first */
+        execl(bigbss, "bigbss", (char *)NULL);
+        _exit(EXIT_SETUP); /* the exec failed before the point of no return: no ghost */
+}
+
+static int execghosts(int n)
+{
+        static pid_t pids[MAX_GHOSTS];
+        int got = 0, prlimited = 0, killed = 0;
+        char line[16];
+
+        ssize_t len = readlink("/proc/self/exe", bigbss, sizeof(bigbss) - 8);
+
+        if (n <= 0 || n > MAX_GHOSTS || len <= 0 || pipe(ghost_pipe) < 0)
+                return EXIT_USAGE;
+        bigbss[len] = '\0';
+        strcpy(strrchr(bigbss, '/') + 1, "bigbss");
+        for (int i = 0; i < n; i++) {
+                pid_t pid = fork();
+                pthread_t t;
+
+                if (pid < 0)
+                        setup_failed("fork");
+                if (pid == 0) {
+                        if (pthread_create(&t, NULL, exec_and_fail, NULL) != 0)
+                                _exit(EXIT_SETUP);
+                        pause();
+                        _exit(0);
+                }
+                int status = 0;
+
+                if (read(ghost_pipe[0], &pids[got], sizeof(pids[got])) == sizeof(pids[got]))
+                        got++;
+                waitpid(pid, &status, 0);
+                /* SIGSEGV: the exec failed past its point of no return, as it must. */
+                if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
+                        fprintf(stderr, "attack_tree: the exec did not fail as planned (%#x)\n",
+                                status);
+        }
+        for (int i = 0; i < got; i++)
+                printf("%d\n", (int)pids[i]);
+        printf("READY\n");
+        fflush(stdout);
+        if (!fgets(line, sizeof(line), stdin))
+                return EXIT_SETUP;
+        for (int i = 0; i < got; i++) {
+                struct rlimit cpu = {.rlim_cur = 1, .rlim_max = 1};
+                int pidfd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+
+                if (syscall(SYS_prlimit64, pids[i], RLIMIT_CPU, &cpu, NULL) == 0)
+                        prlimited++;
+
+                setpriority(PRIO_PROCESS, (id_t)pids[i], 19);
+                if (pidfd >= 0) {
+                        syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        close(pidfd);
+                }
+                if (kill(pids[i], SIGKILL) == 0)
+                        killed++;
+        }
+        printf("reached: %d by prlimit, %d by kill\n", prlimited, killed);
         return 0;
 }
 
@@ -378,6 +461,8 @@ static int stress(double seconds, int threads)
 int main(int argc, char **argv)
 {
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc == 3 && strcmp(argv[1], "execghosts") == 0)
+                return execghosts(atoi(argv[2]));
         if ((argc == 3 || argc == 4) && strcmp(argv[1], "ghosts") == 0)
                 return ghosts(atoi(argv[2]), argc == 4 ? atoi(argv[3]) : 4);
         if (argc == 3 && strcmp(argv[1], "linger") == 0)

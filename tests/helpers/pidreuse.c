@@ -119,6 +119,24 @@ static pid_t start_stockade(char **argv, int *in, int *out)
 }
 
 /* A process that waits to be killed, forked so that it gets number `want` if that is free. */
+/* Whether victim `pid` still has no CPU time limit (a prlimit from the sandbox sets one). */
+static bool cpu_unlimited(pid_t pid)
+{
+        char path[64], line[256];
+        bool unlimited = true;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return true;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "Max cpu time", 12) == 0)
+                        unlimited = strstr(line, "unlimited") != NULL;
+        fclose(f);
+        return unlimited;
+}
+
 static pid_t place_victim(pid_t want)
 {
         char last[32];
@@ -163,7 +181,8 @@ static int init_main(int argc, char **argv)
                 sargv[n++] = argv[i];
         sargv[n++] = "--";
         sargv[n++] = argv[2];
-        sargv[n++] = "ghosts";
+        /* ghosts (children that die at birth) or execghosts (old tids of failed execs) */
+        sargv[n++] = getenv("PIDREUSE_ATTACK") ? getenv("PIDREUSE_ATTACK") : "ghosts";
         sargv[n++] = argv[3];
         sargv[n] = NULL;
         sup = start_stockade(sargv, &in, &out);
@@ -205,6 +224,10 @@ static int init_main(int argc, char **argv)
                         printf("victim %d died (%s)\n", (int)victims[i],
                                WIFSIGNALED(vs) ? strsignal(WTERMSIG(vs)) : "exited");
                 } else {
+                        if (!cpu_unlimited(victims[i])) {
+                                killed++; /* the sandbox set its CPU limit: as good as dead */
+                                printf("victim %d got a CPU limit\n", (int)victims[i]);
+                        }
                         kill(victims[i], SIGKILL);
                 }
         }

@@ -107,13 +107,14 @@ static const char *root_user_option(void)
 
 /* pidreuse: GHOSTS children die at birth, a victim takes each number, the sandbox tries to
  * kill every one of them and exits; every victim must be alive after the run. */
-static void ghost_runs(bool unscoped)
+static void ghost_runs_of(bool unscoped, const char *attack, int ghosts, int runs)
 {
         char n[16];
         const char *argv[8];
         size_t k = 0;
 
-        snprintf(n, sizeof(n), "%d", GHOSTS);
+        setenv("PIDREUSE_ATTACK", attack, 1);
+        snprintf(n, sizeof(n), "%d", ghosts);
         argv[k++] = pidreuse();
         argv[k++] = runner_stockade();
         argv[k++] = attack_tree();
@@ -124,7 +125,7 @@ static void ghost_runs(bool unscoped)
                 argv[k++] = "--allow-degraded";
         argv[k] = NULL;
         set_unscoped(unscoped);
-        for (int i = 0; i < GHOST_RUNS; i++) {
+        for (int i = 0; i < runs; i++) {
                 struct run_result r;
                 const char *tally;
 
@@ -141,14 +142,37 @@ static void ghost_runs(bool unscoped)
                 if (r.exit_code != 0) {
                         show("pidreuse", &r);
                         set_unscoped(false);
-                        fail_msg("a host process that took the number of a sandboxed child "
-                                 "that died at birth was killed, or the run failed");
+                        fail_msg("a host process that took the number of a sandboxed task "
+                                 "(%s) was hit, or the run failed",
+                                 attack);
                 }
                 assert_non_null(tally);
                 assert_non_null(strstr(tally, ", 0 killed"));
                 runner_free(&r);
         }
         set_unscoped(false);
+        unsetenv("PIDREUSE_ATTACK");
+}
+
+static void ghost_runs(bool unscoped)
+{
+        ghost_runs_of(unscoped, "ghosts", GHOSTS, GHOST_RUNS);
+}
+
+/*
+ * The outside review's F1: a non-leader thread execs and the exec fails past its point of
+ * no return. The kernel frees the thread's old tid with no wait status and no EXEC event;
+ * a host process takes the number; the sandbox then calls prlimit, setpriority and kill on
+ * it. Every victim must be alive with no CPU limit.
+ */
+static void test_exec_ghost_number_not_kept(void **state)
+{
+        ghost_runs_of(false, "execghosts", 30, 1);
+}
+
+static void test_exec_ghost_number_not_kept_unscoped(void **state)
+{
+        ghost_runs_of(true, "execghosts", 30, 1);
 }
 
 static void test_dead_child_number_not_kept(void **state)
@@ -452,6 +476,8 @@ int main(void)
         static const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_dead_child_number_not_kept),
                 cmocka_unit_test(test_dead_child_number_not_kept_unscoped),
+                cmocka_unit_test(test_exec_ghost_number_not_kept),
+                cmocka_unit_test(test_exec_ghost_number_not_kept_unscoped),
                 cmocka_unit_test(test_lingering_close_timeout),
                 cmocka_unit_test(test_lingering_close_sigterm),
                 cmocka_unit_test_teardown(test_unreadable_exec_killed, hidden_teardown),
