@@ -260,6 +260,15 @@ static int check_layers(struct supervisor *sup, struct error *err)
                 error_warn("warning: STOCKADE_TEST_DISABLE=%s\n",
                         getenv("STOCKADE_TEST_DISABLE"));
         }
+        /* uid 0 without capabilities still writes root-owned files by their mode, sysctls
+         * included (/proc/sys/kernel/core_pattern: a way out). Only Landlock stops that;
+         * no degradation covers it (outside review F6). */
+        if (!sup->layers.landlock_abi && geteuid() == 0 && sup->cfg->set_user &&
+            sup->cfg->uid == 0)
+                return make_error(err, 0, "--user root needs Landlock, which this host lacks "
+                                          "(%s): uid 0 could rewrite /proc/sys and every "
+                                          "root-owned file",
+                                  sup->layers.why_landlock);
         return 0;
 }
 
@@ -354,8 +363,10 @@ static void block_signals(void)
 
 static int supervise(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
-        if (check_layers(sup, err) < 0 || walls_setup(sup, err) < 0 ||
-            trace_open(sup, err) < 0)
+        /* The pty first: the walls grant the sandbox its own terminal, not the user's. */
+        if (check_layers(sup, err) < 0 ||
+            tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
+            walls_setup(sup, err) < 0 || trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
@@ -366,9 +377,7 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
                 return make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-        if (open_sources(sup, err) < 0 ||
-            tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
-            spawn_command(sup, plan, err) < 0)
+        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0)
                 return -1;
         trace_start(sup, plan->envp);
         tty_start(sup);

@@ -15,7 +15,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The device files programs write. /dev/pts is a directory: every pty beneath it. */
+/* The device files programs write. /dev/pts is a directory: every pty beneath it, those the
+ * program opens later through /dev/ptmx included (openpty(3): even TIOCGPTPEER is judged by
+ * Landlock on the slave's path, and a rule per existing pty would miss the new ones). The
+ * price: the other terminals of the same uid are writable too (outside review F4), until the
+ * virtual filesystem's /dev view shows the sandbox its own ptys only. */
 static const char *const devices[] = {
         "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
         "/dev/tty",  "/dev/ptmx", "/dev/pts",
@@ -89,8 +93,17 @@ static int add_cwd(struct places *p, struct error *err)
         return add(p, cwd, PLACE_TREE, err);
 }
 
-static int add_terminals(struct places *p, struct error *err)
+/* The sandbox's terminal: its own pty when stockade relays one (the user's is then never
+ * writable by path), else whatever terminal fds 0-2 are. */
+static int add_terminals(struct places *p, int tty_slave, struct error *err)
 {
+        if (tty_slave >= 0) {
+                char name[PATH_MAX];
+
+                if (ttyname_r(tty_slave, name, sizeof(name)) != 0)
+                        return 0;
+                return add(p, name, PLACE_DEVICE, err);
+        }
         for (int fd = 0; fd <= 2; fd++) {
                 char name[PATH_MAX];
 
@@ -102,7 +115,7 @@ static int add_terminals(struct places *p, struct error *err)
         return 0;
 }
 
-int places_compute(struct places *p, struct error *err)
+int places_compute(struct places *p, int tty_slave, struct error *err)
 {
         memset(p, 0, sizeof(*p));
         if (add_cwd(p, err) < 0 || add(p, "/tmp", PLACE_TREE, err) < 0 ||
@@ -111,7 +124,7 @@ int places_compute(struct places *p, struct error *err)
         for (size_t i = 0; i < ARRAY_SIZE(devices); i++)
                 if (add(p, devices[i], PLACE_DEVICE, err) < 0)
                         return -1;
-        return add_terminals(p, err);
+        return add_terminals(p, tty_slave, err);
 }
 
 int places_add(struct places *p, const char *path, enum place_kind kind, struct error *err)

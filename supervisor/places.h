@@ -43,12 +43,12 @@ struct error;
 
 /*
  * Fill *p: the current directory (unless it is /, or under /proc, /sys or /dev, which are
- * never writable), /tmp, /var/tmp, the device files programs write, and the terminal of fds
- * 0-2. Places that do not exist are left out; any other failure to stat one is an error
+ * never writable), /tmp, /var/tmp, the device files programs write, and the sandbox's
+ * terminal: `tty_slave`'s when stockade relays a pty of its own (>= 0), else that of fds 0-2. Places that do not exist are left out; any other failure to stat one is an error
  * (fail closed). Prints a warning on stderr when the current directory is not made writable
  * or contains the home directory. Returns 0 or -1 with *err set.
  */
-int places_compute(struct places *p, struct error *err);
+int places_compute(struct places *p, int tty_slave, struct error *err);
 void places_free(struct places *p);
 /* Add `path` (symlinks followed) as a place of `kind`, unless it is one already. Returns 0
  * or -1 with *err set; a path that does not exist is an error naming it. */

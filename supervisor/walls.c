@@ -164,7 +164,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
 
         if (!cwd)
                 return make_error(err, errno, "getcwd");
-        if (places_compute(&sup->places, err) < 0 ||
+        if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
             build_view(&view, sup->cfg, cwd, home, err) < 0 ||
             apply_to_places(&sup->places, &view, err) < 0)
                 return -1;

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
@@ -79,6 +80,12 @@ static const struct arg_rule arg_rules[] = {
         /* SIGIO owners given through memory: only Landlock's signal scope can judge them. */
         {SC_ioctl, 1, C_EQ, INT_MASK, FIOSETOWN, V_ERRNO, EPERM, false, W_UNSCOPED},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCSPGRP, V_ERRNO, EPERM, false, W_UNSCOPED},
+        /* Inode flags and project attributes (chattr): neither Landlock nor the metadata
+         * handlers see them, and uid 0 may set NODUMP, SYNC, NOATIME... on any root-owned
+         * host file it can open (outside review F2). file_setattr is EPERM in the table. */
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_SETFLAGS, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC32_SETFLAGS, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_FSSETXATTR, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* F_SETOWN: SIGIO (or the F_SETSIG signal, SIGKILL included) goes to that pid or

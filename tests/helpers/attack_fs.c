@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -221,6 +223,14 @@ int main(int argc, char **argv)
                                         S_IFREG | strtol(arg, NULL, 8), 0));
         if (!strcmp(op, "mkdir_mode"))
                 return done(op, syscall(SYS_mkdir, path, strtol(arg, NULL, 8)));
+        if (!strcmp(op, "setflags")) { /* chattr +d through a read-only fd */
+                int flags = 0;
+                fd = open_or_die(path, O_RDONLY);
+                if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+                        flags = 0;
+                flags |= FS_NODUMP_FL;
+                return done(op, ioctl(fd, FS_IOC_SETFLAGS, &flags));
+        }
         if (!strcmp(op, "openat2")) {
                 struct { uint64_t flags, mode, resolve; } how = {O_RDONLY, 0, 0};
                 return done(op, syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));

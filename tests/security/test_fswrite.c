@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -392,6 +394,26 @@ static void setid_bits_refused(void **state)
         unlink(path);
 }
 
+/* Inode flags (chattr) through FS_IOC_SETFLAGS on a read-only fd: refused in the kernel,
+ * outside the writable places and inside (outside review F2). */
+static void inode_flags_refused(void **state)
+{
+        int fd, before = 0, after = 0;
+
+        fd = open(victim, O_RDONLY);
+        assert_true(fd >= 0);
+        if (ioctl(fd, FS_IOC_GETFLAGS, &before) < 0) {
+                close(fd);
+                print_message("  skipped: no inode flags on %s\n", victim);
+                skip();
+        }
+        expect(NULL, (const char *[]){"setflags", victim, NULL}, EPERM);
+        expect(NULL, (const char *[]){"setflags", "file", NULL}, EPERM);
+        assert_int_equal(ioctl(fd, FS_IOC_GETFLAGS, &after), 0);
+        close(fd);
+        assert_int_equal(before, after);
+}
+
 /* openat2 keeps its mode in memory, where the filter cannot see it: ENOSYS until the virtual
  * filesystem emulates it (libc and language runtimes fall back to openat). */
 static void openat2_refused(void **state)
@@ -480,6 +502,7 @@ int main(void)
                 cmocka_unit_test_setup(chmod_procmem_race, fresh),
                 cmocka_unit_test_setup(setid_bits_refused, fresh),
                 cmocka_unit_test_setup(openat2_refused, fresh),
+                cmocka_unit_test_setup(inode_flags_refused, fresh),
                 cmocka_unit_test_setup(user_nobody_cannot_chmod_others_file, fresh),
                 cmocka_unit_test_setup(user_root_cannot_chmod_outside, fresh),
                 cmocka_unit_test_setup(default_uid_as_root, fresh),
