@@ -72,6 +72,11 @@ for b in "$stockade" "$syscall_cost" "$walltime"; do
 	fi
 done
 
+# As root, stockade runs the command as nobody unless told otherwise; the bench measures the
+# interception, not nobody's rights (root's pyenv python, the scratch directory): keep uid 0.
+as_user=()
+[[ $(id -u) -eq 0 ]] && as_user=(--user root)
+
 # One run that hangs (an unanswered notification) must not hang the whole bench.
 # timeout(1) puts itself and the run in their own process group and signals it.
 limit=()
@@ -122,7 +127,7 @@ loop_once() {
 	local cmd=("$syscall_cost" "$mode" "$iters")
 
 	if [[ $side == stockade ]]; then
-		cmd=("$stockade" run -- "${cmd[@]}")
+		cmd=("$stockade" run "${as_user[@]}" -- "${cmd[@]}")
 	fi
 	cmd=("${prefix[@]}" "${cmd[@]}")
 	line=$("${limit[@]}" "${cmd[@]}" 2>"$work/stderr") || rc=$?
@@ -141,7 +146,7 @@ cmd_once() {
 	local cmd=("$@")
 
 	if [[ $side == stockade ]]; then
-		cmd=("$stockade" run -- "${cmd[@]}")
+		cmd=("$stockade" run "${as_user[@]}" -- "${cmd[@]}")
 	fi
 	ns=$("${limit[@]}" "$walltime" "${cmd[@]}" 2>"$work/stderr") || rc=$?
 	if ((rc != 0)) || ! [[ $ns =~ ^[0-9]+$ ]]; then
@@ -229,7 +234,7 @@ cmd_once_pair() {
 }
 
 # A sandbox that cannot start at all fails every case the same way: say it once.
-if ! "${limit[@]}" "$stockade" run -- /bin/true 2>"$work/stderr"; then
+if ! "${limit[@]}" "$stockade" run "${as_user[@]}" -- /bin/true 2>"$work/stderr"; then
 	note "run.sh: \`$stockade run -- /bin/true\` fails on this host:"
 	sed 's/^/    /' "$work/stderr" >&2
 	exit 1

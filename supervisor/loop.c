@@ -309,9 +309,10 @@ static void report(const struct supervisor *sup)
                 return;
         fprintf(stderr,
                 "stockade: done: %llu notifications, %llu tasks, %llu forks refused, "
-                "%llu would-be denials\n",
+                "%llu would-be denials, %u notifier threads\n",
                 (unsigned long long)sup->n.notifications, (unsigned long long)sup->n.tasks_seen,
-                (unsigned long long)sup->n.forks_refused, (unsigned long long)sup->n.would_deny);
+                (unsigned long long)sup->n.forks_refused, (unsigned long long)sup->n.would_deny,
+                atomic_load(&sup->n_notifiers));
 }
 
 /* How many fds this process has open: a run must leave as many as it found. */

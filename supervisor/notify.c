@@ -9,6 +9,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -191,7 +192,18 @@ static void dispatch(struct supervisor *sup, struct call *call)
 
 static int start_notifier(struct supervisor *sup);
 
-/* One notification. Returns 0 or -errno for a failure that ends the run. */
+/* The sandbox is gone: no task uses the filter. Its notifier threads then end rather than
+ * spin on ENOENT while the main thread reaps (measured: 700 failed receives and 2 busy CPUs
+ * for a /bin/true, its teardown several ms slower). */
+static bool listener_hung_up(int listener)
+{
+        struct pollfd p = {.fd = listener, .events = POLLIN};
+
+        return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
+/* One notification. Returns 0, 1 when the sandbox is gone, or -errno for a failure that
+ * ends the run. */
 static int notify_one(struct notifier *nt)
 {
         struct supervisor *sup = nt->sup;
@@ -199,10 +211,14 @@ static int notify_one(struct notifier *nt)
         int r = 0;
 
         memset(nt->req, 0, sup->req_size);
-        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, nt->req) < 0)
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, nt->req) < 0) {
                 /* EINTR: woken to stop, or any signal; ENOENT: the task died between the
-                 * wake-up and the receive. */
+                 * wake-up and the receive — or no task uses the filter any more, and then
+                 * the kernel answers ENOENT at once, forever: the listener hangs up. */
+                if (errno == ENOENT && listener_hung_up(sup->listener))
+                        return 1;
                 return errno == ENOENT || errno == EINTR ? 0 : -errno;
+        }
         /* Every thread busy (this one included): the next call would wait for one of them,
          * which may be blocked for good. Start another first. */
         if (atomic_fetch_add(&sup->busy, 1) + 1 == atomic_load(&sup->n_notifiers))
@@ -217,11 +233,14 @@ static int notify_one(struct notifier *nt)
                 if (trace_wants_backtrace(sup, &call))
                         trace_bt_request(sup, &call); /* before the answer: see trace.c */
         }
+        /* Free before the answer: the caller's next call can arrive the moment it is sent,
+         * and must not find this thread still counted busy (the pool would grow for
+         * nothing, and more threads mean wake-ups across CPUs). */
+        atomic_fetch_sub(&sup->busy, 1);
         if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 && errno != ENOENT)
                 r = -errno;
         else if (call.tc)
                 trace_call_end(sup, (unsigned)(nt - sup->notifiers), &call);
-        atomic_fetch_sub(&sup->busy, 1);
         return r;
 }
 
@@ -239,6 +258,8 @@ static void *notifier_main(void *arg)
         pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
         while (!atomic_load(&sup->stopping) && r == 0)
                 r = notify_one(nt);
+        if (r == 1)
+                return NULL; /* nothing left to answer */
         if (r < 0 && !atomic_load(&sup->stopping)) {
                 sup->notifier_error = r;
                 sup_kill_tree(sup); /* fail closed: nobody answers the sandbox any more */
