@@ -57,6 +57,30 @@ int procscan_foreach(void (*fn)(const struct proc_stat *st, void *arg), void *ar
         return 0;
 }
 
+pid_t procscan_field(const char *path, const char *key)
+{
+        char line[128];
+        size_t n = strlen(key);
+        pid_t v = -1;
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return -1;
+        while (v < 0 && fgets(line, sizeof(line), f))
+                if (strncmp(line, key, n) == 0 && line[n] == ':')
+                        v = (pid_t)strtol(line + n + 1, NULL, 10);
+        fclose(f);
+        return v;
+}
+
+pid_t procscan_tgid(pid_t tid)
+{
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        return procscan_field(path, "Tgid");
+}
+
 int procscan_hold_in_session(pid_t pid, pid_t sid)
 {
         struct proc_stat st;

@@ -19,6 +19,11 @@ int procscan_read(pid_t pid, struct proc_stat *st);
  * first, the session read by number, then the pidfd is checked to still designate a process
  * that has not been reaped: the number cannot have changed hands in between. */
 int procscan_hold_in_session(pid_t pid, pid_t sid);
+/* The number after "key:" in a /proc file of "Key:\tvalue" lines (status, fdinfo); -1 when
+ * absent or unreadable. */
+pid_t procscan_field(const char *path, const char *key);
+/* The thread group of task `tid` (/proc/TID/status Tgid); -1 when unknown. */
+pid_t procscan_tgid(pid_t tid);
 /* Tasks (threads) of every live (not zombie) process in session `sid`. */
 long procscan_session_tasks(pid_t sid);
 

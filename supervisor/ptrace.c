@@ -14,6 +14,7 @@
  * section: a number in the tree always designates the task we admitted.
  */
 #include "supervisor/ptrace.h"
+#include "supervisor/procscan.h"
 #include "supervisor/trace.h"
 #include "supervisor/signals.h"
 
@@ -51,24 +52,6 @@ static bool ours(int pidfd, pid_t tid)
         return r == 0;
 }
 
-/* The thread group of `tid`, from /proc (only for tasks held without a pidfd). */
-static pid_t tgid_of(pid_t tid)
-{
-        char path[64], line[128];
-        pid_t tgid = tid;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        f = fopen(path, "re");
-        if (!f)
-                return tid;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "Tgid: %d", &tgid) == 1)
-                        break;
-        fclose(f);
-        return tgid;
-}
-
 /*
  * Add `tid` to the tree if it provably is ours now; NULL otherwise. Main thread, under
  * sup->lock. A task of ours that we cannot hold (no fd left for its pidfd) is killed: it
@@ -99,7 +82,7 @@ static struct tracee *admit(struct supervisor *sup, pid_t tid)
         sup->n.tasks_seen++;
         t = tracee_add(&sup->tree, tid, pidfd);
         if (pidfd < 0)
-                t->tgid = tgid_of(tid); /* forgotten with its leader (on_exit) */
+                t->tgid = procscan_tgid(tid); /* forgotten with its leader (on_exit) */
         return t;
 }
 

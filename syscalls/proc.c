@@ -188,32 +188,6 @@ int proc_setsid(struct supervisor *sup, struct call *call)
         return 0;
 }
 
-/* The number after "key:" in a /proc file of "Key:\tvalue" lines; -1 when absent. */
-static pid_t proc_field(const char *path, const char *key)
-{
-        char line[128];
-        size_t n = strlen(key);
-        pid_t v = -1;
-        FILE *f = fopen(path, "re");
-
-        if (!f)
-                return -1;
-        while (v < 0 && fgets(line, sizeof(line), f))
-                if (strncmp(line, key, n) == 0 && line[n] == ':')
-                        v = (pid_t)strtol(line + n + 1, NULL, 10);
-        fclose(f);
-        return v;
-}
-
-/* The tgid of task `tid` (pidfd_open wants a thread-group leader). */
-static pid_t tgid_of(pid_t tid)
-{
-        char path[64];
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        return proc_field(path, "Tgid");
-}
-
 /* The process an fd of ours designates: a /proc/PID directory or a pidfd ("Pid:" in its
  * fdinfo), both of which pidfd_send_signal accepts. -1 for anything else. */
 static pid_t fd_process(int fd)
@@ -230,7 +204,7 @@ static pid_t fd_process(int fd)
                         return (pid_t)strtol(target + 6, NULL, 10);
         }
         snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-        return proc_field(path, "Pid");
+        return procscan_field(path, "Pid");
 }
 
 #ifndef PIDFD_SIGNAL_THREAD
@@ -242,7 +216,7 @@ static pid_t fd_process(int fd)
  * caller died, or we may not take its fds: then the handler must refuse, never guess). */
 static int take_fd(struct supervisor *sup, struct call *call, int fd)
 {
-        pid_t tgid = tgid_of((pid_t)call->req->pid);
+        pid_t tgid = procscan_tgid((pid_t)call->req->pid);
         int pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1, copy;
 
         /* The caller is blocked in this call: if its notification is still valid, `tgid`
