@@ -133,6 +133,29 @@ int runner_stockade_run(const char *const args[], int timeout_s, struct run_resu
         return runner_run((char *const *)argv, NULL, timeout_s, r);
 }
 
+int runner_stockade_sh(const char *dir, const char *const opts[], const char *script,
+                       int timeout_s, struct run_result *r)
+{
+        const char *v[64];
+        char here[4096];
+        size_t n = 0;
+        int ret;
+
+        for (; opts && *opts && n < 59; opts++)
+                v[n++] = *opts;
+        v[n++] = "--";
+        v[n++] = "/bin/sh";
+        v[n++] = "-c";
+        v[n++] = script;
+        v[n] = NULL;
+        if (!getcwd(here, sizeof(here)) || chdir(dir) < 0)
+                return -errno;
+        ret = runner_stockade_run(v, timeout_s, r);
+        if (chdir(here) < 0)
+                return -errno;
+        return ret;
+}
+
 void runner_free(struct run_result *r)
 {
         free(r->out);

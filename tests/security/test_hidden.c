@@ -93,27 +93,19 @@ static int teardown(void **state)
         return system(cmd) == 0 ? 0 : -1;
 }
 
-/* stockade run OPTS -- sh -c SCRIPT, from `dir`. */
+/* stockade run OPTS -- sh -c SCRIPT, from `dir`. As root the command runs as nobody, whose
+ * HOME would be /nonexistent: keep ours (the fake one), which the default view's hidden paths
+ * are computed from. */
 static void run_script_in(const char *dir, const char *const *opts, const char *script,
                           struct run_result *r)
 {
-        const char *v[16];
-        size_t n = 0;
+        const char *v[16] = {"--env", "HOME"};
+        size_t n = 2;
 
-        /* As root the command runs as nobody, whose HOME would be /nonexistent: keep ours
-         * (the fake one), which the default view's hidden paths are computed from. */
-        v[n++] = "--env";
-        v[n++] = "HOME";
-        for (; opts && *opts; opts++)
+        for (; opts && *opts && n < 15; opts++)
                 v[n++] = *opts;
-        v[n++] = "--";
-        v[n++] = "/bin/sh";
-        v[n++] = "-c";
-        v[n++] = script;
         v[n] = NULL;
-        assert_int_equal(chdir(dir), 0);
-        assert_int_equal(runner_stockade_run(v, TIMEOUT_S, r), 0);
-        assert_int_equal(chdir(top), 0);
+        assert_int_equal(runner_stockade_sh(dir, v, script, TIMEOUT_S, r), 0);
         if (r->exit_code == -1)
                 fail_msg("watchdog fired: %s", r->err);
 }

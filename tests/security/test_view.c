@@ -70,19 +70,7 @@ static int teardown(void **state)
 
 static void run(const char *const *opts, const char *script, struct run_result *r)
 {
-        const char *v[16];
-        size_t n = 0;
-
-        for (; opts && *opts; opts++)
-                v[n++] = *opts;
-        v[n++] = "--";
-        v[n++] = "/bin/sh";
-        v[n++] = "-c";
-        v[n++] = script;
-        v[n] = NULL;
-        assert_int_equal(chdir(ws), 0);
-        assert_int_equal(runner_stockade_run(v, TIMEOUT_S, r), 0);
-        assert_int_equal(chdir(top), 0);
+        assert_int_equal(runner_stockade_sh(ws, opts, script, TIMEOUT_S, r), 0);
         if (r->exit_code == -1)
                 fail_msg("watchdog fired: %s", r->err);
 }
