@@ -147,9 +147,9 @@ static const struct opt_def run_opts[] = {
         {"trace-level", OPT_TRACE_LEVEL, V_STRING, "security|all",
          "security (default): the calls the supervisor handles and process events; all: every "
          "system call (slower: each becomes a round trip)"},
-        {"backtrace", OPT_BACKTRACE, V_STRING, "denied|all|never",
-         "record the user-space backtrace of denied calls (default), of every handled call, "
-         "or of none"},
+        {"backtrace", OPT_BACKTRACE, V_STRING, "never|denied|all",
+         "record the user-space backtrace of no call (default), of denied calls, or of every "
+         "handled call (the unwinder opens the program's mapped files: see README)"},
         {"trace-drop", OPT_TRACE_DROP, V_NONE, NULL,
          "when the trace cannot keep up, drop events (counted) rather than slow the sandbox"},
         {"trace-env", OPT_TRACE_ENV, V_NONE, NULL,
@@ -534,6 +534,9 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
 
         memset(cfg, 0, sizeof(*cfg));
         cfg->limits.max_procs = DEFAULT_MAX_PROCS;
+        /* Not "denied" by default: the unwinder runs on the main thread and opens the files
+         * the program has mapped, which the program chooses (outside review R3). */
+        cfg->trace_backtrace = TRACE_BT_NEVER;
         cfg->kill_after_ms = DEFAULT_KILL_AFTER_MS;
         for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
                 longs[i] = (struct option){run_opts[i].name,

@@ -99,11 +99,94 @@ int grants_hidden_beneath(const struct vfs_view *v, const char *path)
         return 0;
 }
 
+/* Inodes, by st_dev/st_ino: Landlock attaches a rule to an inode, so a rule on any alias of a
+ * directory (a bind mount, a second path) covers everything beneath the original too. */
+struct inodes {
+        struct {
+                dev_t dev;
+                ino_t ino;
+        } * v;
+        size_t n, cap;
+};
+
+static void inodes_add(struct inodes *s, const struct stat *st)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+                        return;
+        if (s->n == s->cap) {
+                s->cap = s->cap ? 2 * s->cap : 32;
+                s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+        }
+        s->v[s->n].dev = st->st_dev;
+        s->v[s->n++].ino = st->st_ino;
+}
+
+static bool inodes_has(const struct inodes *s, const struct stat *st)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+                        return true;
+        return false;
+}
+
+/*
+ * The inodes a walk must never grant whole: `self`, each path that is carved out, and `above`,
+ * each directory on the way down to one (those are split). Computed from the real paths
+ * (symlinks resolved), so that a carve-out reached through a symlinked ancestor or met again
+ * under a bind-mounted alias is still split around.
+ */
+struct carve {
+        struct inodes self, above;
+};
+
+static void carve_path(struct carve *c, const char *path)
+{
+        char real[PATH_MAX], *slash;
+        struct stat st;
+
+        if (!realpath(path, real) || lstat(real, &st) < 0)
+                return;
+        inodes_add(&c->self, &st);
+        for (slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
+                *slash = '\0';
+                if (stat(slash == real ? "/" : real, &st) == 0)
+                        inodes_add(&c->above, &st);
+                if (slash == real)
+                        break;
+        }
+}
+
+/* Every existing path entry `m` designates: itself, or each match of a pattern that the entry
+ * really hides (its exception kept). */
+static void carve_entry(struct carve *c, const struct vfs_mount *m)
+{
+        glob_t g;
+
+        if (!m->pattern) {
+                carve_path(c, m->sandbox);
+                return;
+        }
+        if (glob(m->sandbox, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+                return;
+        for (size_t i = 0; i < g.gl_pathc; i++)
+                if (vfs_mount_hides(m, g.gl_pathv[i]))
+                        carve_path(c, g.gl_pathv[i]);
+        globfree(&g);
+}
+
+static void carve_free(struct carve *c)
+{
+        free(c->self.v);
+        free(c->above.v);
+}
+
 struct walk {
         struct grants *g;
         const struct vfs_view *hidden;
         uint64_t access;
-        bool write; /* read-only mounts are carved out too */
+        bool write;            /* read-only mounts are carved out too */
+        const struct carve *c; /* by inode: hidden (and, for writes, read-only) */
 };
 
 /* A read-only mount (--ro) at `path` exactly, or strictly beneath it. */
@@ -128,15 +211,17 @@ static bool ro_beneath(const struct vfs_view *v, const char *path)
         return false;
 }
 
-/* What the walk leaves out, and where it must split. */
-static bool excluded(const struct walk *w, const char *path)
+/* What the walk leaves out, and where it must split: by the view's paths, and by inode. */
+static bool excluded(const struct walk *w, const char *path, const struct stat *st)
 {
-        return vfs_view_hidden(w->hidden, path) || (w->write && ro_at(w->hidden, path));
+        return vfs_view_hidden(w->hidden, path) || (w->write && ro_at(w->hidden, path)) ||
+               inodes_has(&w->c->self, st);
 }
 
-static bool split_needed(const struct walk *w, const char *path)
+static bool split_needed(const struct walk *w, const char *path, const struct stat *st)
 {
-        return grants_hidden_beneath(w->hidden, path) || (w->write && ro_beneath(w->hidden, path));
+        return grants_hidden_beneath(w->hidden, path) ||
+               (w->write && ro_beneath(w->hidden, path)) || inodes_has(&w->c->above, st);
 }
 
 static void split(struct walk *w, const char *dir);
@@ -150,12 +235,12 @@ static void child(struct walk *w, int dirfd, const char *dir, const char *name)
         if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", name) >=
             (int)sizeof(path))
                 return; /* too long to open: not granted */
-        if (excluded(w, path) || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || excluded(w, path, &st))
                 return;
         /* A symlink grants nothing: what it points to is judged by its own path. */
         if (S_ISLNK(st.st_mode))
                 return;
-        if (S_ISDIR(st.st_mode) && split_needed(w, path))
+        if (S_ISDIR(st.st_mode) && split_needed(w, path, &st))
                 split(w, path);
         else
                 add(w->g, path, &st, w->access);
@@ -179,14 +264,14 @@ static void split(struct walk *w, const char *dir)
 /* Grant `root` with `access`, split around what is hidden (and, for writes, read-only)
  * beneath it. The root itself is the user's path (a place): symlinks in it were resolved. */
 static void grant_tree(struct grants *g, const struct vfs_view *hidden, const char *root,
-                       uint64_t access, bool write)
+                       uint64_t access, bool write, const struct carve *c)
 {
-        struct walk w = {.g = g, .hidden = hidden, .access = access, .write = write};
+        struct walk w = {.g = g, .hidden = hidden, .access = access, .write = write, .c = c};
         struct stat st;
 
-        if (vfs_view_hidden(hidden, root) || lstat(root, &st) < 0)
+        if (lstat(root, &st) < 0 || excluded(&w, root, &st))
                 return;
-        if (S_ISDIR(st.st_mode) && split_needed(&w, root))
+        if (S_ISDIR(st.st_mode) && split_needed(&w, root, &st))
                 split(&w, root);
         else
                 add(g, root, &st, access);
@@ -199,9 +284,20 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
 
         if (lstat("/", &st) < 0)
                 return make_error(err, errno, "stat /");
+        struct carve reads = {0}, writes = {0};
+
+        for (size_t i = 0; i < hidden->n_mounts; i++) {
+                const struct vfs_mount *m = &hidden->mounts[i];
+                if (m->mode == VFS_HIDDEN) {
+                        carve_entry(&reads, m);
+                        carve_entry(&writes, m);
+                } else if (m->mode == VFS_RO && strcmp(m->sandbox, "/") != 0) {
+                        carve_entry(&writes, m);
+                }
+        }
         /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
         add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);
-        grant_tree(g, hidden, "/", grants_read_access(), false);
+        grant_tree(g, hidden, "/", grants_read_access(), false, &reads);
         for (size_t i = 0; i < places->n; i++) {
                 const struct place *pl = &places->v[i];
                 uint64_t w = landlock_write_access(abi);
@@ -209,12 +305,14 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
                 if (pl->kind == PLACE_RO)
                         continue; /* a carve-out: the walks above leave it out */
                 if (pl->kind == PLACE_TREE && pl->dir)
-                        grant_tree(g, hidden, pl->path, w, true);
+                        grant_tree(g, hidden, pl->path, w, true, &writes);
                 else if (!vfs_view_hidden(hidden, pl->path) && lstat(pl->path, &st) == 0)
                         /* A device file: its content only. */
                         add(g, pl->path, &st,
                             LANDLOCK_ACCESS_FS_WRITE_FILE |
                                     (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
         }
+        carve_free(&reads);
+        carve_free(&writes);
         return 0;
 }

@@ -8,6 +8,7 @@
 #include "supervisor/vfs/view.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <pwd.h>
@@ -106,6 +107,26 @@ static bool in_tree(const struct places *p, const char *path)
         return false;
 }
 
+/* A hidden pattern (`--hide 'keys/[*].key'`): each existing match inside a writable tree is a
+ * carve-out too, or chmod and friends would still reach it (outside review R5). */
+static int carve_matches(struct places *p, const struct vfs_mount *m, struct error *err)
+{
+        glob_t g;
+        int r = 0;
+
+        if (glob(m->sandbox, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+                return 0;
+        for (size_t i = 0; i < g.gl_pathc && r == 0; i++) {
+                char real[PATH_MAX];
+
+                if (vfs_mount_hides(m, g.gl_pathv[i]) && realpath(g.gl_pathv[i], real) &&
+                    in_tree(p, real))
+                        r = places_add(p, real, PLACE_RO, err);
+        }
+        globfree(&g);
+        return r;
+}
+
 /*
  * The writable places follow the view: a read-only or hidden current directory is not
  * writable; every --rw path is; every --ro or hidden path inside a writable place is a
@@ -123,8 +144,13 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
                 const struct vfs_mount *m = &v->mounts[i];
                 char real[PATH_MAX];
 
-                if (m->pattern || (m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN))
+                if (m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN)
                         continue;
+                if (m->pattern) {
+                        if (carve_matches(p, m, err) < 0)
+                                return -1;
+                        continue;
+                }
                 if (m->mode == VFS_HIDDEN && access(m->sandbox, F_OK) < 0)
                         continue;
                 if (!realpath(m->sandbox, real))

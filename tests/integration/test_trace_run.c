@@ -118,7 +118,8 @@ static void records_a_run(void **state)
 static void backtrace_of_a_denied_call(void **state)
 {
         const char *t = path_of("bt.trace");
-        struct run_result r = run((const char *[]){"--trace", t, "--", BT_DEEP, NULL});
+        struct run_result r =
+                run((const char *[]){"--trace", t, "--backtrace", "denied", "--", BT_DEEP, NULL});
         const char *a, *b, *c;
 
         assert_int_equal(r.exit_code, 0);

@@ -300,6 +300,42 @@ static void hide_flag(void **state)
         runner_free(&r);
 }
 
+/*
+ * Symlinks on the way (outside review R1): a HOME that is a symlink (Silverblue's /home ->
+ * /var/home), a credential directory that is a symlink into a dotfiles tree (stow), and
+ * --hide / --ro of a symlink. Landlock rules belong to inodes: the carve-outs are made by the
+ * real paths, so the secret is out of reach by either name.
+ */
+static void symlinked_paths(void **state)
+{
+        char cmd[PATH_MAX * 4], linkhome[PATH_MAX + 32], script[PATH_MAX * 6];
+        struct run_result r;
+
+        snprintf(cmd, sizeof(cmd),
+                 "cd '%s' && mkdir -p realhome/.ssh realhome/proj dotfiles/aws && "
+                 "echo SECRET-REALHOME > realhome/.ssh/id_rsa && ln -s realhome linkhome && "
+                 "echo SECRET-DOTFILES > dotfiles/aws/credentials && "
+                 "ln -s ../dotfiles/aws realhome/.aws && mkdir -p realhome/proj/sec && "
+                 "echo SECRET-LINKED > realhome/proj/sec/env && ln -s sec/env realhome/proj/.env && "
+                 "chmod -R a+rX . && chown -R %u realhome dotfiles",
+                 top, geteuid() == 0 ? 65534u : (unsigned)geteuid());
+        assert_int_equal(system(cmd), 0);
+        snprintf(linkhome, sizeof(linkhome), "%s/linkhome", top);
+        setenv("HOME", linkhome, 1);
+        snprintf(script, sizeof(script),
+                 "cat '%s/.ssh/id_rsa' '%s/realhome/.ssh/id_rsa' '%s/.aws/credentials' "
+                 "'%s/dotfiles/aws/credentials'; cat .env; echo PWNED >> ../.ssh/id_rsa",
+                 linkhome, top, linkhome, top);
+        snprintf(cmd, sizeof(cmd), "%s/proj", linkhome);
+        run_script_in(cmd, (const char *[]){"--hide", ".env", NULL}, script, &r);
+        setenv("HOME", home, 1);
+        if (strstr(r.out, "SECRET-") || strstr(r.err, "SECRET-"))
+                fail_msg("a secret behind a symlink was read: %s %s", r.out, r.err);
+        runner_free(&r);
+        snprintf(cmd, sizeof(cmd), "grep -q PWNED '%s/realhome/.ssh/id_rsa'", top);
+        assert_int_not_equal(system(cmd), 0);
+}
+
 /* As root with --user root: uid 0 reads /etc/shadow by its mode natively; not here. */
 static void shadow_unreadable_as_root(void **state)
 {
@@ -329,6 +365,7 @@ int main(void)
                 cmocka_unit_test(no_write_into_hidden),
                 cmocka_unit_test(workspace_containing_hidden),
                 cmocka_unit_test(hide_flag),
+                cmocka_unit_test(symlinked_paths),
                 cmocka_unit_test(shadow_unreadable_as_root),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -110,6 +110,42 @@ static void ro_carves_out(void **state)
         }
 }
 
+/* --ro through a symlink (outside review R1): the real directory is what is carved out. */
+static void ro_through_symlink(void **state)
+{
+        char p[PATH_MAX * 2], cmd[PATH_MAX * 3];
+        struct run_result r;
+
+        snprintf(cmd, sizeof(cmd), "cd '%s' && ln -sfn protected link", ws);
+        assert_int_equal(system(cmd), 0);
+        run((const char *[]){"--ro", "link", NULL}, "echo x > protected/f; echo y > link/f", &r);
+        runner_free(&r);
+        path_of(p, sizeof(p), ws, "protected/f");
+        assert_string_equal(slurp(p), "orig\n");
+}
+
+/* A hidden pattern inside the workspace: its matches keep their mode (outside review R5). */
+static void hidden_pattern_keeps_mode(void **state)
+{
+        char p[PATH_MAX * 2], cmd[PATH_MAX * 3];
+        struct run_result r;
+        struct stat st;
+
+        snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p keys && echo k > keys/a.key && "
+                                   "chmod 600 keys/a.key && chown -R %u keys",
+                 ws, geteuid() == 0 ? 65534u : (unsigned)geteuid());
+        assert_int_equal(system(cmd), 0);
+        run((const char *[]){"--hide", "keys/*.key", NULL},
+            "cat keys/a.key; chmod 0644 keys/a.key; touch -d 2001-01-01 keys/a.key", &r);
+        if (strstr(r.out, "k\n"))
+                fail_msg("read a hidden file: %s", r.out);
+        runner_free(&r);
+        path_of(p, sizeof(p), ws, "keys/a.key");
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_true(st.st_mtime > 1000000000 + 100000000);
+}
+
 /* --ro . : the workspace itself becomes read-only. */
 static void ro_workspace(void **state)
 {
@@ -173,6 +209,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(ro_carves_out),
+                cmocka_unit_test(ro_through_symlink),
+                cmocka_unit_test(hidden_pattern_keeps_mode),
                 cmocka_unit_test(ro_workspace),
                 cmocka_unit_test(rw_adds_a_place),
                 cmocka_unit_test(refused_flags),
