@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 uint64_t grants_read_access(void)
 {
@@ -136,11 +137,15 @@ static bool inodes_has(const struct inodes *s, const struct stat *st)
  * (symlinks resolved), so that a carve-out reached through a symlinked ancestor or met again
  * under a bind-mounted alias is still split around.
  */
+struct mnt;
+
 struct carve {
         struct inodes self, above;
+        const struct mnt *mounts; /* this namespace's, to find bind-mounted aliases */
+        size_t n_mounts;
 };
 
-static void carve_path(struct carve *c, const char *path)
+static void carve_path_once(struct carve *c, const char *path)
 {
         char real[PATH_MAX], *slash;
         struct stat st;
@@ -154,6 +159,110 @@ static void carve_path(struct carve *c, const char *path)
                         inodes_add(&c->above, &st);
                 if (slash == real)
                         break;
+        }
+}
+
+static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n);
+
+/* `path` (symlinks resolved) and its aliases through bind mounts. */
+static void carve_path(struct carve *c, const char *path)
+{
+        char real[PATH_MAX];
+
+        carve_path_once(c, path);
+        if (realpath(path, real))
+                carve_aliases(c, real, c->mounts, c->n_mounts);
+}
+
+/* A mountinfo field, with its octal escapes (\040 for a space) undone, in place. */
+static char *unescape(char *f)
+{
+        char *r = f, *w = f;
+
+        while (*r) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] && r[3]) {
+                        *w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else {
+                        *w++ = *r++;
+                }
+        }
+        *w = '\0';
+        return f;
+}
+
+struct mnt {
+        dev_t dev;
+        char root[PATH_MAX], point[PATH_MAX];
+};
+
+/* The mounts of this mount namespace (/proc/self/mountinfo); *n of them, malloc'ed. */
+static struct mnt *read_mounts(size_t *n)
+{
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        struct mnt *v = NULL;
+        char line[3 * PATH_MAX];
+        size_t cap = 0;
+
+        *n = 0;
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned maj, min;
+                char root[PATH_MAX], point[PATH_MAX];
+
+                if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, point) != 4)
+                        continue;
+                if (*n == cap) {
+                        cap = cap ? 2 * cap : 64;
+                        v = xrealloc(v, cap * sizeof(*v));
+                }
+                v[*n].dev = makedev(maj, min);
+                snprintf(v[*n].root, PATH_MAX, "%s", unescape(root));
+                snprintf(v[*n].point, PATH_MAX, "%s", unescape(point));
+                (*n)++;
+        }
+        if (f)
+                fclose(f);
+        return v;
+}
+
+/* `path` lies at or beneath `top` (both canonical); returns what follows top, or NULL. */
+static const char *beneath(const char *path, const char *top)
+{
+        size_t n = strcmp(top, "/") == 0 ? 0 : strlen(top);
+
+        if (strncmp(path, top, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+                return NULL;
+        return path + n;
+}
+
+/*
+ * The other names of `real` through bind mounts: the same file system mounted elsewhere with
+ * a root at or above `real`'s place in it. Each is carved out too, or the walk would grant the
+ * alias's parent whole and the secret would be readable through the alias.
+ */
+static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n)
+{
+        const struct mnt *home = NULL;
+        char fs_path[2 * PATH_MAX], alias[3 * PATH_MAX];
+        struct stat st;
+        const char *rest;
+
+        if (lstat(real, &st) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) /* the mount `real` is on: the longest mount point */
+                if (m[i].dev == st.st_dev && beneath(real, m[i].point) &&
+                    (!home || strlen(m[i].point) > strlen(home->point)))
+                        home = &m[i];
+        if (!home)
+                return;
+        snprintf(fs_path, sizeof(fs_path), "%s%s", strcmp(home->root, "/") ? home->root : "",
+                 beneath(real, home->point));
+        for (size_t i = 0; i < n; i++) {
+                if (&m[i] == home || m[i].dev != st.st_dev || !(rest = beneath(fs_path, m[i].root)))
+                        continue;
+                snprintf(alias, sizeof(alias), "%s%s", strcmp(m[i].point, "/") ? m[i].point : "",
+                         *rest ? rest : "");
+                carve_path_once(c, alias[0] ? alias : "/");
         }
 }
 
@@ -284,7 +393,10 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
 
         if (lstat("/", &st) < 0)
                 return make_error(err, errno, "stat /");
-        struct carve reads = {0}, writes = {0};
+        size_t n_mounts;
+        struct mnt *mounts = read_mounts(&n_mounts);
+        struct carve reads = {.mounts = mounts, .n_mounts = n_mounts},
+                     writes = {.mounts = mounts, .n_mounts = n_mounts};
 
         for (size_t i = 0; i < hidden->n_mounts; i++) {
                 const struct vfs_mount *m = &hidden->mounts[i];
@@ -314,5 +426,6 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         }
         carve_free(&reads);
         carve_free(&writes);
+        free(mounts);
         return 0;
 }

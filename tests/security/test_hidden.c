@@ -336,6 +336,39 @@ static void symlinked_paths(void **state)
         assert_int_not_equal(system(cmd), 0);
 }
 
+/*
+ * A bind-mounted alias of a directory holding a secret (outside review R1): inside a mount
+ * namespace of the test's own, the home is mounted again elsewhere; the secret must stay out
+ * of reach by the original path and by the alias.
+ */
+static void bind_mounted_alias(void **state)
+{
+        static char cmd[PATH_MAX * 16];
+        struct run_result r;
+        const char *ns = geteuid() == 0 ? "unshare -m --propagation private"
+                                        : "unshare --user --map-current-user -m --propagation private";
+        const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/elsewhere/alias' '%s/alias2'", top, top);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "%s true 2>/dev/null", ns);
+        if (system(cmd) != 0) {
+                print_message("  skipped: no mount namespace here (%s)\n", ns);
+                skip();
+        }
+        snprintf(cmd, sizeof(cmd),
+                 "%s sh -c \"mount --bind '%s' '%s/elsewhere/alias' && mount --bind '%s' "
+                 "'%s/alias2' && cd '%s' && '%s' run --env HOME -- sh -c 'cat %s/.ssh/id_rsa "
+                 "%s/elsewhere/alias/.ssh/id_rsa %s/alias2/.ssh/id_rsa; echo ran'\"",
+                 ns, home, top, home, top, work, runner_stockade(), home, top, top);
+        assert_int_equal(runner_run((char *const *)argv, NULL, TIMEOUT_S, &r), 0);
+        if (!strstr(r.out, "ran"))
+                fail_msg("did not run: %s %s", r.out, r.err);
+        if (strstr(r.out, "SECRET-") || strstr(r.err, "SECRET-"))
+                fail_msg("a secret was read through a bind-mounted alias: %s %s", r.out, r.err);
+        runner_free(&r);
+}
+
 /* As root with --user root: uid 0 reads /etc/shadow by its mode natively; not here. */
 static void shadow_unreadable_as_root(void **state)
 {
@@ -366,6 +399,7 @@ int main(void)
                 cmocka_unit_test(workspace_containing_hidden),
                 cmocka_unit_test(hide_flag),
                 cmocka_unit_test(symlinked_paths),
+                cmocka_unit_test(bind_mounted_alias),
                 cmocka_unit_test(shadow_unreadable_as_root),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
