@@ -138,7 +138,8 @@ static const struct opt_def run_opts[] = {
         {"tmp", OPT_TMP, V_STRING, "PATH", "a private scratch directory at PATH (not yet)"},
         {"cow", OPT_COW, V_STRING, "PATH", "a copy-on-write view of PATH (not yet)"},
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
-         "audit: deny nothing, report what would be denied (-v prints it)"},
+         "audit: deny nothing; at exit, count what would have been denied, by kind (-v: "
+         "each kind once as it happens, with the process and the decoded arguments)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
         {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
@@ -157,7 +158,8 @@ static const struct opt_def run_opts[] = {
         {"verbose", 'v', V_NONE, NULL,
          "-v: the layers and a summary at the end, each kind of audit denial once; -vv: "
          "every decision"},
-        {"quiet", 'q', V_NONE, NULL, "no warnings of stockade's own"},
+        {"quiet", 'q', V_NONE, NULL,
+         "no warnings of stockade's own, nor audit mode's summary at exit"},
         {"help", 'h', V_NONE, NULL, "show this help"},
 };
 

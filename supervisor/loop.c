@@ -305,6 +305,9 @@ static void report(const struct supervisor *sup)
         if (sup->timed_out)
                 fprintf(stderr, "stockade: timed out after %.3g s; the sandbox was killed\n",
                         (double)sup->cfg->limits.timeout_ms / 1000.0);
+        /* The point of audit mode: said even without -v, but -q silences it. */
+        if (sup->fopts.audit && (!sup->cfg->quiet || sup->cfg->verbose))
+                audit_report(sup, stderr);
         if (!sup->cfg->verbose)
                 return;
         fprintf(stderr,
@@ -412,6 +415,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->tty = (struct tty_relay){.master = -1, .slave = -1, .host_in = -1, .host_out = -1,
                                       .term = -1, .fg_timer = -1};
         init_lock(&sup->lock);
+        audit_init(&sup->audit);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;

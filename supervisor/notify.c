@@ -85,19 +85,11 @@ void notify_free(struct supervisor *sup)
         }
 }
 
+/* Counted by kind; printed once per kind with -v, every time with -vv (audit.c). */
 static void report_would_deny(struct supervisor *sup, struct call *call, uint32_t action)
 {
-        char buf[48];
-        const struct seccomp_data *d = &call->req->data;
-
         sup->n.would_deny++;
-        if (sup->cfg->verbose)
-                fprintf(stderr,
-                        "stockade: audit: pid %u would be denied %s(%#llx, %#llx, %#llx): %s\n",
-                        call->req->pid, call->row ? call->row->name : "?",
-                        (unsigned long long)d->args[0], (unsigned long long)d->args[1],
-                        (unsigned long long)d->args[2],
-                        filter_action_name(action, buf, sizeof(buf)));
+        audit_note(sup, call, action);
 }
 
 void call_deny(struct supervisor *sup, struct call *call, int errnum)

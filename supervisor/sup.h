@@ -2,6 +2,7 @@
 #ifndef STOCKADE_SUP_H
 #define STOCKADE_SUP_H
 
+#include "supervisor/audit.h"
 #include "supervisor/layers.h"
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
@@ -104,6 +105,7 @@ struct supervisor {
         bool tree_stopped; /* stockade stopped the tree (SIGTSTP) */
         pid_t watcher;     /* signals.c: stops the tree when SIGSTOP stops us; -1: none */
         struct counters n;
+        struct audit_log audit; /* --mode audit: the would-be denials by kind (audit.h) */
         struct trace *trace; /* --trace: the recorder (supervisor/trace.h), or NULL */
         struct rlimit nofile; /* RLIMIT_NOFILE as we found it: the command's */
 };

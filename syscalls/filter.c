@@ -232,7 +232,11 @@ static uint32_t row_action(const struct filter_opts *o, const struct syscall_row
 {
         if (o->ipc_denied && sysv_ipc_row(row))
                 return verdict_action(o, V_ERRNO, EPERM, false, false);
-        return verdict_action(o, row->verdict, row->err, false, counted_row(row));
+        /* A silent fallback stays ENOSYS in audit mode: run natively, clone3 would hide its
+         * flags from the audit (they are in memory) and its child from --max-procs (only
+         * clone is counted); refused, libc takes clone, which the audit sees whole. */
+        return verdict_action(o, row->verdict, row->err, row->flags & SF_FALLBACK,
+                              counted_row(row));
 }
 
 static uint32_t rule_action(const struct filter_opts *o, const struct arg_rule *r)

@@ -26,7 +26,10 @@ enum {
         SF_TIME = 1u << 7,   /* clocks and timers */
         SF_ID = 1u << 8,     /* credentials */
         SF_ADMIN = 1u << 9,  /* host administration */
-        SF_BYPASS = 1u << 10 /* a known sandbox bypass route */
+        SF_BYPASS = 1u << 10, /* a known sandbox bypass route */
+        /* Its ERRNO is a fallback that libc takes silently (clone3 -> clone): kept in the
+         * kernel in audit mode too, since it is not a denial anyone would see. */
+        SF_FALLBACK = 1u << 11
 };
 
 struct supervisor;
