@@ -132,7 +132,7 @@ static const struct arg_rule arg_rules[] = {
 
         /* A process that makes itself non-dumpable would lock the supervisor out of its
          * memory and /proc; the call "succeeds" without effect. */
-        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_DUMPABLE, V_ERRNO, 0, false, W_ALWAYS},
+        {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_DUMPABLE, V_ERRNO, 0, true, W_ALWAYS},
         {SC_prctl, 0, C_EQ, INT_MASK, PR_SET_MM, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_prctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 

@@ -184,7 +184,9 @@ static void decisions(void **state)
                 {"ioctl", 3, FIOSETOWN, ERR(EPERM), NOTIF},
                 {"setsid", 0, 0, NOTIF, NOTIF},
                 {"prctl", PR_SET_NAME, 0, ALLOW, ALLOW},
-                {"prctl", PR_SET_DUMPABLE, 0, ERR(0), NOTIF},
+                /* integrity: stays enforced in audit mode (a non-dumpable task locks the
+                 * supervisor out of its memory) */
+                {"prctl", PR_SET_DUMPABLE, 0, ERR(0), ERR(0)},
                 {"prctl", PR_SET_MM, 0, ERR(EPERM), NOTIF},
                 {"seccomp", SECCOMP_SET_MODE_FILTER, 0, ALLOW, ALLOW},
                 /* integrity: stays denied in audit mode */
