@@ -213,7 +213,7 @@ static void expand(char *out, size_t size, const char *script)
 {
         int n = snprintf(out, size,
                          "A='%s'; GPG='%s'; EXTRA='%s'; OK='%s'; W='%s'; NAME='%s'; "
-                         "PORT=%d; CLOSED=%d; cd \"$W\" && rm -rf lnk lnk2 gdir; %s",
+                         "PORT=%d; CLOSED=%d; cd \"$W\" && rm -rf lnk lnk2 gdir hl; %s",
                          ATTACK_UNIX, gpg_sock, extra_sock, ok_sock, work, abstract_name,
                          inet_port, closed_port, script);
         assert_true(n > 0 && (size_t)n < size);
@@ -263,6 +263,7 @@ static const char *const attacks[] = {
         "ln -s \"$GPG\" lnk && $A connect lnk",
         "ln -s ../.gnupg gdir && $A connect gdir/S.agent",
         "ln -s \"$EXTRA\" lnk && $A connect \"$W/lnk\"",
+        "ln \"$GPG\" hl; $A connect hl", /* Landlock refuses the link (EXDEV) */
         "cd ~/.gnupg && $A connect /proc/self/cwd/S.agent",
         "$A connect /proc/self/root\"$GPG\"",
         "$A connect /proc/thread-self/root\"$EXTRA\"",
