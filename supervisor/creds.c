@@ -41,14 +41,33 @@ static int cap_set_effective(const uint32_t eff[2])
         return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
-int creds_enter(const struct config *cfg, struct creds_saved *s)
+/* The ids: fsuid/fsgid only, or (identity) the effective ids, which the fs ids follow. */
+static int set_ids(const struct config *cfg, bool identity)
+{
+        if (identity) {
+                if (syscall(SYS_setresgid, -1, cfg->gid, -1) < 0 ||
+                    syscall(SYS_setresuid, -1, cfg->uid, -1) < 0)
+                        return -errno;
+        } else {
+                syscall(SYS_setfsgid, cfg->gid);
+                syscall(SYS_setfsuid, cfg->uid);
+        }
+        /* setfsuid/setfsgid report nothing: read back (-1 changes nothing). */
+        if ((uid_t)syscall(SYS_setfsuid, -1) != cfg->uid ||
+            (gid_t)syscall(SYS_setfsgid, -1) != cfg->gid)
+                return -EPERM;
+        return 0;
+}
+
+static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
 {
         static const uint32_t none[2] = {0, 0};
         struct __user_cap_data_struct d[2];
-        bool set_ids = cfg->set_user && geteuid() == 0;
+        bool switch_ids = cfg->set_user && geteuid() == 0;
         int r;
 
         s->switched = false;
+        s->identity = false;
         pthread_once(&once, read_groups);
         if (n_saved_groups < 0)
                 return -EPERM;
@@ -57,22 +76,17 @@ int creds_enter(const struct config *cfg, struct creds_saved *s)
                 return r;
         s->effective[0] = d[0].effective;
         s->effective[1] = d[1].effective;
-        if (!set_ids && !d[0].effective && !d[1].effective)
+        if (!switch_ids && !d[0].effective && !d[1].effective)
                 return 0; /* the program runs with our very credentials */
         s->switched = true;
-        if (set_ids) {
-                if (syscall(SYS_setgroups, 0, NULL) < 0) {
-                        r = -errno;
+        if (switch_ids) {
+                s->identity = identity;
+                s->euid = geteuid();
+                s->egid = getegid();
+                r = syscall(SYS_setgroups, 0, NULL) < 0 ? -errno : set_ids(cfg, identity);
+                if (r < 0) {
                         creds_leave(s);
                         return r;
-                }
-                syscall(SYS_setfsgid, cfg->gid);
-                syscall(SYS_setfsuid, cfg->uid);
-                /* setfsuid/setfsgid report nothing: read back (-1 changes nothing). */
-                if ((uid_t)syscall(SYS_setfsuid, -1) != cfg->uid ||
-                    (gid_t)syscall(SYS_setfsgid, -1) != cfg->gid) {
-                        creds_leave(s);
-                        return -EPERM;
                 }
         }
         r = cap_set_effective(none);
@@ -83,6 +97,16 @@ int creds_enter(const struct config *cfg, struct creds_saved *s)
         return 0;
 }
 
+int creds_enter(const struct config *cfg, struct creds_saved *s)
+{
+        return enter(cfg, s, false);
+}
+
+int creds_enter_identity(const struct config *cfg, struct creds_saved *s)
+{
+        return enter(cfg, s, true);
+}
+
 void creds_leave(struct creds_saved *s)
 {
         if (!s->switched)
@@ -90,6 +114,15 @@ void creds_leave(struct creds_saved *s)
         /* Capabilities first: changing the fs ids and groups back needs them. */
         if (cap_set_effective(s->effective) < 0)
                 abort();
+        if (s->identity) {
+                /* Back to our effective ids (the saved ones are still ours, so this is allowed
+                 * even without capabilities); a change of euid from nonzero to 0 copies the
+                 * permitted capabilities into the effective set: restore that again. */
+                if (syscall(SYS_setresuid, -1, s->euid, -1) < 0 ||
+                    syscall(SYS_setresgid, -1, s->egid, -1) < 0 ||
+                    cap_set_effective(s->effective) < 0)
+                        abort();
+        }
         syscall(SYS_setfsuid, geteuid());
         syscall(SYS_setfsgid, getegid());
         if ((uid_t)syscall(SYS_setfsuid, -1) != geteuid() ||

@@ -13,16 +13,26 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct config;
 
 struct creds_saved {
         bool switched;
+        bool identity;         /* the effective uid and gid were switched too ... */
+        uid_t euid;            /* ... from these */
+        gid_t egid;
         uint32_t effective[2]; /* the capability sets to restore */
 };
 
 /* Take the program's rights. Returns 0 or -errno (nothing switched then). */
 int creds_enter(const struct config *cfg, struct creds_saved *s);
+/* creds_enter, and also the program's effective uid and gid (this thread only; the real and
+ * saved ids stay ours, so creds_leave can come back). For calls whose effect records who made
+ * them, not only what they may do: a unix socket connection carries the connecting thread's
+ * euid/egid to the listener (SO_PEERCRED), which a service such as the system bus takes for
+ * the client's identity: a root supervisor must never connect as uid 0 for nobody. */
+int creds_enter_identity(const struct config *cfg, struct creds_saved *s);
 /* Give them back. Aborts if that fails: a supervisor thread with the wrong rights must not
  * go on (the sandbox dies with us). */
 void creds_leave(struct creds_saved *s);

@@ -25,6 +25,8 @@ static const char *const devices[] = {
         "/dev/tty",  "/dev/ptmx", "/dev/pts",
 };
 
+static bool is_hidden(const struct places *p, const struct stat *st);
+
 /* Adds `path` unless it does not exist. Returns 0 or -1 with *err set. */
 static int add(struct places *p, const char *path, enum place_kind kind, struct error *err)
 {
@@ -146,11 +148,37 @@ void places_remove(struct places *p, const char *path)
                 }
 }
 
+int places_add_hidden(struct places *p, const char *path, struct error *err)
+{
+        char real[PATH_MAX];
+        struct stat st;
+
+        if (!realpath(path, real) || stat(real, &st) < 0) {
+                if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)
+                        return 0;
+                return make_error(err, errno, "`%s`, a hidden path", path);
+        }
+        if (is_hidden(p, &st))
+                return 0;
+        p->hidden = xrealloc(p->hidden, (p->n_hidden + 1) * sizeof(*p->hidden));
+        p->hidden[p->n_hidden++] = (struct place){.path = xstrdup(real),
+                                                  .dev = st.st_dev,
+                                                  .ino = st.st_ino,
+                                                  .dir = S_ISDIR(st.st_mode),
+                                                  .kind = PLACE_HIDDEN};
+        return 0;
+}
+
 void places_free(struct places *p)
 {
         for (size_t i = 0; i < p->n; i++)
                 free(p->v[i].path);
         p->n = 0;
+        for (size_t i = 0; i < p->n_hidden; i++)
+                free(p->hidden[i].path);
+        free(p->hidden);
+        p->hidden = NULL;
+        p->n_hidden = 0;
 }
 
 /* The kind of place `st` is: PLACE_TREE, PLACE_RO, or -1 for neither. */
@@ -163,25 +191,50 @@ static int kind_of(const struct places *p, const struct stat *st)
         return -1;
 }
 
-/* Walk up from the directory `dir` (its own fd, consumed) to the root. 1 when a PLACE_TREE
- * is met on the way (the directory itself included: the caller asks about its child). */
-static int dir_within(const struct places *p, int dir)
+/* What a walk up the tree decides at one directory: 1 or 0 to stop with that answer, -1 to go
+ * on to its parent. */
+typedef int (*judge_fn)(const struct places *p, const struct stat *st);
+
+/* The nearest place decides: a carve-out inside a tree is outside. */
+static int judge_writable(const struct places *p, const struct stat *st)
+{
+        switch (kind_of(p, st)) {
+        case PLACE_TREE:
+                return 1;
+        case PLACE_RO:
+                return 0;
+        }
+        return -1;
+}
+
+static bool is_hidden(const struct places *p, const struct stat *st)
+{
+        for (size_t i = 0; i < p->n_hidden; i++)
+                if (p->hidden[i].dev == st->st_dev && p->hidden[i].ino == st->st_ino)
+                        return true;
+        return false;
+}
+
+static int judge_hidden(const struct places *p, const struct stat *st)
+{
+        return is_hidden(p, st) ? 1 : -1;
+}
+
+/* Walk up from the directory `dir` (its own fd, consumed) to the root, asking `judge` at each
+ * directory (the directory itself included: the caller asks about its child). 0 when the
+ * root is passed with no answer. */
+static int dir_walk(const struct places *p, int dir, judge_fn judge)
 {
         _cleanup_close_ int cur = dir;
 
         for (int depth = 0; depth < 4096; depth++) {
                 struct stat st, up;
-                int parent;
+                int parent, r;
 
                 if (fstat(cur, &st) < 0)
                         return -errno;
-                /* The nearest place decides: a carve-out inside a tree is outside. */
-                switch (kind_of(p, &st)) {
-                case PLACE_TREE:
-                        return 1;
-                case PLACE_RO:
-                        return 0;
-                }
+                if ((r = judge(p, &st)) >= 0)
+                        return r;
                 parent = openat(cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (parent < 0)
                         return -errno;
@@ -197,13 +250,17 @@ static int dir_within(const struct places *p, int dir)
         return -ELOOP;
 }
 
+enum parent_of { PARENT_FOUND, PARENT_NONE, PARENT_ANONYMOUS };
+
 /*
  * A non-directory has no "..": take the parent from the path the kernel prints for the fd,
  * and check that the parent still holds this very inode under that name (a rename in
- * between makes us refuse, never accept). A deleted file (" (deleted)", no link left) is
- * judged by the directory it was last in; the suffix has no '/', so dirname is unchanged.
+ * between makes us answer PARENT_NONE, which both callers treat as "refuse"). A deleted file
+ * (" (deleted)", no link left) is judged by the directory it was last in; the suffix has no
+ * '/', so dirname is unchanged. PARENT_ANONYMOUS: pipe:[N], socket:[N] and other anonymous
+ * inodes, which have no host path. Returns the kind, or -errno.
  */
-static int file_within(const struct places *p, int fd, const struct stat *st)
+static int parent_of(int fd, const struct stat *st, int *parent)
 {
         struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -211,30 +268,45 @@ static int file_within(const struct places *p, int fd, const struct stat *st)
         struct stat named;
         ssize_t n;
         char *slash;
-        int parent;
 
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
         n = readlink(link, path, sizeof(path) - 1);
         if (n < 0)
                 return -errno;
         if ((size_t)n >= sizeof(path) - 1)
-                return 0; /* too long to judge: refuse */
+                return PARENT_NONE; /* too long to judge */
         path[n] = '\0';
         if (path[0] != '/')
-                /* pipe:[N], socket:[N]: no host file. Other anonymous inodes: refuse. */
-                return S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) ? 1 : 0;
+                return PARENT_ANONYMOUS;
         slash = strrchr(path, '/');
         *slash = '\0';
-        parent = (int)syscall(SYS_openat2, AT_FDCWD, slash == path ? "/" : path, &how,
-                              sizeof(how));
-        if (parent < 0)
-                return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? 0 : -errno;
-        if (st->st_nlink > 0 && (fstatat(parent, slash + 1, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
+        *parent = (int)syscall(SYS_openat2, AT_FDCWD, slash == path ? "/" : path, &how,
+                               sizeof(how));
+        if (*parent < 0)
+                return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? PARENT_NONE
+                                                                             : -errno;
+        if (st->st_nlink > 0 && (fstatat(*parent, slash + 1, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
                                  named.st_dev != st->st_dev || named.st_ino != st->st_ino)) {
-                close(parent);
+                close(*parent);
+                return PARENT_NONE;
+        }
+        return PARENT_FOUND;
+}
+
+static int file_within(const struct places *p, int fd, const struct stat *st)
+{
+        int parent = -1, r = parent_of(fd, st, &parent);
+
+        switch (r) {
+        case PARENT_FOUND:
+                return dir_walk(p, parent, judge_writable);
+        case PARENT_ANONYMOUS:
+                /* A pipe or socket has no host file. Other anonymous inodes: refuse. */
+                return S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) ? 1 : 0;
+        case PARENT_NONE:
                 return 0;
         }
-        return dir_within(p, parent);
+        return r;
 }
 
 int places_contain(const struct places *p, int fd)
@@ -259,5 +331,33 @@ int places_contain(const struct places *p, int fd)
                         return 0; /* the root directory */
                 }
         }
-        return dir_within(p, parent);
+        return dir_walk(p, parent, judge_writable);
+}
+
+int places_hidden(const struct places *p, int fd)
+{
+        struct stat st;
+        int parent = -1, r;
+
+        if (p->n_hidden == 0)
+                return 0;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (is_hidden(p, &st))
+                return 1;
+        if (S_ISDIR(st.st_mode)) {
+                /* its own fd: dir_walk closes what it is given */
+                parent = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+                return parent < 0 ? -errno : dir_walk(p, parent, judge_hidden);
+        }
+        r = parent_of(fd, &st, &parent);
+        switch (r) {
+        case PARENT_FOUND:
+                return dir_walk(p, parent, judge_hidden);
+        case PARENT_ANONYMOUS:
+                return 0; /* no host path: nothing of the host's beneath a hidden place */
+        case PARENT_NONE:
+                return 1; /* renamed or too long to judge: refuse */
+        }
+        return r;
 }

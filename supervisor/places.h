@@ -21,6 +21,11 @@ enum place_kind {
         /* A read-only carve-out inside a PLACE_TREE (--ro): nothing beneath it, nor the
          * directory itself, is writable or has its metadata changed. */
         PLACE_RO,
+        /* A hidden object (the default view's credential stores, /run/user/UID, --hide) that
+         * existed at the start, symlinks resolved. Only in `hidden`, never in `v`: what the
+         * sandbox may not reach by a path the kernel does not judge for Landlock (connecting
+         * to a unix socket: Landlock ABI <= 7 has no right for it). */
+        PLACE_HIDDEN,
 };
 
 struct place {
@@ -37,6 +42,8 @@ struct places {
         struct place v[PLACES_MAX];
         size_t n;
         bool cwd_refused; /* the current directory was too broad (or /proc, /sys, /dev) */
+        struct place *hidden; /* PLACE_HIDDEN places (allocated; any number) */
+        size_t n_hidden;
 };
 
 struct error;
@@ -55,6 +62,20 @@ void places_free(struct places *p);
 int places_add(struct places *p, const char *path, enum place_kind kind, struct error *err);
 /* Forget the place that is `path` (it became read-only or hidden), if any. */
 void places_remove(struct places *p, const char *path);
+
+/* Add the object at `path` (symlinks followed: the target is what gets hidden) as a hidden
+ * place, unless it is one already. A path that does not exist, or that we cannot reach
+ * (EACCES, ELOOP: the program, with our rights at most, cannot reach it either), is left
+ * out. Returns 0 or -1 with *err set. */
+int places_add_hidden(struct places *p, const char *path, struct error *err);
+
+/*
+ * Whether the object `fd` designates (an O_PATH fd of it, typically) is a hidden place or
+ * lies beneath one, judged by st_dev/st_ino like places_contain: the object, then its parent
+ * (named by /proc/self/fd/N and checked to still hold it), then every ".." up to the root.
+ * Returns 1 (hidden), 0 (not hidden) or -errno; a caller refuses on anything but 0.
+ */
+int places_hidden(const struct places *p, int fd);
 
 /*
  * Whether the object `fd` designates (any kind of fd, O_PATH included) lies strictly beneath

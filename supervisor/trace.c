@@ -320,6 +320,20 @@ void trace_call_path(struct call *call, unsigned arg, const char *path)
         tc->mem_truncated = n == TRACE_MEM_MAX;
 }
 
+void trace_call_mem(struct call *call, unsigned arg, const void *mem, size_t len)
+{
+        struct trace_call *tc = call->tc;
+
+        if (!tc)
+                return;
+        if (len > TRACE_MEM_MAX)
+                len = TRACE_MEM_MAX;
+        memcpy(tc->mem, mem, len);
+        tc->mem_arg = (int)arg;
+        tc->mem_len = (int)len;
+        tc->mem_truncated = false;
+}
+
 void trace_call_rule(struct call *call, const char *rule)
 {
         if (call->tc)

@@ -77,6 +77,8 @@ void trace_bt_request(struct supervisor *sup, struct call *call);
 /* For handlers: the path (or other memory argument `arg`) they decided on, as the sandbox
  * names it; the rule that decided; a limit that was hit. No-ops when not tracing. */
 void trace_call_path(struct call *call, unsigned arg, const char *path);
+/* The same for memory that is not a string (a sockaddr): `len` bytes, as copied. */
+void trace_call_mem(struct call *call, unsigned arg, const void *mem, size_t len);
 void trace_call_rule(struct call *call, const char *rule);
 void trace_call_limit(struct call *call, const char *limit, uint64_t value);
 

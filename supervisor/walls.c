@@ -165,6 +165,52 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
         return 0;
 }
 
+/* Whether a path that glob(3) produced has a "." or ".." component (GLOB_PERIOD lets '*'
+ * match them): "/home/.." must not hide "/". */
+static bool has_dot_component(const char *path)
+{
+        for (const char *c = path; (c = strchr(c, '/')); ) {
+                c++;
+                if (c[0] == '.' && (c[1] == '\0' || c[1] == '/' ||
+                                    (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * The hidden places (places.h), for what Landlock cannot judge (connecting to a unix socket):
+ * every hidden entry of the view that exists now, by inode, symlinks resolved. A pattern
+ * becomes what it matches now (glob(3); '*' covers dot files as in vfs_mount_hides, and the
+ * entry's exception stays visible). Something created later in a hidden place is covered by
+ * its ancestor; a hidden path that appears only later is not (nor is it for Landlock).
+ */
+static int add_hidden(struct places *p, const struct vfs_view *v, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                glob_t g;
+                int r = 0;
+
+                if (m->mode != VFS_HIDDEN)
+                        continue;
+                if (!m->pattern) {
+                        if (places_add_hidden(p, m->sandbox, err) < 0)
+                                return -1;
+                        continue;
+                }
+                if (glob(m->sandbox, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
+                        continue; /* no match (or unreadable: nothing the program reaches) */
+                for (size_t j = 0; j < g.gl_pathc && r == 0; j++)
+                        if (!has_dot_component(g.gl_pathv[j]) && vfs_mount_hides(m, g.gl_pathv[j]))
+                                r = places_add_hidden(p, g.gl_pathv[j], err);
+                globfree(&g);
+                if (r < 0)
+                        return -1;
+        }
+        return 0;
+}
+
 static void say_splits(const struct supervisor *sup, const struct vfs_view *view)
 {
         for (size_t i = 0; i < sup->places.n; i++)
@@ -192,7 +238,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
                 return make_error(err, errno, "getcwd");
         if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
             build_view(&view, sup->cfg, cwd, home, err) < 0 ||
-            apply_to_places(&sup->places, &view, err) < 0)
+            apply_to_places(&sup->places, &view, err) < 0 ||
+            add_hidden(&sup->places, &view, err) < 0)
                 return -1;
         if (!sup->layers.landlock_abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)

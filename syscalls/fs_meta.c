@@ -18,6 +18,7 @@
 #include "supervisor/creds.h"
 #include "supervisor/notify.h"
 #include "supervisor/places.h"
+#include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/trace_decode.h"
 #include "supervisor/util.h"
@@ -37,9 +38,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
 #endif
@@ -150,34 +148,14 @@ static int copy_args(pid_t tid, struct meta_call *m)
 
 /* ---- the caller's fds and cwd --------------------------------------------------------- */
 
-/* A copy of the caller's fd `fd`. The pidfd names the calling thread (PIDFD_THREAD): a thread
- * may have an fd table of its own (clone without CLONE_FILES). */
-static int take_fd(pid_t tid, int fd)
-{
-        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-        int copy;
-
-        if (pidfd < 0 && errno == EINVAL)
-                pidfd = (int)syscall(SYS_pidfd_open, tid, 0); /* before 6.9: leaders only */
-        if (pidfd < 0)
-                return -ESRCH;
-        copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-        return copy < 0 ? -errno : copy;
-}
-
 /* The directory a relative path starts from: the caller's dirfd, or its cwd. */
 static int take_base(pid_t tid, const struct meta_call *m)
 {
-        char cwd[48];
-        int fd;
-
         if (m->fd != AT_FDCWD)
-                return take_fd(tid, m->fd);
+                return tfd_take(tid, m->fd);
         if (m->path_buf[0] == '/')
                 return AT_FDCWD; /* our root is the sandbox's: it cannot chroot */
-        snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)tid);
-        fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? (errno == ENOENT ? -ESRCH : -errno) : fd;
+        return tfd_cwd(tid);
 }
 
 /* "/proc/self/fd/N" names the CALLER's fd N, which a resolution in the supervisor would take
@@ -295,7 +273,7 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
         if (r == 0 && !m->fd_form)
                 magic_fd_path(m);
         if (r == 0) {
-                r = m->fd_form ? take_fd(tid, m->fd) : take_base(tid, m);
+                r = m->fd_form ? tfd_take(tid, m->fd) : take_base(tid, m);
                 if (m->fd_form)
                         target = (int)r;
                 else

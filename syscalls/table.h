@@ -64,6 +64,7 @@ int fs_meta_chown(struct supervisor *sup, struct call *call);
 int fs_meta_utimes(struct supervisor *sup, struct call *call);
 int fs_meta_setxattr(struct supervisor *sup, struct call *call);
 int fs_meta_removexattr(struct supervisor *sup, struct call *call);
+int net_connect(struct supervisor *sup, struct call *call);
 int net_passthrough(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);
 int proc_pidfd_signal(struct supervisor *sup, struct call *call);

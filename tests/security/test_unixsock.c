@@ -1,0 +1,401 @@
+/*
+ * Unix sockets in hidden places (outside review R2): Landlock ABI <= 7 does not cover
+ * connecting to a pathname socket, so ~/.gnupg/S.gpg-agent, ssh-agent and the session bus
+ * in /run/user/UID stayed reachable until connect was emulated (syscalls/net_connect.c).
+ *
+ * Judged from outside: this test serves the sockets itself, natively (a thread counting the
+ * connections each listener accepts and sending them a reply), in a fake HOME it creates:
+ *   <top>/home/.gnupg/S.agent   hidden by the default view          replies SECRET
+ *   <top>/extra/S.extra         hidden by --hide                     replies SECRET
+ *   @stockade-unixsock-PID      an abstract name                     replies SECRET
+ *   <top>/home/project/ok.sock  in the workspace, not hidden         replies HELLO
+ *   127.0.0.1:PORT              TCP                                  replies INET
+ * The hidden listeners must count no connection from the sandbox, whatever path it takes
+ * (absolute, relative after cd, a symlink, /proc/self/cwd, a symlink or an address buffer
+ * flipped by a racing thread), and the sandbox must never print SECRET. The controls: the
+ * same attack natively reaches the secret; the workspace socket and TCP still connect.
+ */
+#include "tests/helpers/runner.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+enum { TIMEOUT_S = 120 };
+
+enum srv_id { SRV_GPG, SRV_EXTRA, SRV_ABSTRACT, SRV_OK, SRV_INET, SRV__COUNT };
+
+struct srv {
+        int fd;
+        const char *reply;
+        atomic_int accepted;
+};
+
+static struct srv srvs[SRV__COUNT];
+static char top[PATH_MAX], home[PATH_MAX + 16], work[PATH_MAX + 32], extra[PATH_MAX + 16];
+static char gpg_sock[PATH_MAX + 32], extra_sock[PATH_MAX + 32], ok_sock[PATH_MAX + 48];
+static char abstract_name[64];
+static int inet_port, closed_port, closed_fd = -1;
+static uid_t sbx_uid;
+static pthread_t server;
+static atomic_bool stop;
+static atomic_int ok_peer_uid = -1; /* SO_PEERCRED of the last connection to ok.sock */
+
+/* ---- the host's listeners ----------------------------------------------------------------- */
+
+static void *serve(void *arg)
+{
+        (void)arg;
+        while (!atomic_load(&stop)) {
+                struct pollfd p[SRV__COUNT];
+
+                for (int i = 0; i < SRV__COUNT; i++)
+                        p[i] = (struct pollfd){.fd = srvs[i].fd, .events = POLLIN};
+                if (poll(p, SRV__COUNT, 100) <= 0)
+                        continue;
+                for (int i = 0; i < SRV__COUNT; i++) {
+                        int c;
+
+                        if (!(p[i].revents & POLLIN))
+                                continue;
+                        while ((c = accept4(srvs[i].fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+                                atomic_fetch_add(&srvs[i].accepted, 1);
+                                if (i == SRV_OK) {
+                                        struct ucred cred;
+                                        socklen_t len = sizeof(cred);
+
+                                        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred,
+                                                       &len) == 0)
+                                                atomic_store(&ok_peer_uid, (int)cred.uid);
+                                }
+                                /* The client may be gone already: no matter. */
+                                (void)!write(c, srvs[i].reply, strlen(srvs[i].reply));
+                                close(c);
+                        }
+                }
+        }
+        return NULL;
+}
+
+static int listen_unix(const char *path, bool abstract)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        socklen_t len = sizeof(sa);
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+        assert_true(s >= 0);
+        if (abstract) {
+                strncpy(sa.sun_path + 1, path, sizeof(sa.sun_path) - 2);
+                len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(path));
+        } else {
+                strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+                assert_true(strlen(path) < sizeof(sa.sun_path));
+        }
+        assert_int_equal(bind(s, (struct sockaddr *)&sa, len), 0);
+        assert_int_equal(listen(s, 128), 0);
+        /* Anyone may connect: only the sandbox's walls keep it out. */
+        if (!abstract)
+                assert_int_equal(chmod(path, 0777), 0);
+        return s;
+}
+
+static int listen_inet(int *port, bool listening)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET};
+        socklen_t len = sizeof(sa);
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+        assert_true(s >= 0);
+        inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+        assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        if (listening)
+                assert_int_equal(listen(s, 128), 0);
+        assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &len), 0);
+        *port = ntohs(sa.sin_port);
+        return s;
+}
+
+static void mkdir_ok(const char *path)
+{
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(chmod(path, 0755), 0);
+}
+
+static int setup(void **state)
+{
+        char cmd[PATH_MAX * 3];
+
+        (void)state;
+        sbx_uid = geteuid() == 0 ? 65534 : geteuid();
+        /* Short paths: sun_path holds 107 characters. /tmp is where the suite runs anyway
+         * (tests/run.sh copies the tree there for uid 65534). */
+        snprintf(top, sizeof(top), "/tmp/unixsock-XXXXXX");
+        assert_non_null(mkdtemp(top));
+        assert_int_equal(chmod(top, 0755), 0);
+        snprintf(home, sizeof(home), "%s/home", top);
+        snprintf(work, sizeof(work), "%s/project", home);
+        snprintf(extra, sizeof(extra), "%s/extra", top);
+        mkdir_ok(home);
+        mkdir_ok(work);
+        mkdir_ok(extra);
+        snprintf(cmd, sizeof(cmd), "%s/.gnupg", home);
+        mkdir_ok(cmd);
+        snprintf(gpg_sock, sizeof(gpg_sock), "%s/.gnupg/S.agent", home);
+        snprintf(extra_sock, sizeof(extra_sock), "%s/S.extra", extra);
+        snprintf(ok_sock, sizeof(ok_sock), "%s/ok.sock", work);
+        snprintf(abstract_name, sizeof(abstract_name), "stockade-unixsock-%d", (int)getpid());
+
+        srvs[SRV_GPG] = (struct srv){.fd = listen_unix(gpg_sock, false), .reply = "SECRET-GPG"};
+        srvs[SRV_EXTRA] = (struct srv){.fd = listen_unix(extra_sock, false), .reply = "SECRET-X"};
+        srvs[SRV_ABSTRACT] = (struct srv){.fd = listen_unix(abstract_name, true),
+                                          .reply = "SECRET-ABSTRACT"};
+        srvs[SRV_OK] = (struct srv){.fd = listen_unix(ok_sock, false), .reply = "HELLO"};
+        srvs[SRV_INET] = (struct srv){.fd = listen_inet(&inet_port, true), .reply = "INET"};
+        closed_fd = listen_inet(&closed_port, false); /* bound, not listening: refused */
+        assert_int_equal(pthread_create(&server, NULL, serve, NULL), 0);
+
+        /* HOME belongs to the sandbox's uid, as a real one would: its mode alone would let
+         * the sandbox in. The workspace must be writable for the symlinks. */
+        snprintf(cmd, sizeof(cmd), "chown -R %u '%s' '%s'", (unsigned)sbx_uid, home, extra);
+        assert_int_equal(system(cmd), 0);
+        setenv("HOME", home, 1);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        char cmd[PATH_MAX + 32];
+
+        (void)state;
+        atomic_store(&stop, true);
+        pthread_join(server, NULL);
+        for (int i = 0; i < SRV__COUNT; i++)
+                close(srvs[i].fd);
+        close(closed_fd);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- running the attacks ------------------------------------------------------------------ */
+
+static int hidden_accepted(void)
+{
+        return atomic_load(&srvs[SRV_GPG].accepted) + atomic_load(&srvs[SRV_EXTRA].accepted) +
+               atomic_load(&srvs[SRV_ABSTRACT].accepted);
+}
+
+static void reset_counts(void)
+{
+        for (int i = 0; i < SRV__COUNT; i++)
+                atomic_store(&srvs[i].accepted, 0);
+}
+
+/* `script` with $A the helper, $GPG, $EXTRA, $OK the socket paths, $W the workspace. */
+static void expand(char *out, size_t size, const char *script)
+{
+        int n = snprintf(out, size,
+                         "A='%s'; GPG='%s'; EXTRA='%s'; OK='%s'; W='%s'; NAME='%s'; "
+                         "PORT=%d; CLOSED=%d; cd \"$W\" && rm -rf lnk lnk2 gdir hl; %s",
+                         ATTACK_UNIX, gpg_sock, extra_sock, ok_sock, work, abstract_name,
+                         inet_port, closed_port, script);
+        assert_true(n > 0 && (size_t)n < size);
+}
+
+/* stockade run --env HOME --hide EXTRA -- sh -c SCRIPT, from the workspace. As root the
+ * command runs as nobody, whose HOME would be /nonexistent: keep ours. */
+static void run_sandboxed(const char *script, struct run_result *r)
+{
+        const char *opts[] = {"--env", "HOME", "--hide", extra, NULL};
+        char full[8192];
+
+        expand(full, sizeof(full), script);
+        assert_int_equal(runner_stockade_sh(work, opts, full, TIMEOUT_S, r), 0);
+        if (r->exit_code == -1)
+                fail_msg("watchdog fired: %s", r->err);
+}
+
+/* The same script natively, as the sandbox's uid: the control. */
+static void run_native(const char *script, struct run_result *r)
+{
+        char uid[32], full[8192], here[PATH_MAX];
+        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid, "--regid", uid,
+                                 "--clear-groups", "/bin/sh", "-c", full, NULL};
+        const char *plain[] = {"/bin/sh", "-c", full, NULL};
+
+        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
+        expand(full, sizeof(full), script);
+        assert_non_null(getcwd(here, sizeof(here)));
+        assert_int_equal(chdir(work), 0);
+        assert_int_equal(runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL,
+                                    TIMEOUT_S, r),
+                         0);
+        assert_int_equal(chdir(here), 0);
+}
+
+/* Ways into the hidden sockets; each prints one "got:" or "err:" line per attempt. */
+static const char *const attacks[] = {
+        "$A connect \"$GPG\"",
+        "$A connect \"$EXTRA\"",
+        "$A connect ~/.gnupg/S.agent",
+        "cd .. && $A connect .gnupg/S.agent",
+        "cd ~/.gnupg && $A connect S.agent",
+        "cd ~/.gnupg && $A connect ./S.agent",
+        "cd \"$(dirname \"$EXTRA\")\" && $A connect S.extra",
+        "$A connect \"$W/../.gnupg/S.agent\"",
+        "ln -s \"$GPG\" lnk && $A connect lnk",
+        "ln -s ../.gnupg gdir && $A connect gdir/S.agent",
+        "ln -s \"$EXTRA\" lnk && $A connect \"$W/lnk\"",
+        "ln \"$GPG\" hl; $A connect hl", /* Landlock refuses the link (EXDEV) */
+        "cd ~/.gnupg && $A connect /proc/self/cwd/S.agent",
+        "$A connect /proc/self/root\"$GPG\"",
+        "$A connect /proc/thread-self/root\"$EXTRA\"",
+        "$A abstract \"$NAME\"",
+};
+
+/* Natively every attack reaches its secret: the test can fail. */
+static void control_native(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++) {
+                struct run_result r;
+
+                reset_counts();
+                run_native(attacks[i], &r);
+                if (!strstr(r.out, "got:SECRET") || hidden_accepted() != 1)
+                        fail_msg("natively `%s` did not reach the secret (%d connections): "
+                                 "%s %s",
+                                 attacks[i], hidden_accepted(), r.out, r.err);
+                runner_free(&r);
+        }
+}
+
+static void hidden_sockets_unreachable(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++) {
+                struct run_result r;
+
+                reset_counts();
+                run_sandboxed(attacks[i], &r);
+                if (strstr(r.out, "SECRET") || strstr(r.err, "SECRET") || hidden_accepted())
+                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s",
+                                 attacks[i], hidden_accepted(), r.out, r.err);
+                if (!strstr(r.out, "err:"))
+                        fail_msg("`%s` did not run: exit %d, %s %s", attacks[i], r.exit_code,
+                                 r.out, r.err);
+                runner_free(&r);
+        }
+}
+
+/* The answers programs see: EACCES for a hidden socket (as a hidden read), EPERM for an
+ * abstract name, ELOOP for the magic links the supervisor does not follow. */
+static void hidden_errnos(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        run_sandboxed("$A connect \"$GPG\"; $A abstract \"$NAME\"; $A connect /proc/self/cwd/ok.sock",
+                      &r);
+        if (!strstr(r.out, "err:EACCES\nerr:EPERM\nerr:ELOOP\n"))
+                fail_msg("unexpected answers: %s %s", r.out, r.err);
+        runner_free(&r);
+}
+
+/* A racing thread flips a symlink, or the address buffer itself, between the workspace's
+ * socket and a hidden one while the main thread connects in a loop. */
+static void races(void **state)
+{
+        static const char *const scripts[] = {
+                "$A race-link \"$OK\" \"$GPG\" lnk2 400",
+                "$A race-link ok.sock ../.gnupg/S.agent lnk2 400",
+                "$A race-buf \"$OK\" \"$GPG\" 400",
+                "cd .. && $A race-buf project/ok.sock .gnupg/S.agent 400",
+                "$A race-buf \"$OK\" \"$EXTRA\" 400",
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+                struct run_result r;
+
+                reset_counts();
+                run_sandboxed(scripts[i], &r);
+                if (strstr(r.out, "SECRET") || !strstr(r.out, "secret=0 ") || hidden_accepted())
+                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s",
+                                 scripts[i], hidden_accepted(), r.out, r.err);
+                /* Meaningful only if the harmless target was reached in the loop too. */
+                if (strstr(r.out, "hello=0 ") || atomic_load(&srvs[SRV_OK].accepted) == 0)
+                        fail_msg("`%s`: the workspace socket was never reached: %s %s",
+                                 scripts[i], r.out, r.err);
+                runner_free(&r);
+        }
+}
+
+/* The workspace's socket connects, by every kind of path, and the listener sees the program's
+ * uid, not the supervisor's: the system bus takes SO_PEERCRED for the client's identity, and
+ * as root the supervisor must not lend nobody uid 0. */
+static void workspace_socket_works(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        reset_counts();
+        atomic_store(&ok_peer_uid, -1);
+        run_sandboxed("$A connect ok.sock; $A connect \"$OK\"; ln -s ok.sock lnk && "
+                      "$A connect lnk; cd .. && $A connect project/ok.sock",
+                      &r);
+        if (strcmp(r.out, "got:HELLO\ngot:HELLO\ngot:HELLO\ngot:HELLO\n") != 0 ||
+            atomic_load(&srvs[SRV_OK].accepted) != 4)
+                fail_msg("exit %d, %d accepted: %s %s", r.exit_code,
+                         atomic_load(&srvs[SRV_OK].accepted), r.out, r.err);
+        assert_int_equal(atomic_load(&ok_peer_uid), (int)sbx_uid);
+        runner_free(&r);
+}
+
+/* TCP on loopback still connects, blocking and non-blocking, and a refusal is reported. */
+static void inet_still_works(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        reset_counts();
+        run_sandboxed("$A inet $PORT; $A inet-nb $PORT; $A inet $CLOSED; $A inet-nb $CLOSED", &r);
+        if (!strstr(r.out, "got:INET\n") || !strstr(r.out, "inprogress\ngot:INET\n") ||
+            atomic_load(&srvs[SRV_INET].accepted) != 2 ||
+            !strstr(r.out, "err:ECONNREFUSED\n") ||
+            !strstr(r.out, "inprogress\nerr:ECONNREFUSED\n"))
+                fail_msg("exit %d, %d accepted: %s %s", r.exit_code,
+                         atomic_load(&srvs[SRV_INET].accepted), r.out, r.err);
+        runner_free(&r);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(control_native),
+                cmocka_unit_test(hidden_sockets_unreachable),
+                cmocka_unit_test(hidden_errnos),
+                cmocka_unit_test(races),
+                cmocka_unit_test(workspace_socket_works),
+                cmocka_unit_test(inet_still_works),
+        };
+
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
