@@ -58,7 +58,7 @@ static void sleep_ms(long ms)
                 ;
 }
 
-static int catch(int sig, void (*fn)(int))
+static int handle(int sig, void (*fn)(int))
 {
         struct sigaction sa = {.sa_handler = fn, .sa_flags = SA_RESTART};
 
@@ -90,7 +90,7 @@ static int host(char *how, char **cmd)
         for (char **a = cmd; *a; a++)
                 if (strcmp(*a, "@HOST@") == 0)
                         *a = self;
-        if (catch(SIGIO, on_sigio) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 ||
+        if (handle(SIGIO, on_sigio) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 ||
             setup(sv[0], how) < 0) {
                 perror("sigio_host: setup");
                 return 2;
@@ -149,7 +149,7 @@ static int own(void)
 {
         int r;
 
-        if (catch(SIGIO, on_sigio) < 0 || catch(SIGUSR1, on_usr1) < 0)
+        if (handle(SIGIO, on_sigio) < 0 || handle(SIGUSR1, on_usr1) < 0)
                 return 100;
         if ((r = own_pair(101, getpid(), SIGUSR1, 0)) || /* F_SETSIG + O_ASYNC, owner: us */
             (r = own_pair(102, getpid(), SIGIO, 1)) ||   /* FIOASYNC, default SIGIO */

@@ -35,8 +35,8 @@
 enum { TIMEOUT_S = 30 };
 
 struct outcome {
-        bool alive;    /* the host printed its report */
-        int status;    /* the host's exit code, or 128 + the signal that killed it */
+        bool alive;     /* the host printed its report */
+        int status;     /* the host's exit code, or 128 + the signal that killed it */
         int cmd, sigio; /* the attacker's exit code (an errno), the SIGIOs the host got */
         char err[512];
 };
@@ -142,14 +142,14 @@ static void test_setown_host(void **state)
 static void test_own_sigio_works(void **state)
 {
         const char *args[] = {"--tty", "never", "--", SIGIO_HOST, "sb", "own", NULL};
-        const char *degraded[] = {"--tty", "never", "--allow-degraded", "--",
-                                  SIGIO_HOST, "sb", "own", NULL};
+        const char *degraded[] = {"--tty", "never", "--allow-degraded", "--", SIGIO_HOST, "sb",
+                                  "own",   NULL};
         struct run_result r;
 
-        assert_int_equal(runner_stockade_run(getenv("STOCKADE_TEST_ALLOW_DEGRADED") ? degraded
-                                                                                   : args,
-                                             TIMEOUT_S, &r),
-                         0);
+        assert_int_equal(
+                runner_stockade_run(getenv("STOCKADE_TEST_ALLOW_DEGRADED") ? degraded : args,
+                                    TIMEOUT_S, &r),
+                0);
         if (r.exit_code != 0)
                 fail_msg("SIGIO on the sandbox's own socketpair: exit %d; stderr: %s", r.exit_code,
                          r.err);

@@ -86,7 +86,8 @@ static const uint64_t arg_values[] = {
 
 /* args[2] is compared only by the second condition of a rule (F_SETFL's O_ASYNC). */
 static const uint64_t arg2_values[] = {
-        0, O_NONBLOCK, O_ASYNC, O_ASYNC | O_NONBLOCK, 0x100000000ull | O_ASYNC, 0x100000000ull, ~0ull,
+        0,     O_NONBLOCK, O_ASYNC, O_ASYNC | O_NONBLOCK, 0x100000000ull | O_ASYNC, 0x100000000ull,
+        ~0ull,
 };
 
 static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
@@ -128,11 +129,11 @@ static void program_matches_decide(void **state)
                                      b++)
                                         for (size_t c = 0;
                                              c < sizeof(arg2_values) / sizeof(*arg2_values); c++) {
-                                                struct seccomp_data d = {
-                                                        .nr = syscall_table[i].nr,
-                                                        .arch = AUDIT_ARCH_X86_64,
-                                                        .args = {arg_values[a], arg_values[b],
-                                                                 arg2_values[c]}};
+                                                struct seccomp_data d = {.nr = syscall_table[i].nr,
+                                                                         .arch = AUDIT_ARCH_X86_64,
+                                                                         .args = {arg_values[a],
+                                                                                  arg_values[b],
+                                                                                  arg2_values[c]}};
                                                 compare(&o, &prog, &d);
                                         }
                 }
