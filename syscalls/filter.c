@@ -52,6 +52,13 @@ enum rule_when {
         W_SCOPED,   /* only where it can */
 };
 
+/* One comparison of one argument. */
+struct arg_cond {
+        uint8_t arg;
+        enum cond_op op;
+        uint64_t mask, value;
+};
+
 struct arg_rule {
         enum syscall_id sc;
         uint8_t arg;
@@ -61,6 +68,9 @@ struct arg_rule {
         int err;
         bool integrity; /* enforced in audit mode too: it keeps the supervisor in control */
         enum rule_when when;
+        /* A second condition, on another argument, that must hold too (fcntl's F_SETFL
+         * with O_ASYNC). Left out of an initializer it is {0, C_ALWAYS}: no condition. */
+        struct arg_cond also;
 };
 
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
@@ -70,7 +80,10 @@ struct arg_rule {
         (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
          CLONE_NEWPID | CLONE_NEWNET | CLONE_UNTRACED)
 
-/* First match wins; every syscall's list ends with C_ALWAYS. */
+/* First match wins; every syscall's list ends with C_ALWAYS. Rows leave `also` out (no second
+ * condition) rather than spell {0} on every line: hence the pragma. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct arg_rule arg_rules[] = {
         /* Pushing keystrokes into a terminal, or TIOCLINUX selection tricks. */
         {SC_ioctl, 1, C_EQ, INT_MASK, TIOCSTI, V_ERRNO, EPERM, false, W_ALWAYS},
@@ -80,6 +93,8 @@ static const struct arg_rule arg_rules[] = {
         /* SIGIO owners given through memory: only Landlock's signal scope can judge them. */
         {SC_ioctl, 1, C_EQ, INT_MASK, FIOSETOWN, V_ERRNO, EPERM, false, W_UNSCOPED},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCSPGRP, V_ERRNO, EPERM, false, W_UNSCOPED},
+        /* Turning SIGIO on: see fcntl below. */
+        {SC_ioctl, 1, C_EQ, INT_MASK, FIOASYNC, V_NOTIFY, 0, false, W_ALWAYS},
         /* Inode flags and project attributes (chattr): neither Landlock nor the metadata
          * handlers see them, and uid 0 may set NODUMP, SYNC, NOATIME... on any root-owned
          * host file it can open (outside review F2). file_setattr is EPERM in the table. */
@@ -88,8 +103,17 @@ static const struct arg_rule arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_FSSETXATTR, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
-        /* F_SETOWN: SIGIO (or the F_SETSIG signal, SIGKILL included) goes to that pid or
-         * group; the handler checks it is the sandbox's. F_SETOWN_EX keeps it in memory. */
+        /* Turning on SIGIO (O_ASYNC, FIOASYNC) or choosing its signal (F_SETSIG, SIGKILL
+         * included) on a description whose owner a HOST process set: the signal goes to that
+         * owner, and Landlock's signal scope judges the owner's setter, not us (review R4).
+         * Whatever the ABI, the handler reads the owner and allows only none or the
+         * sandbox's own. F_SETFL without O_ASYNC (O_NONBLOCK: common) stays in the kernel. */
+        {SC_fcntl, 1, C_EQ, INT_MASK, F_SETSIG, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_fcntl, 1, C_EQ, INT_MASK, F_SETFL, V_NOTIFY, 0, false, W_ALWAYS,
+         .also = {2, C_ANY, O_ASYNC, 0}},
+        /* F_SETOWN: SIGIO (or the F_SETSIG signal) goes to that pid or group; the handler
+         * checks it is the sandbox's. With the scope, Landlock remembers that the sandbox set
+         * this owner and refuses the signal to an outsider. F_SETOWN_EX keeps it in memory. */
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN, V_NOTIFY, 0, false, W_UNSCOPED},
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN_EX, V_ERRNO, EPERM, false, W_UNSCOPED},
         {SC_fcntl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
@@ -150,6 +174,7 @@ static const struct arg_rule arg_rules[] = {
         {SC_personality, 0, C_EQ, INT_MASK, 0xffffffff, V_KERNEL, 0, false, W_ALWAYS},
         {SC_personality, 0, C_ALWAYS, 0, 0, V_ERRNO, EPERM, false, W_ALWAYS},
 };
+#pragma GCC diagnostic pop
 
 static uint32_t kernel_action(const struct filter_opts *o, enum verdict v, int err, bool integ,
                               bool counted);
@@ -259,19 +284,32 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
         return true;
 }
 
-static bool cond_match(const struct arg_rule *r, const struct seccomp_data *d)
+/* The rule's first condition, in the shape of its second. */
+static struct arg_cond first_cond(const struct arg_rule *r)
 {
-        uint64_t v = d->args[r->arg] & r->mask;
+        return (struct arg_cond){.arg = r->arg, .op = r->op, .mask = r->mask, .value = r->value};
+}
 
-        switch (r->op) {
+static bool cond_holds(const struct arg_cond *c, const struct seccomp_data *d)
+{
+        uint64_t v = d->args[c->arg] & c->mask;
+
+        switch (c->op) {
         case C_ALWAYS:
                 return true;
         case C_EQ:
-                return v == r->value;
+                return v == c->value;
         case C_ANY:
                 return v != 0;
         }
         return false;
+}
+
+static bool cond_match(const struct arg_rule *r, const struct seccomp_data *d)
+{
+        struct arg_cond c = first_cond(r);
+
+        return cond_holds(&c, d) && cond_holds(&r->also, d);
 }
 
 uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d)
@@ -364,41 +402,51 @@ static void emit_jmp(struct emitter *e, uint16_t op, uint32_t k, int jt, int jf)
 #define OFF_ARCH   offsetof(struct seccomp_data, arch)
 #define OFF_ARG(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 
-/* One rule: jump to `next` when the condition fails, fall through to RET when it holds. */
-static void emit_rule(struct emitter *e, const struct filter_opts *o, const struct arg_rule *r)
+/* One condition: jump to `fail` when it does not hold, fall through when it does. */
+static void emit_cond(struct emitter *e, const struct arg_cond *c, int fail)
 {
-        int next = new_label(e), hit = new_label(e);
-        uint32_t lo_mask = (uint32_t)r->mask, hi_mask = (uint32_t)(r->mask >> 32);
+        int hold = new_label(e);
+        uint32_t lo_mask = (uint32_t)c->mask, hi_mask = (uint32_t)(c->mask >> 32);
 
-        switch (r->op) {
+        switch (c->op) {
         case C_ALWAYS:
                 break;
         case C_EQ:
                 if (lo_mask) {
-                        emit_ld(e, OFF_ARG(r->arg));
+                        emit_ld(e, OFF_ARG(c->arg));
                         if (lo_mask != 0xffffffffu)
                                 emit(e, BPF_ALU | BPF_AND | BPF_K, lo_mask, -1, -1);
-                        emit_jmp(e, BPF_JEQ, (uint32_t)r->value, -1, next);
+                        emit_jmp(e, BPF_JEQ, (uint32_t)c->value, -1, fail);
                 }
                 if (hi_mask) {
-                        emit_ld(e, OFF_ARG(r->arg) + 4);
+                        emit_ld(e, OFF_ARG(c->arg) + 4);
                         if (hi_mask != 0xffffffffu)
                                 emit(e, BPF_ALU | BPF_AND | BPF_K, hi_mask, -1, -1);
-                        emit_jmp(e, BPF_JEQ, (uint32_t)(r->value >> 32), -1, next);
+                        emit_jmp(e, BPF_JEQ, (uint32_t)(c->value >> 32), -1, fail);
                 }
                 break;
         case C_ANY:
                 if (lo_mask) {
-                        emit_ld(e, OFF_ARG(r->arg));
-                        emit_jmp(e, BPF_JSET, lo_mask, hit, hi_mask ? -1 : next);
+                        emit_ld(e, OFF_ARG(c->arg));
+                        emit_jmp(e, BPF_JSET, lo_mask, hold, hi_mask ? -1 : fail);
                 }
                 if (hi_mask) {
-                        emit_ld(e, OFF_ARG(r->arg) + 4);
-                        emit_jmp(e, BPF_JSET, hi_mask, hit, next);
+                        emit_ld(e, OFF_ARG(c->arg) + 4);
+                        emit_jmp(e, BPF_JSET, hi_mask, hold, fail);
                 }
                 break;
         }
-        place(e, hit);
+        place(e, hold);
+}
+
+/* One rule: jump to `next` when a condition fails, fall through to RET when both hold. */
+static void emit_rule(struct emitter *e, const struct filter_opts *o, const struct arg_rule *r)
+{
+        int next = new_label(e);
+        struct arg_cond c = first_cond(r);
+
+        emit_cond(e, &c, next);
+        emit_cond(e, &r->also, next);
         emit_ret(e, rule_action(o, r));
         place(e, next);
 }

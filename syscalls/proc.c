@@ -18,6 +18,7 @@
 #include "supervisor/procscan.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,25 +159,6 @@ int proc_target(struct supervisor *sup, struct call *call)
         return 0;
 }
 
-/* fcntl(fd, F_SETOWN, owner), notified only where Landlock cannot scope signals: SIGIO
- * (or any signal chosen with F_SETSIG) will go to `owner`, a pid (> 0) or a group (< 0). */
-int proc_fcntl_owner(struct supervisor *sup, struct call *call)
-{
-        int64_t owner = (int32_t)call->req->data.args[2];
-        bool ok;
-
-        pthread_mutex_lock(&sup->lock);
-        ok = owner == 0 || (owner > 0 ? pid_in_tree(sup, owner) : group_in_tree(sup, -owner));
-        pthread_mutex_unlock(&sup->lock);
-        if (ok)
-                call_continue(call); /* registers only */
-        else {
-                trace_call_rule(call, "SIGIO owner outside the sandbox's tree");
-                call_deny(sup, call, EPERM);
-        }
-        return 0;
-}
-
 /* setsid: harmless with ptrace. Without it (--allow-degraded) the tree is the sandbox's
  * session, and a new session would leave it. */
 int proc_setsid(struct supervisor *sup, struct call *call)
@@ -230,6 +212,104 @@ static int take_fd(struct supervisor *sup, struct call *call, int fd)
         copy = copy < 0 ? -errno : copy;
         close(pidfd);
         return copy;
+}
+
+/* A SIGIO owner as F_GETOWN_EX reports it: is it nobody, or a task or group of the sandbox?
+ * Under sup->lock. */
+static bool sigio_owner_ok(struct supervisor *sup, const struct f_owner_ex *owner)
+{
+        if (owner->pid == 0)
+                return true;
+        switch (owner->type) {
+        case F_OWNER_TID:
+        case F_OWNER_PID:
+                return pid_in_tree(sup, owner->pid);
+        case F_OWNER_PGRP:
+                return group_in_tree(sup, owner->pid);
+        default:
+                return false;
+        }
+}
+
+/* fcntl(fd, F_SETOWN, owner), notified only where Landlock cannot scope signals (with the
+ * scope, Landlock records that the sandbox set this owner and refuses it the signal): SIGIO,
+ * or the F_SETSIG signal, will go to `owner`, a pid (> 0) or a group (< 0). */
+static void fcntl_setown(struct supervisor *sup, struct call *call)
+{
+        int64_t arg = (int32_t)call->req->data.args[2];
+        struct f_owner_ex owner = {.type = arg < 0 ? F_OWNER_PGRP : F_OWNER_PID,
+                                   .pid = (pid_t)(arg < 0 ? -arg : arg)};
+        bool ok;
+
+        pthread_mutex_lock(&sup->lock);
+        ok = arg != INT32_MIN && sigio_owner_ok(sup, &owner);
+        pthread_mutex_unlock(&sup->lock);
+        if (ok)
+                call_continue(call); /* registers only */
+        else {
+                trace_call_rule(call, "SIGIO owner outside the sandbox's tree");
+                call_deny(sup, call, EPERM);
+        }
+}
+
+/* Does this call turn SIGIO on (O_ASYNC, FIOASYNC) rather than choose its signal? */
+static bool turns_async_on(const struct call *call)
+{
+        return call->row == &syscall_table[SC_ioctl] || (int)call->req->data.args[1] == F_SETFL;
+}
+
+/*
+ * The SIGIO family (review R4), notified whatever the Landlock ABI:
+ *   fcntl(fd, F_SETSIG, sig), fcntl(fd, F_SETFL, flags with O_ASYNC), ioctl(fd, FIOASYNC, &on)
+ * and, without the signal scope, fcntl(fd, F_SETOWN, owner).
+ *
+ * The signal these arm goes to the owner of the file DESCRIPTION, which is shared: a pipe or
+ * socket the sandbox got as stdin from a host process, which made itself the owner. Landlock
+ * judges the task that set the owner, here the host, so it lets SIGKILL through. We take a
+ * copy of the caller's fd, read the owner with F_GETOWN_EX (numbers in our pid namespace),
+ * and let the kernel run the call only if there is none or it is a task or group of the
+ * tree. Nothing is read from the program's memory (FIOASYNC's int is not: turning SIGIO off
+ * on a host-owned description is refused too), so CONTINUE is safe.
+ *
+ * A terminal chooses an owner itself when SIGIO is turned on and it has none: its
+ * foreground process group, which we cannot read for a terminal that is not ours. Landlock's
+ * scope records the sandbox as the setter of that owner; without the scope we refuse.
+ *
+ * What stays open: the owner may change between our look-up and the kernel's call, and a
+ * host process that makes itself the owner later gets the signal the sandbox chose. Both
+ * are the host's own doing on a description it shares with the sandbox.
+ */
+int proc_sigio(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        struct f_owner_ex owner = {0};
+        bool tty, ok;
+        int fd;
+
+        if (call->row == &syscall_table[SC_fcntl] && (int)a[1] == F_SETOWN) {
+                fcntl_setown(sup, call);
+                return 0;
+        }
+        fd = take_fd(sup, call, (int)a[0]);
+        if (fd < 0) {
+                call_fail(call, -fd); /* EBADF for a bad fd, as the kernel would say */
+                return 0;
+        }
+        ok = fcntl(fd, F_GETOWN_EX, &owner) == 0;
+        tty = ok && owner.pid == 0 && turns_async_on(call) && !sup->fopts.signals_scoped &&
+              isatty(fd);
+        pthread_mutex_lock(&sup->lock);
+        ok = ok && !tty && sigio_owner_ok(sup, &owner);
+        pthread_mutex_unlock(&sup->lock);
+        close(fd); /* after the lock: it may be the last reference of a lingering socket */
+        if (ok) {
+                call_continue(call); /* decided on our copy of the fd and the registers */
+                return 0;
+        }
+        trace_call_rule(call, tty ? "SIGIO on a terminal whose owner we cannot judge"
+                                  : "SIGIO owner outside the sandbox's tree");
+        call_deny(sup, call, EPERM);
+        return 0;
 }
 
 /*

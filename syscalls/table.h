@@ -68,7 +68,7 @@ int net_connect(struct supervisor *sup, struct call *call);
 int net_passthrough(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);
 int proc_pidfd_signal(struct supervisor *sup, struct call *call);
-int proc_fcntl_owner(struct supervisor *sup, struct call *call);
+int proc_sigio(struct supervisor *sup, struct call *call);
 int proc_setsid(struct supervisor *sup, struct call *call);
 int proc_clone(struct supervisor *sup, struct call *call);
 int proc_exec(struct supervisor *sup, struct call *call);

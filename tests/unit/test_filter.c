@@ -18,6 +18,7 @@
 #include <linux/audit.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
@@ -74,6 +75,19 @@ static const uint64_t arg_values[] = {
         SIOCSPGRP,
         USERFAULTFD_IOC_NEW,
         CLONE_UNTRACED,
+        F_SETSIG,
+        F_SETFL,
+        FIOASYNC,
+        O_ASYNC,
+        O_ASYNC | O_NONBLOCK,
+        O_NONBLOCK,
+        0x100000000ull | O_ASYNC,
+};
+
+/* args[2] is compared only by the second condition of a rule (F_SETFL's O_ASYNC). */
+static const uint64_t arg2_values[] = {
+        0,     O_NONBLOCK, O_ASYNC, O_ASYNC | O_NONBLOCK, 0x100000000ull | O_ASYNC, 0x100000000ull,
+        ~0ull,
 };
 
 static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
@@ -82,8 +96,9 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
         uint32_t want = filter_decide(o, d), got = bpf_sim_run(prog, d);
 
         if (want != got)
-                fail_msg("arch %#x nr %d args %#llx %#llx: program %#x, decide %#x", d->arch, d->nr,
-                         (unsigned long long)d->args[0], (unsigned long long)d->args[1], got, want);
+                fail_msg("arch %#x nr %d args %#llx %#llx %#llx: program %#x, decide %#x", d->arch,
+                         d->nr, (unsigned long long)d->args[0], (unsigned long long)d->args[1],
+                         (unsigned long long)d->args[2], got, want);
 }
 
 static void program_matches_decide(void **state)
@@ -111,13 +126,16 @@ static void program_matches_decide(void **state)
                                 continue;
                         for (size_t a = 0; a < sizeof(arg_values) / sizeof(*arg_values); a++)
                                 for (size_t b = 0; b < sizeof(arg_values) / sizeof(*arg_values);
-                                     b++) {
-                                        struct seccomp_data d = {
-                                                .nr = syscall_table[i].nr,
-                                                .arch = AUDIT_ARCH_X86_64,
-                                                .args = {arg_values[a], arg_values[b]}};
-                                        compare(&o, &prog, &d);
-                                }
+                                     b++)
+                                        for (size_t c = 0;
+                                             c < sizeof(arg2_values) / sizeof(*arg2_values); c++) {
+                                                struct seccomp_data d = {.nr = syscall_table[i].nr,
+                                                                         .arch = AUDIT_ARCH_X86_64,
+                                                                         .args = {arg_values[a],
+                                                                                  arg_values[b],
+                                                                                  arg2_values[c]}};
+                                                compare(&o, &prog, &d);
+                                        }
                 }
                 free(prog.filter);
         }
@@ -230,6 +248,44 @@ static void scoped_signals(void **state)
         assert_int_equal(filter_decide(&o, &d), ERR(EPERM));
 }
 
+/* SIGIO turned on, or its signal chosen, on a description a host process owns: the scope
+ * judges who set the owner, not who chose the signal (review R4). Notified whatever the ABI;
+ * F_SETFL without O_ASYNC stays in the kernel. */
+static void sigio_rules(void **state)
+{
+        static const struct {
+                int nr;
+                uint64_t cmd, arg;
+                uint32_t want;
+        } cases[] = {
+                {__NR_fcntl, F_SETSIG, SIGKILL, NOTIF},
+                {__NR_fcntl, F_SETSIG, 0, NOTIF},
+                {__NR_fcntl, F_SETFL, O_ASYNC, NOTIF},
+                {__NR_fcntl, F_SETFL, O_ASYNC | O_NONBLOCK | O_APPEND, NOTIF},
+                {__NR_fcntl, F_SETFL, 0xffffffff00000000ull | O_ASYNC, NOTIF},
+                {__NR_fcntl, F_SETFL, O_NONBLOCK, ALLOW},
+                {__NR_fcntl, F_SETFL, 0, ALLOW},
+                {__NR_fcntl, F_SETFL, 0xffffffff00000000ull, ALLOW}, /* flags are an int */
+                {__NR_fcntl, F_GETFL, O_ASYNC, ALLOW},
+                {__NR_fcntl, F_GETSIG, 0, ALLOW},
+                {__NR_fcntl, 0x100000000ull | F_SETSIG, SIGKILL, NOTIF},
+                {__NR_ioctl, FIOASYNC, 0, NOTIF},
+                {__NR_ioctl, 0x100000000ull | FIOASYNC, 0, NOTIF},
+                {__NR_ioctl, FIONBIO, 0, ALLOW},
+        };
+        for (int scoped = 0; scoped < 2; scoped++)
+                for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+                        struct filter_opts o = {.signals_scoped = scoped};
+                        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64,
+                                                 .nr = cases[i].nr,
+                                                 .args = {3, cases[i].cmd, cases[i].arg}};
+
+                        if (filter_decide(&o, &d) != cases[i].want)
+                                fail_msg("case %zu (scoped %d): %#x", i, scoped,
+                                         filter_decide(&o, &d));
+                }
+}
+
 /* Without a private IPC namespace, SysV IPC is refused in the kernel (shmdt excepted);
  * with one, it runs in the kernel. POSIX message queues stay refused either way. */
 static void sysv_ipc(void **state)
@@ -300,6 +356,11 @@ static int kernel_checks(void)
         EXPECT_ERRNO(syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0), EPERM);
         /* Notified, but this filter has no listener: the kernel answers ENOSYS. */
         EXPECT_ERRNO(syscall(SYS_faccessat, AT_FDCWD, "/", F_OK, 0), ENOSYS);
+        EXPECT_ERRNO(syscall(SYS_fcntl, 0, F_SETSIG, SIGKILL), ENOSYS);
+        EXPECT_ERRNO(syscall(SYS_fcntl, 0, F_SETFL, O_ASYNC | O_NONBLOCK), ENOSYS);
+        EXPECT_ERRNO(syscall(SYS_ioctl, 0, FIOASYNC, NULL), ENOSYS);
+        /* F_SETFL without O_ASYNC runs in the kernel: a bad fd gets the kernel's EBADF. */
+        EXPECT_ERRNO(syscall(SYS_fcntl, -1, F_SETFL, O_NONBLOCK), EBADF);
         return getppid() > 0 ? 0 : 200;
 }
 
@@ -351,6 +412,7 @@ int main(void)
                 cmocka_unit_test(decisions),
                 cmocka_unit_test(counting_notifies_forks),
                 cmocka_unit_test(scoped_signals),
+                cmocka_unit_test(sigio_rules),
                 cmocka_unit_test(sysv_ipc),
                 cmocka_unit_test(kernel_enforces),
         };
