@@ -345,10 +345,15 @@ static void bind_mounted_alias(void **state)
 {
         static char cmd[PATH_MAX * 16];
         struct run_result r;
-        const char *ns = geteuid() == 0 ? "unshare -m --propagation private"
-                                        : "unshare --user --map-current-user -m --propagation private";
+        /* mount(8) wants uid 0, and in a user namespace where we would be root stockade cannot
+         * set up its uid (setgroups is denied there): the bind mounts need real root. */
+        const char *ns = "unshare -m --propagation private";
         const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
 
+        if (geteuid() != 0) {
+                print_message("  skipped: bind mounts need root (the root run covers this)\n");
+                skip();
+        }
         snprintf(cmd, sizeof(cmd), "mkdir -p '%s/elsewhere/alias' '%s/alias2'", top, top);
         assert_int_equal(system(cmd), 0);
         snprintf(cmd, sizeof(cmd), "%s true 2>/dev/null", ns);
