@@ -19,6 +19,24 @@
 
 #define WATCHDOG 60
 
+/* Leftover checks look for a command line on the whole machine: tag each marker with our
+ * pid, so that another suite running at the same time cannot be mistaken for ours. Every '@'
+ * of `s` becomes the tag; the result lives until eight more calls. */
+static const char *tagged(const char *s)
+{
+        static char bufs[8][256];
+        static unsigned next;
+        char *out = bufs[next++ % 8], *w = out;
+
+        for (; *s && w < out + sizeof(bufs[0]) - 8; s++)
+                if (*s == '@')
+                        w += sprintf(w, "%05d", (int)(getpid() % 100000));
+                else
+                        *w++ = *s;
+        *w = '\0';
+        return out;
+}
+
 static struct run_result run(const char *const args[])
 {
         struct run_result r;
@@ -161,13 +179,13 @@ static void timeout_kills_tree(void **state)
 {
         double t0 = now_s();
         struct run_result r = run((const char *[]){"--timeout", "1", "--", "sh", "-c",
-                                                   "sleep 31.4151 & sleep 31.4152", NULL});
+                                                   tagged("sleep 31.@1 & sleep 31.@2"), NULL});
         double took = now_s() - t0;
 
         assert_int_equal(r.exit_code, 124);
         assert_non_null(strstr(r.err, "timed out"));
         assert_true(took < 10);
-        assert_false(runner_process_alive("sleep 31.415"));
+        assert_false(runner_process_alive(tagged("sleep 31.@")));
         runner_free(&r);
 }
 
@@ -175,19 +193,19 @@ static void nothing_outlives_the_root(void **state)
 {
         /* The background child would live 31 s; the root exits at once. */
         assert_int_equal(run_code((const char *[]){"--", "sh", "-c",
-                                                   "sleep 31.2718 & sleep 31.2719 & exit 0", NULL}),
+                                                   tagged("sleep 31.@8 & sleep 31.@9 & exit 0"), NULL}),
                          0);
-        assert_false(runner_process_alive("sleep 31.271"));
+        assert_false(runner_process_alive(tagged("sleep 31.@")));
 }
 
 static void max_procs_refuses_forks(void **state)
 {
         struct run_result r =
                 run((const char *[]){"--max-procs", "8", "--", "python3", "-c", fork_until_refused,
-                                     "marker-maxprocs-5b1e", NULL});
+                                     tagged("marker-maxprocs-@"), NULL});
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, "refused 11 after 7"));
-        assert_false(runner_process_alive("marker-maxprocs-5b1e"));
+        assert_false(runner_process_alive(tagged("marker-maxprocs-@")));
         runner_free(&r);
 }
 
@@ -196,15 +214,15 @@ static void fork_bomb_is_contained(void **state)
         double t0 = now_s();
         struct run_result r =
                 run((const char *[]){"--max-procs", "40", "--timeout", "3", "--", "python3", "-c",
-                                     "import os  # marker-forkbomb-9c2d\n"
-                                     "while True:\n"
-                                     "    try: os.fork()\n"
-                                     "    except OSError: pass",
+                                     tagged("import os  # marker-forkbomb-@\n"
+                                            "while True:\n"
+                                            "    try: os.fork()\n"
+                                            "    except OSError: pass"),
                                      NULL});
 
         assert_int_equal(r.exit_code, 124);
         assert_true(now_s() - t0 < 30);
-        assert_false(runner_process_alive("marker-forkbomb-9c2d"));
+        assert_false(runner_process_alive(tagged("marker-forkbomb-@")));
         runner_free(&r);
 }
 
@@ -362,21 +380,21 @@ static int wait_code(pid_t pid, double seconds)
  * SIGINT to the command, and a second one ends the whole tree. */
 static void signals_are_forwarded(void **state)
 {
-        pid_t pid = start_stockade((const char *[]){"sleep", "31.881", NULL});
+        pid_t pid = start_stockade((const char *[]){"sleep", tagged("31.@1"), NULL});
 
         usleep(500000);
         kill(pid, SIGINT);
         assert_int_equal(wait_code(pid, 10), 128 + SIGINT);
-        assert_false(runner_process_alive("sleep 31.881"));
+        assert_false(runner_process_alive(tagged("sleep 31.@1")));
 
-        pid = start_stockade((const char *[]){"sh", "-c", "trap '' INT; sleep 31.882", NULL});
+        pid = start_stockade((const char *[]){"sh", "-c", tagged("trap '' INT; sleep 31.@2"), NULL});
         usleep(500000);
         kill(pid, SIGINT);
         usleep(300000);
         assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* ignored by the command */
         kill(pid, SIGINT);
         assert_int_equal(wait_code(pid, 10), 128 + SIGKILL);
-        assert_false(runner_process_alive("sleep 31.882"));
+        assert_false(runner_process_alive(tagged("sleep 31.@2")));
 }
 
 /* --user: a root stockade runs the command as another user, without capabilities. */
@@ -461,14 +479,14 @@ static void degraded_without_ptrace(void **state)
                 run_code((const char *[]){"--allow-degraded", "--", "sh", "-c", "exit 7", NULL}),
                 7);
         assert_int_equal(run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
-                                                   "sleep 31.5771 & sleep 31.5772 & exit 0", NULL}),
+                                                   tagged("sleep 31.@1 & sleep 31.@2 & exit 0"), NULL}),
                          0);
-        assert_false(runner_process_alive("sleep 31.577"));
+        assert_false(runner_process_alive(tagged("sleep 31.@")));
 
         r = run((const char *[]){"--allow-degraded", "--max-procs", "8", "--", "python3", "-c",
-                                 fork_until_refused, "marker-degraded-3f7a", NULL});
+                                 fork_until_refused, tagged("marker-degraded-@"), NULL});
         assert_non_null(strstr(r.out, "refused 11"));
-        assert_false(runner_process_alive("marker-degraded-3f7a"));
+        assert_false(runner_process_alive(tagged("marker-degraded-@")));
         runner_free(&r);
 
         /* Our own pid is outside the sandbox: kill must not reach it. */
@@ -479,9 +497,9 @@ static void degraded_without_ptrace(void **state)
         runner_free(&r);
 
         assert_int_equal(run_code((const char *[]){"--allow-degraded", "--timeout", "1", "--", "sh",
-                                                   "-c", "sleep 31.5773 & sleep 31.5774", NULL}),
+                                                   "-c", tagged("sleep 31.@3 & sleep 31.@4"), NULL}),
                          124);
-        assert_false(runner_process_alive("sleep 31.577"));
+        assert_false(runner_process_alive(tagged("sleep 31.@")));
         unsetenv("STOCKADE_TEST_DISABLE");
 }
 
