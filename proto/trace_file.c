@@ -333,7 +333,8 @@ static enum trace_status decompress(struct trace_in *in)
                 if (ZSTD_isError(r))
                         /* What decoded before the damage is still read first. */
                         return in->failed = fail(in, TRACE_CORRUPT, "corrupted at byte %llu: %s",
-                                    (unsigned long long)in->in_offset, ZSTD_getErrorName(r));
+                                                 (unsigned long long)in->in_offset,
+                                                 ZSTD_getErrorName(r));
                 in->zret = r;
                 if (zo.pos == zo.size)
                         continue; /* more output may be pending */

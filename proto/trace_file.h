@@ -16,7 +16,7 @@
 #define TRACE_MAGIC       "\x89STKTRC\n" /* 8 bytes; the \x89 keeps text tools away */
 #define TRACE_MAGIC_LEN   8
 #define TRACE_VERSION     1
-#define TRACE_HEADER_SIZE 16 /* magic, u16le version, u16le header size, u32le flags */
+#define TRACE_HEADER_SIZE 16          /* magic, u16le version, u16le header size, u32le flags */
 #define TRACE_RECORD_MAX  (16u << 20) /* a length beyond this is corruption */
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -26,12 +26,12 @@ struct trace_out {
         bool socket; /* send(MSG_NOSIGNAL) instead of write */
         void *zc;    /* ZSTD_CCtx */
         uint8_t *buf;
-        size_t cap, len;      /* compressed bytes not yet written */
-        size_t pending;       /* uncompressed bytes since the last flush */
-        size_t frame_in;      /* uncompressed bytes in the current zstd frame */
-        uint64_t bytes_out;   /* header included */
-        size_t frame_max;     /* end the zstd frame at the flush past this much input */
-        uint8_t *stage;       /* records not yet given to zstd: one call per 64 KiB, not per
+        size_t cap, len;    /* compressed bytes not yet written */
+        size_t pending;     /* uncompressed bytes since the last flush */
+        size_t frame_in;    /* uncompressed bytes in the current zstd frame */
+        uint64_t bytes_out; /* header included */
+        size_t frame_max;   /* end the zstd frame at the flush past this much input */
+        uint8_t *stage;     /* records not yet given to zstd: one call per 64 KiB, not per
                                * record (zstd's per-call cost dominates small records) */
         size_t stage_len;
 };
@@ -79,9 +79,9 @@ struct trace_in {
         bool eof;           /* read() returned 0 */
         uint64_t in_offset; /* file bytes consumed */
         uint64_t records;
-        bool saw_end;                /* the End record was read */
-        enum trace_status failed;    /* a failure found ahead of the records still to read */
-        char why[256]; /* the one line that says what is wrong */
+        bool saw_end;             /* the End record was read */
+        enum trace_status failed; /* a failure found ahead of the records still to read */
+        char why[256];            /* the one line that says what is wrong */
 };
 
 /* Start reading `fd` (not owned). */

@@ -10,7 +10,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 /* The attribute as of ABI 6; older kernels get a prefix of it. */
 struct ruleset_attr {
         uint64_t handled_access_fs;
@@ -41,18 +40,17 @@ uint64_t landlock_write_access(int abi)
 
 /* The rights a rule on a file (not a directory) may carry. */
 #define FILE_ACCESS                                                                                \
-        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
-         LANDLOCK_ACCESS_FS_TRUNCATE)
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |                              \
+         LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
 
 int landlock_ruleset_create(int abi)
 {
         /* Every write-type right this ABI knows, and reading and executing files and listing
          * directories, are handled: whatever no rule allows is denied, whatever the uid.
          * IOCTL_DEV is not handled (terminals). */
-        struct ruleset_attr attr = {.handled_access_fs = landlock_write_access(abi) |
-                                                         LANDLOCK_ACCESS_FS_READ_FILE |
-                                                         LANDLOCK_ACCESS_FS_READ_DIR |
-                                                         LANDLOCK_ACCESS_FS_EXECUTE};
+        struct ruleset_attr attr = {
+                .handled_access_fs = landlock_write_access(abi) | LANDLOCK_ACCESS_FS_READ_FILE |
+                                     LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE};
         size_t size = sizeof(attr.handled_access_fs);
         int fd;
 

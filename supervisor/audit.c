@@ -102,8 +102,7 @@ static void who(pid_t pid, char *comm, char *exe)
         printable(exe);
 }
 
-static void print_call(struct supervisor *sup, const struct call *call, uint32_t action,
-                       bool first)
+static void print_call(struct supervisor *sup, const struct call *call, uint32_t action, bool first)
 {
         const struct seccomp_data *d = &call->req->data;
         char what[512], buf[48];
@@ -123,16 +122,15 @@ static void print_call(struct supervisor *sup, const struct call *call, uint32_t
                         strcpy(comm, "?");
                         strcpy(exe, "?");
                 }
-                fprintf(stderr, "stockade: audit: %s[%d] (%s): %s would %s\n", comm, pid, exe,
-                        what, outcome(action, buf, sizeof(buf)));
+                fprintf(stderr, "stockade: audit: %s[%d] (%s): %s would %s\n", comm, pid, exe, what,
+                        outcome(action, buf, sizeof(buf)));
         } else {
                 fprintf(stderr, "stockade: audit: pid %d: %s would %s\n", pid, what,
                         outcome(action, buf, sizeof(buf)));
         }
 }
 
-static struct audit_kind *find(struct audit_log *log, int nr, uint32_t action,
-                               const uint64_t *key)
+static struct audit_kind *find(struct audit_log *log, int nr, uint32_t action, const uint64_t *key)
 {
         for (size_t i = 0; i < log->n; i++) {
                 struct audit_kind *k = &log->kinds[i];
@@ -207,6 +205,7 @@ void audit_report(const struct supervisor *sup, FILE *to)
                 fprintf(to, "stockade: audit: %8llu x %s: %s\n", sorted[i]->count, sorted[i]->what,
                         outcome_word(sorted[i]->action, buf, sizeof(buf)));
         if (log->unlisted)
-                fprintf(to, "stockade: audit: %8llu x calls of more kinds (only %d are told apart)\n",
+                fprintf(to,
+                        "stockade: audit: %8llu x calls of more kinds (only %d are told apart)\n",
                         log->unlisted, AUDIT_KINDS);
 }

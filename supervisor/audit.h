@@ -21,10 +21,10 @@ struct call;
 
 struct audit_kind {
         int nr;
-        uint32_t action;     /* SECCOMP_RET_* enforce mode would have returned */
-        uint64_t key[6];     /* the arguments, masked by decode_key_mask() */
+        uint32_t action; /* SECCOMP_RET_* enforce mode would have returned */
+        uint64_t key[6]; /* the arguments, masked by decode_key_mask() */
         unsigned long long count;
-        char what[160];      /* `socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)`, `mount(...)` */
+        char what[160]; /* `socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)`, `mount(...)` */
 };
 
 /* Filled by the notifier threads, which hold no other lock meanwhile; read at exit once

@@ -299,7 +299,11 @@ static void print_bash_completion(FILE *out)
 static void zsh_text(FILE *out, const char *s)
 {
         for (; *s; s++)
-                fputc(*s == '[' ? '(' : *s == ']' ? ')' : *s == ':' ? ';' : *s == '\'' ? '"' : *s,
+                fputc(*s == '['    ? '('
+                      : *s == ']'  ? ')'
+                      : *s == ':'  ? ';'
+                      : *s == '\'' ? '"'
+                                   : *s,
                       out);
 }
 
@@ -663,8 +667,9 @@ int cli_main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                {"run", cmd_run}, {"trace", trace_cli_main}, {"help", cmd_help},  {"--help", cmd_help},
-                {"-h", cmd_help}, {"version", cmd_version}, {"--version", cmd_version},
+                {"run", cmd_run},           {"trace", trace_cli_main}, {"help", cmd_help},
+                {"--help", cmd_help},       {"-h", cmd_help},          {"version", cmd_version},
+                {"--version", cmd_version},
         };
 
         if (argc < 2) {

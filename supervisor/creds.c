@@ -17,8 +17,8 @@ static int n_saved_groups = -1;
 
 static void read_groups(void)
 {
-        n_saved_groups = getgroups((int)(sizeof(saved_groups) / sizeof(saved_groups[0])),
-                                   saved_groups);
+        n_saved_groups =
+                getgroups((int)(sizeof(saved_groups) / sizeof(saved_groups[0])), saved_groups);
 }
 
 static int cap_get(struct __user_cap_data_struct d[2])

@@ -19,8 +19,8 @@ struct config;
 
 struct creds_saved {
         bool switched;
-        bool identity;         /* the effective uid and gid were switched too ... */
-        uid_t euid;            /* ... from these */
+        bool identity; /* the effective uid and gid were switched too ... */
+        uid_t euid;    /* ... from these */
         gid_t egid;
         uint32_t effective[2]; /* the capability sets to restore */
 };

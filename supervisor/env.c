@@ -68,11 +68,7 @@ static const char *const secret_patterns[] = {
 /* Names the patterns catch that carry no secret. */
 static const char *const not_secret[] = {
         "*_AUTHOR_*", /* GIT_AUTHOR_NAME, _EMAIL, _DATE; not *_AUTHORIZATION */
-        "AUTHOR",
-        "*_AUTHOR",
-        "XAUTHORITY",
-        "ICEAUTHORITY",
-        "XAUTHLOCALHOSTNAME",
+        "AUTHOR",     "*_AUTHOR", "XAUTHORITY", "ICEAUTHORITY", "XAUTHLOCALHOSTNAME",
 };
 
 bool env_is_secret(const char *name)

@@ -221,11 +221,11 @@ static void check_user(const struct config *cfg)
                 return;
         if (cfg->uid == 0)
                 error_warn("warning: running as root: the command has no "
-                                "capabilities but owns root's files (see --user)\n");
+                           "capabilities but owns root's files (see --user)\n");
         if (cfg->default_user && stat(".", &st) == 0 && !may_write(&st, cfg->uid, cfg->gid))
                 error_warn("note: the command runs as nobody, who cannot write "
-                                "the current directory; --user root or --user $(stat -c %%u .) "
-                                "to change\n");
+                           "the current directory; --user root or --user $(stat -c %%u .) "
+                           "to change\n");
 }
 
 /* Refuse to start without a layer the run needs, unless --allow-degraded. */
@@ -241,11 +241,10 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "can read and write the memory of your other processes "
                                           "through /proc/PID/mem. --allow-degraded runs anyway",
                                           sup->layers.why_landlock);
-                error_warn(
-                        "warning: no Landlock (%s): other processes of this "
-                        "user are not protected from /proc/PID/mem, and host files are not "
-                        "write-protected (only chmod, chown, utimes and xattrs are checked)\n",
-                        sup->layers.why_landlock);
+                error_warn("warning: no Landlock (%s): other processes of this "
+                           "user are not protected from /proc/PID/mem, and host files are not "
+                           "write-protected (only chmod, chown, utimes and xattrs are checked)\n",
+                           sup->layers.why_landlock);
         }
         if (sup->cfg->set_user && geteuid() != 0)
                 return make_error(err, 0, "--user needs stockade to run as root");
@@ -257,17 +256,16 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                           "STOCKADE_TEST_DISABLE=%s is set, which removes "
                                           "protection layers; --allow-degraded runs anyway",
                                           getenv("STOCKADE_TEST_DISABLE"));
-                error_warn("warning: STOCKADE_TEST_DISABLE=%s\n",
-                        getenv("STOCKADE_TEST_DISABLE"));
+                error_warn("warning: STOCKADE_TEST_DISABLE=%s\n", getenv("STOCKADE_TEST_DISABLE"));
         }
         /* uid 0 without capabilities still writes root-owned files by their mode, sysctls
          * included (/proc/sys/kernel/core_pattern: a way out). Only Landlock stops that;
          * no degradation covers it (outside review F6). */
-        if (!sup->layers.landlock_abi && geteuid() == 0 && sup->cfg->set_user &&
-            sup->cfg->uid == 0)
-                return make_error(err, 0, "--user root needs Landlock, which this host lacks "
-                                          "(%s): uid 0 could rewrite /proc/sys and every "
-                                          "root-owned file",
+        if (!sup->layers.landlock_abi && geteuid() == 0 && sup->cfg->set_user && sup->cfg->uid == 0)
+                return make_error(err, 0,
+                                  "--user root needs Landlock, which this host lacks "
+                                  "(%s): uid 0 could rewrite /proc/sys and every "
+                                  "root-owned file",
                                   sup->layers.why_landlock);
         return 0;
 }
@@ -412,8 +410,12 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
-        sup->tty = (struct tty_relay){.master = -1, .slave = -1, .host_in = -1, .host_out = -1,
-                                      .term = -1, .fg_timer = -1};
+        sup->tty = (struct tty_relay){.master = -1,
+                                      .slave = -1,
+                                      .host_in = -1,
+                                      .host_out = -1,
+                                      .term = -1,
+                                      .fg_timer = -1};
         init_lock(&sup->lock);
         audit_init(&sup->audit);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
@@ -423,7 +425,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->fopts.ipc_denied = sup->layers.ipc == IPC_SHARED;
         sup->fopts.trace_all = plan->cfg->trace_path && plan->cfg->trace_level == TRACE_LEVEL_ALL;
         if (getrandom(&sup->fopts.handoff_key, sizeof(sup->fopts.handoff_key), 0) < 0)
-                sup->fopts.handoff_key = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
+                sup->fopts.handoff_key =
+                        (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
 
         code = supervise(sup, plan, err);
         if (!sup_free(sup, code)) {

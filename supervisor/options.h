@@ -54,7 +54,7 @@ struct config {
         struct env_op *env_ops;
         size_t n_env_ops;
         struct limits limits;
-        bool set_user; /* run the sandbox as uid:gid (root only): --user, or the default */
+        bool set_user;     /* run the sandbox as uid:gid (root only): --user, or the default */
         bool default_user; /* root without --user: nobody (DEFAULT_UID), not uid 0 */
         uid_t uid;
         gid_t gid;

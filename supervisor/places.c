@@ -21,8 +21,8 @@
  * price: the other terminals of the same uid are writable too (outside review F4), until the
  * virtual filesystem's /dev view shows the sandbox its own ptys only. */
 static const char *const devices[] = {
-        "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-        "/dev/tty",  "/dev/ptmx", "/dev/pts",
+        "/dev/null",    "/dev/zero", "/dev/full", "/dev/random",
+        "/dev/urandom", "/dev/tty",  "/dev/ptmx", "/dev/pts",
 };
 
 static bool is_hidden(const struct places *p, const struct stat *st);
@@ -80,18 +80,16 @@ static int add_cwd(struct places *p, struct error *err)
         if (strcmp(cwd, "/") == 0 || under(cwd, "/proc") || under(cwd, "/sys") ||
             under(cwd, "/dev") || sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC) {
                 p->cwd_refused = true;
-                error_warn(
-                        "warning: the current directory `%s` is not made writable "
-                        "(too broad, or kernel state); the command can write /tmp and /var/tmp "
-                        "only\n",
-                        cwd);
+                error_warn("warning: the current directory `%s` is not made writable "
+                           "(too broad, or kernel state); the command can write /tmp and /var/tmp "
+                           "only\n",
+                           cwd);
                 return 0;
         }
         if (home && *home == '/' && strcmp(home, "/") != 0 && under(home, cwd))
-                error_warn(
-                        "warning: the current directory `%s` holds the home directory "
-                        "`%s`: the command can rewrite its dotfiles (~/.bashrc, ~/.ssh)\n",
-                        cwd, home);
+                error_warn("warning: the current directory `%s` holds the home directory "
+                           "`%s`: the command can rewrite its dotfiles (~/.bashrc, ~/.ssh)\n",
+                           cwd, home);
         return add(p, cwd, PLACE_TREE, err);
 }
 
@@ -280,11 +278,10 @@ static int parent_of(int fd, const struct stat *st, int *parent)
                 return PARENT_ANONYMOUS;
         slash = strrchr(path, '/');
         *slash = '\0';
-        *parent = (int)syscall(SYS_openat2, AT_FDCWD, slash == path ? "/" : path, &how,
-                               sizeof(how));
+        *parent =
+                (int)syscall(SYS_openat2, AT_FDCWD, slash == path ? "/" : path, &how, sizeof(how));
         if (*parent < 0)
-                return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? PARENT_NONE
-                                                                             : -errno;
+                return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? PARENT_NONE : -errno;
         if (st->st_nlink > 0 && (fstatat(*parent, slash + 1, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
                                  named.st_dev != st->st_dev || named.st_ino != st->st_ino)) {
                 close(*parent);

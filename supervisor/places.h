@@ -41,7 +41,7 @@ struct place {
 struct places {
         struct place v[PLACES_MAX];
         size_t n;
-        bool cwd_refused; /* the current directory was too broad (or /proc, /sys, /dev) */
+        bool cwd_refused;     /* the current directory was too broad (or /proc, /sys, /dev) */
         struct place *hidden; /* PLACE_HIDDEN places (allocated; any number) */
         size_t n_hidden;
 };

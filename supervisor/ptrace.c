@@ -46,7 +46,8 @@ static bool ours(int pidfd, pid_t tid)
 
         memset(&si, 0, sizeof(si));
         if (pidfd >= 0)
-                r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | WNOWAIT | __WALL);
+                r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si,
+                           WEXITED | WNOHANG | WNOWAIT | __WALL);
         else
                 r = waitid(P_PID, (id_t)tid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL);
         return r == 0;

@@ -121,7 +121,7 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
                                   "process tree; --allow-degraded runs without it");
         /* Degraded: the tree is the sandbox's session, found in /proc (procscan.c). */
         error_warn("warning: no ptrace (%s): the tree is tracked through /proc\n",
-                sup->layers.why_ptrace);
+                   sup->layers.why_ptrace);
         pthread_mutex_lock(&sup->lock);
         tracee_add(&sup->tree, pid, fcntl(sup->root_pidfd, F_DUPFD_CLOEXEC, 0));
         pthread_mutex_unlock(&sup->lock);

@@ -68,8 +68,8 @@ struct supervisor {
         struct grants grants; /* the Landlock rules the shim applies (empty without Landlock) */
 
         int epfd;
-        struct event_source sigchld; /* signalfd: ptrace stops and exits */
-        struct event_source timer;   /* timerfd: --timeout */
+        struct event_source sigchld;    /* signalfd: ptrace stops and exits */
+        struct event_source timer;      /* timerfd: --timeout */
         struct event_source kill_timer; /* timerfd: --kill-after, armed by SIGTERM */
         struct event_source tty_src[4]; /* the pty relay: user in, out, master, fg timer */
         struct tty_relay tty;           /* the sandbox's own terminal (tty.h) */
@@ -93,21 +93,21 @@ struct supervisor {
         size_t req_size, resp_size;
 
         struct tracee_tree tree;
-        pid_t root;      /* the command's pid */
-        int root_pidfd;  /* ... and its identity, held from the fork */
+        pid_t root;       /* the command's pid */
+        int root_pidfd;   /* ... and its identity, held from the fork */
         bool root_exited; /* reaped (under `lock`) */
-        int root_status; /* wait status of the root */
+        int root_status;  /* wait status of the root */
         bool timed_out;
-        bool killing; /* the tree is being torn down */
-        bool kill_armed;   /* --kill-after is counting */
+        bool killing;       /* the tree is being torn down */
+        bool kill_armed;    /* --kill-after is counting */
         double last_sigint; /* CLOCK_MONOTONIC seconds of the last SIGINT, 0: none */
-        int suspend_sig;   /* the root stopped with this signal: stop stockade too */
-        bool tree_stopped; /* stockade stopped the tree (SIGTSTP) */
-        pid_t watcher;     /* signals.c: stops the tree when SIGSTOP stops us; -1: none */
+        int suspend_sig;    /* the root stopped with this signal: stop stockade too */
+        bool tree_stopped;  /* stockade stopped the tree (SIGTSTP) */
+        pid_t watcher;      /* signals.c: stops the tree when SIGSTOP stops us; -1: none */
         struct counters n;
         struct audit_log audit; /* --mode audit: the would-be denials by kind (audit.h) */
-        struct trace *trace; /* --trace: the recorder (supervisor/trace.h), or NULL */
-        struct rlimit nofile; /* RLIMIT_NOFILE as we found it: the command's */
+        struct trace *trace;    /* --trace: the recorder (supervisor/trace.h), or NULL */
+        struct rlimit nofile;   /* RLIMIT_NOFILE as we found it: the command's */
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps

@@ -131,8 +131,9 @@ int trace_open(struct supervisor *sup, struct error *err)
         if (r < 0)
                 return r;
         if (!sup->layers.landlock_abi && !t->socket)
-                fprintf(stderr, "stockade: warning: without Landlock the sandbox can write the "
-                                "trace `%s` (it cannot read it)\n",
+                fprintf(stderr,
+                        "stockade: warning: without Landlock the sandbox can write the "
+                        "trace `%s` (it cannot read it)\n",
                         path);
         for (size_t i = 0; i < TRACE_PRODUCERS; i++)
                 t->rings[i].buf = xcalloc(1, TRACE_RING_SIZE);
@@ -386,8 +387,8 @@ void trace_call_answering(struct supervisor *sup, struct call *call)
 {
         /* An exec replaces the memory its path lives in: copy it before the answer (for the
          * trace only; the decision did not read it). */
-        if (call->row && (call->row == &syscall_table[SC_execve] ||
-                          call->row == &syscall_table[SC_execveat]))
+        if (call->row &&
+            (call->row == &syscall_table[SC_execve] || call->row == &syscall_table[SC_execveat]))
                 copy_mem(call);
 }
 
@@ -473,7 +474,7 @@ static int encode_call(struct trace *t, const struct raw_call *rc)
         ev.result = rc->err ? 0 : rc->val;
         ev.error = rc->err;
         ev.duration_ns = rc->dur;
-        ev.rule = (char *)(rc->rule ? rc->rule
+        ev.rule = (char *)(rc->rule      ? rc->rule
                            : rc->unknown ? "table: unknown syscall"
                                          : protobuf_c_empty_string);
         ev.backtrace_id = rc->bt_id;
@@ -506,8 +507,9 @@ static void write_failed(struct trace *t, int r)
                 return;
         }
         if (!t->warned)
-                fprintf(stderr, "stockade: warning: cannot write the trace (%s); the sandbox "
-                                "waits until it can%s\n",
+                fprintf(stderr,
+                        "stockade: warning: cannot write the trace (%s); the sandbox "
+                        "waits until it can%s\n",
                         strerror(-r), "");
         t->warned = true;
 }
@@ -822,14 +824,14 @@ uint64_t trace_writer_cpu_ns(struct supervisor *sup)
 
 void trace_bench_push(struct supervisor *sup, uint64_t n)
 {
-        struct seccomp_notif req = {.pid = (uint32_t)getpid(), .data = {.nr = 257, .arch = AUDIT_ARCH_X86_64}};
+        struct seccomp_notif req = {.pid = (uint32_t)getpid(),
+                                    .data = {.nr = 257, .arch = AUDIT_ARCH_X86_64}};
         struct seccomp_notif_resp resp = {.flags = 0, .val = 3};
         struct trace_call tc;
         struct call call = {.req = &req, .resp = &resp, .tc = &tc};
-        static const char *const paths[] = {"/usr/lib/python3.11/json/__init__.py",
-                                            "/usr/lib/python3.11/json/decoder.py",
-                                            "/usr/lib/python3.11/encodings/utf_8.py",
-                                            "/etc/ld.so.cache"};
+        static const char *const paths[] = {
+                "/usr/lib/python3.11/json/__init__.py", "/usr/lib/python3.11/json/decoder.py",
+                "/usr/lib/python3.11/encodings/utf_8.py", "/etc/ld.so.cache"};
 
         call.row = syscall_lookup(AUDIT_ARCH_X86_64, 257);
         req.data.args[0] = (uint64_t)AT_FDCWD;

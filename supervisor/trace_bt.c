@@ -33,8 +33,8 @@ struct capped {
  * taken on the main thread only, one at a time. */
 static struct capped *current;
 
-static int capped_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
-                                 int need, void *arg)
+static int capped_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need,
+                                 void *arg)
 {
         return _UPT_find_proc_info(as, ip, pi, need, current->upt);
 }
@@ -72,8 +72,8 @@ static int capped_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *
         return _UPT_access_reg(as, reg, val, 0, current->upt);
 }
 
-static int capped_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
-                               int write, void *arg)
+static int capped_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+                               void *arg)
 {
         if (write)
                 return -UNW_EINVAL;

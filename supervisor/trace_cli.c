@@ -67,9 +67,8 @@ int trace_cli_option(struct config *cfg, const char *name, const char *arg, stru
                 else if (strcmp(arg, "all") == 0)
                         cfg->trace_level = TRACE_LEVEL_ALL;
                 else
-                        return make_error(err, 0,
-                                          "run: --trace-level: `%s`; expected security or all",
-                                          arg);
+                        return make_error(
+                                err, 0, "run: --trace-level: `%s`; expected security or all", arg);
         } else if (strcmp(name, "backtrace") == 0) {
                 if (strcmp(arg, "denied") == 0)
                         cfg->trace_backtrace = TRACE_BT_DENIED;
@@ -120,7 +119,8 @@ static int open_trace(struct reader *r, const char *path)
                 close(l);
                 unlink(path + 5);
                 if (r->fd < 0) {
-                        fprintf(stderr, "stockade: trace `%s`: accept: %s\n", path, strerror(errno));
+                        fprintf(stderr, "stockade: trace `%s`: accept: %s\n", path,
+                                strerror(errno));
                         return -1;
                 }
                 r->follow = false; /* a socket blocks until data or the end */
@@ -172,8 +172,9 @@ static int each_record(struct reader *r, void (*fn)(struct reader *r, const Reco
                 }
                 if (st == TRACE_END) {
                         if (!ended && r->in.records) {
-                                fprintf(stderr, "stockade: trace `%s`: no end record: the run "
-                                                "was cut short (%llu records read)\n",
+                                fprintf(stderr,
+                                        "stockade: trace `%s`: no end record: the run "
+                                        "was cut short (%llu records read)\n",
                                         r->path, (unsigned long long)r->in.records);
                                 return EXIT_DAMAGED;
                         }
@@ -253,8 +254,9 @@ static void show_event(struct reader *r, const Stockade__Trace__Event *e)
                 printf(") = -1 %s (%s)", strerrorname_np(e->error) ?: "E?", strerror(e->error));
         else
                 printf(") = %" PRId64, e->result);
-        printf(" <%s%s%s%s %.1fus>", trace_verdict_name(e->verdict), e->would_deny ? ", would deny" : "",
-               e->rule[0] ? ": " : "", e->rule, (double)e->duration_ns / 1000.0);
+        printf(" <%s%s%s%s %.1fus>", trace_verdict_name(e->verdict),
+               e->would_deny ? ", would deny" : "", e->rule[0] ? ": " : "", e->rule,
+               (double)e->duration_ns / 1000.0);
         if (e->backtrace_id) {
                 printf(" [backtrace %" PRIu64 "]", e->backtrace_id);
                 if (r->n_shown_bt < ARRAY_SIZE(r->shown_bt))
@@ -390,11 +392,12 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
         }
 }
 
-
 static int parse_only(const char *s, enum only *out)
 {
-        static const char *const names[] = {[ONLY_DENIED] = "denied", [ONLY_NET] = "net",
-                                            [ONLY_EXEC] = "exec", [ONLY_FILES] = "files"};
+        static const char *const names[] = {[ONLY_DENIED] = "denied",
+                                            [ONLY_NET] = "net",
+                                            [ONLY_EXEC] = "exec",
+                                            [ONLY_FILES] = "files"};
 
         for (size_t i = 1; i < ARRAY_SIZE(names); i++)
                 if (strcmp(s, names[i]) == 0) {

@@ -137,46 +137,80 @@ static size_t flags(char *out, size_t size, uint64_t v, const struct flag *f, si
         return len < size ? len : size - 1;
 }
 
-#define F(x) {x, #x}
+#define F(x)                                                                                       \
+        {                                                                                          \
+                x, #x                                                                              \
+        }
 static const struct flag oflags[] = {
-        F(O_CREAT),     F(O_EXCL),     F(O_NOCTTY),
-        F(O_TRUNC),     F(O_APPEND),  F(O_NONBLOCK),  F(O_DSYNC),    F(O_DIRECT),
-        F(O_LARGEFILE), F(O_NOFOLLOW), F(O_NOATIME),  F(O_CLOEXEC),  {04000000, "__O_SYNC"},
-        F(O_PATH),      {020000000 | O_DIRECTORY, "O_TMPFILE"}, F(O_DIRECTORY), F(O_ASYNC),
+        F(O_CREAT),
+        F(O_EXCL),
+        F(O_NOCTTY),
+        F(O_TRUNC),
+        F(O_APPEND),
+        F(O_NONBLOCK),
+        F(O_DSYNC),
+        F(O_DIRECT),
+        F(O_LARGEFILE),
+        F(O_NOFOLLOW),
+        F(O_NOATIME),
+        F(O_CLOEXEC),
+        {04000000, "__O_SYNC"},
+        F(O_PATH),
+        {020000000 | O_DIRECTORY, "O_TMPFILE"},
+        F(O_DIRECTORY),
+        F(O_ASYNC),
 };
 static const struct flag atflags[] = {
-        F(AT_SYMLINK_NOFOLLOW), F(AT_REMOVEDIR), F(AT_SYMLINK_FOLLOW), F(AT_NO_AUTOMOUNT),
-        F(AT_EMPTY_PATH),       F(AT_EACCESS),
+        F(AT_SYMLINK_NOFOLLOW), F(AT_REMOVEDIR),  F(AT_SYMLINK_FOLLOW),
+        F(AT_NO_AUTOMOUNT),     F(AT_EMPTY_PATH), F(AT_EACCESS),
 };
 static const struct flag amode[] = {F(R_OK), F(W_OK), F(X_OK)};
 static const struct flag prot[] = {F(PROT_READ), F(PROT_WRITE), F(PROT_EXEC)};
 static const struct flag mmapf[] = {
-        F(MAP_SHARED),  F(MAP_PRIVATE),   F(MAP_FIXED),    F(MAP_ANONYMOUS), F(MAP_GROWSDOWN),
-        F(MAP_DENYWRITE), F(MAP_NORESERVE), F(MAP_POPULATE), F(MAP_STACK),   F(MAP_FIXED_NOREPLACE),
+        F(MAP_SHARED),    F(MAP_PRIVATE),         F(MAP_FIXED),     F(MAP_ANONYMOUS),
+        F(MAP_GROWSDOWN), F(MAP_DENYWRITE),       F(MAP_NORESERVE), F(MAP_POPULATE),
+        F(MAP_STACK),     F(MAP_FIXED_NOREPLACE),
 };
 static const struct flag clonef[] = {
-        F(CLONE_VM),      F(CLONE_FS),       F(CLONE_FILES),   F(CLONE_SIGHAND),
-        F(CLONE_PIDFD),   F(CLONE_PTRACE),   F(CLONE_VFORK),   F(CLONE_PARENT),
-        F(CLONE_THREAD),  F(CLONE_NEWNS),    F(CLONE_SYSVSEM), F(CLONE_SETTLS),
-        F(CLONE_PARENT_SETTID), F(CLONE_CHILD_CLEARTID), F(CLONE_UNTRACED),
-        F(CLONE_CHILD_SETTID), F(CLONE_NEWCGROUP), F(CLONE_NEWUTS), F(CLONE_NEWIPC),
-        F(CLONE_NEWUSER), F(CLONE_NEWPID),   F(CLONE_NEWNET),  F(CLONE_IO),
+        F(CLONE_VM),
+        F(CLONE_FS),
+        F(CLONE_FILES),
+        F(CLONE_SIGHAND),
+        F(CLONE_PIDFD),
+        F(CLONE_PTRACE),
+        F(CLONE_VFORK),
+        F(CLONE_PARENT),
+        F(CLONE_THREAD),
+        F(CLONE_NEWNS),
+        F(CLONE_SYSVSEM),
+        F(CLONE_SETTLS),
+        F(CLONE_PARENT_SETTID),
+        F(CLONE_CHILD_CLEARTID),
+        F(CLONE_UNTRACED),
+        F(CLONE_CHILD_SETTID),
+        F(CLONE_NEWCGROUP),
+        F(CLONE_NEWUTS),
+        F(CLONE_NEWIPC),
+        F(CLONE_NEWUSER),
+        F(CLONE_NEWPID),
+        F(CLONE_NEWNET),
+        F(CLONE_IO),
 };
 static const struct flag socktype[] = {F(SOCK_NONBLOCK), F(SOCK_CLOEXEC)};
 #undef F
 
 static const char *const families[] = {
-        [AF_UNIX] = "AF_UNIX", [AF_INET] = "AF_INET", [AF_INET6] = "AF_INET6",
+        [AF_UNIX] = "AF_UNIX",       [AF_INET] = "AF_INET",     [AF_INET6] = "AF_INET6",
         [AF_NETLINK] = "AF_NETLINK", [AF_PACKET] = "AF_PACKET",
 };
 static const char *const socktypes[] = {
-        [SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM", [SOCK_RAW] = "SOCK_RAW",
+        [SOCK_STREAM] = "SOCK_STREAM",       [SOCK_DGRAM] = "SOCK_DGRAM",   [SOCK_RAW] = "SOCK_RAW",
         [SOCK_SEQPACKET] = "SOCK_SEQPACKET", [SOCK_PACKET] = "SOCK_PACKET",
 };
 static const char *const fcntls[] = {
-        [F_DUPFD] = "F_DUPFD", [F_GETFD] = "F_GETFD", [F_SETFD] = "F_SETFD",
-        [F_GETFL] = "F_GETFL", [F_SETFL] = "F_SETFL", [F_GETLK] = "F_GETLK",
-        [F_SETLK] = "F_SETLK", [F_SETLKW] = "F_SETLKW", [F_SETOWN] = "F_SETOWN",
+        [F_DUPFD] = "F_DUPFD",   [F_GETFD] = "F_GETFD",   [F_SETFD] = "F_SETFD",
+        [F_GETFL] = "F_GETFL",   [F_SETFL] = "F_SETFL",   [F_GETLK] = "F_GETLK",
+        [F_SETLK] = "F_SETLK",   [F_SETLKW] = "F_SETLKW", [F_SETOWN] = "F_SETOWN",
         [F_GETOWN] = "F_GETOWN",
 };
 

@@ -88,7 +88,7 @@ struct trace {
         /* written by the writer only */
         uint64_t events;
         atomic_uint_fast64_t writer_cpu_ns; /* CPU time of the writer thread (bench/) */
-        struct trace_count (*counts)[6]; /* [nr][verdict] */
+        struct trace_count (*counts)[6];    /* [nr][verdict] */
         /* backtraces */
         atomic_uint_fast64_t bt_seq;
         pthread_mutex_t bt_mu;

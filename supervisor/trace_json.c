@@ -70,8 +70,8 @@ static void scalar(FILE *out, const ProtobufCFieldDescriptor *f, const void *p)
                 fputs(*(const protobuf_c_boolean *)p ? "true" : "false", out);
                 break;
         case PROTOBUF_C_TYPE_ENUM: {
-                const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
-                        f->descriptor, *(const int *)p);
+                const ProtobufCEnumValue *ev =
+                        protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
                 if (ev)
                         json_string(out, ev->name);
                 else
@@ -150,7 +150,8 @@ void json_message_fields(FILE *out, const ProtobufCMessage *m, bool first)
                 const char *base = (const char *)m + f->offset;
 
                 if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-                        uint32_t which = *(const uint32_t *)((const char *)m + f->quantifier_offset);
+                        uint32_t which =
+                                *(const uint32_t *)((const char *)m + f->quantifier_offset);
                         if (which != f->id)
                                 continue;
                 } else if (f->label == PROTOBUF_C_LABEL_REPEATED) {

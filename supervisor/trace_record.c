@@ -122,7 +122,7 @@ void trace_write_session(struct supervisor *sup, char *const *envp)
                           (trace_now() - t->mono0);
         s.start_mono_ns = t->mono0;
         s.level = sup->cfg->trace_level == TRACE_LEVEL_ALL ? "all" : "security";
-        s.backtrace = sup->cfg->trace_backtrace == TRACE_BT_ALL      ? "all"
+        s.backtrace = sup->cfg->trace_backtrace == TRACE_BT_ALL     ? "all"
                       : sup->cfg->trace_backtrace == TRACE_BT_NEVER ? "never"
                                                                     : "denied";
         s.supervisor_pid = (uint32_t)getpid();

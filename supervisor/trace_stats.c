@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVERDICTS 6
+#define NVERDICTS   6
 #define DENIED_KEYS 4096
-#define PROCS_MAX 65536
+#define PROCS_MAX   65536
 
 struct denied {
         char *call;
@@ -61,7 +61,8 @@ static void count_denied(struct stats *s, const Stockade__Trace__Event *e)
         size_t n = (size_t)snprintf(call, sizeof(call), "%s(", e->syscall);
 
         for (size_t i = 0; i < e->n_args && n < sizeof(call); i++)
-                n += (size_t)snprintf(call + n, sizeof(call) - n, "%s%s", i ? ", " : "", e->args[i]);
+                n += (size_t)snprintf(call + n, sizeof(call) - n, "%s%s", i ? ", " : "",
+                                      e->args[i]);
         if (n < sizeof(call))
                 snprintf(call + n, sizeof(call) - n, ") = %s", strerrorname_np(e->error) ?: "?");
         for (size_t i = 0; i < s->n_denied; i++)
@@ -168,7 +169,8 @@ int trace_stats(struct reader *r)
         struct stats *s = xcalloc(1, sizeof(*s));
         int code = trace_each_record(r, stats_one, s);
 
-        printf("%-20s %-9s %9s %12s %10s\n", "syscall", "verdict", "calls", "supervisor", "per call");
+        printf("%-20s %-9s %9s %12s %10s\n", "syscall", "verdict", "calls", "supervisor",
+               "per call");
         for (int nr = 0; nr < SYSCALL_NR_LIMIT; nr++)
                 for (int v = 0; v < NVERDICTS; v++) {
                         const struct syscall_row *row;
@@ -305,8 +307,8 @@ static void chrome_one(struct reader *r, const Record *rec, void *arg)
                 chrome_sep(c);
                 printf("{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%s\",\"ts\":%.3f,\"pid\":%u,"
                        "\"tid\":%u,\"args\":",
-                       protobuf_c_enum_descriptor_get_value(&stockade__trace__process__kind__descriptor,
-                                                            p->kind)
+                       protobuf_c_enum_descriptor_get_value(
+                               &stockade__trace__process__kind__descriptor, p->kind)
                                ? protobuf_c_enum_descriptor_get_value(
                                          &stockade__trace__process__kind__descriptor, p->kind)
                                          ->name

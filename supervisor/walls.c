@@ -50,17 +50,18 @@ static int check_enforceable(const struct vfs_mount *m, struct error *err)
         struct stat st;
 
         if (m->mode == VFS_TMP)
-                return make_error(err, 0, "run: %s: private --tmp directories are not yet "
-                                          "supported (the virtual filesystem's emulation)",
+                return make_error(err, 0,
+                                  "run: %s: private --tmp directories are not yet "
+                                  "supported (the virtual filesystem's emulation)",
                                   m->origin);
         if (m->mode == VFS_COW)
-                return make_error(err, 0, "run: %s: copy-on-write is not yet supported",
-                                  m->origin);
+                return make_error(err, 0, "run: %s: copy-on-write is not yet supported", m->origin);
         if (m->mode == VFS_HIDDEN)
                 return 0;
         if (strcmp(m->host, m->sandbox) != 0)
-                return make_error(err, 0, "run: %s: a different sandbox path is not yet "
-                                          "supported; give one path",
+                return make_error(err, 0,
+                                  "run: %s: a different sandbox path is not yet "
+                                  "supported; give one path",
                                   m->origin);
         if (stat(m->host, &st) < 0)
                 return make_error(err, errno, "run: %s: host path `%s`", m->origin, m->host);
@@ -169,10 +170,10 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
  * match them): "/home/.." must not hide "/". */
 static bool has_dot_component(const char *path)
 {
-        for (const char *c = path; (c = strchr(c, '/')); ) {
+        for (const char *c = path; (c = strchr(c, '/'));) {
                 c++;
-                if (c[0] == '.' && (c[1] == '\0' || c[1] == '/' ||
-                                    (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
+                if (c[0] == '.' &&
+                    (c[1] == '\0' || c[1] == '/' || (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
                         return true;
         }
         return false;

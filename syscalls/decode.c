@@ -120,120 +120,222 @@ struct name {
         const char *name;
 };
 
-#define N(x) {(uint64_t)(x), #x}
+#define N(x)                                                                                       \
+        {                                                                                          \
+                (uint64_t)(x), #x                                                                  \
+        }
 static const struct name families[] = {
-        N(AF_UNSPEC),  N(AF_UNIX),     N(AF_INET),   N(AF_AX25),    N(AF_IPX),
-        N(AF_APPLETALK), N(AF_NETROM), N(AF_BRIDGE), N(AF_ATMPVC),  N(AF_X25),
-        N(AF_INET6),   N(AF_ROSE),     N(AF_DECnet), N(AF_NETBEUI), N(AF_SECURITY),
-        N(AF_KEY),     N(AF_NETLINK),  N(AF_PACKET), N(AF_ASH),     N(AF_ECONET),
-        N(AF_ATMSVC),  N(AF_RDS),      N(AF_SNA),    N(AF_IRDA),    N(AF_PPPOX),
-        N(AF_WANPIPE), N(AF_LLC),      N(AF_IB),     N(AF_MPLS),    N(AF_CAN),
-        N(AF_TIPC),    N(AF_BLUETOOTH), N(AF_IUCV),  N(AF_RXRPC),   N(AF_ISDN),
-        N(AF_PHONET),  N(AF_IEEE802154), N(AF_CAIF), N(AF_ALG),     N(AF_NFC),
-        N(AF_VSOCK),   N(AF_KCM),      N(AF_QIPCRTR), N(AF_SMC),    N(AF_XDP),
+        N(AF_UNSPEC),    N(AF_UNIX),       N(AF_INET),    N(AF_AX25),    N(AF_IPX),
+        N(AF_APPLETALK), N(AF_NETROM),     N(AF_BRIDGE),  N(AF_ATMPVC),  N(AF_X25),
+        N(AF_INET6),     N(AF_ROSE),       N(AF_DECnet),  N(AF_NETBEUI), N(AF_SECURITY),
+        N(AF_KEY),       N(AF_NETLINK),    N(AF_PACKET),  N(AF_ASH),     N(AF_ECONET),
+        N(AF_ATMSVC),    N(AF_RDS),        N(AF_SNA),     N(AF_IRDA),    N(AF_PPPOX),
+        N(AF_WANPIPE),   N(AF_LLC),        N(AF_IB),      N(AF_MPLS),    N(AF_CAN),
+        N(AF_TIPC),      N(AF_BLUETOOTH),  N(AF_IUCV),    N(AF_RXRPC),   N(AF_ISDN),
+        N(AF_PHONET),    N(AF_IEEE802154), N(AF_CAIF),    N(AF_ALG),     N(AF_NFC),
+        N(AF_VSOCK),     N(AF_KCM),        N(AF_QIPCRTR), N(AF_SMC),     N(AF_XDP),
         N(AF_MCTP),
 };
 static const struct name socktypes[] = {
-        N(SOCK_STREAM), N(SOCK_DGRAM), N(SOCK_RAW), N(SOCK_RDM),
-        N(SOCK_SEQPACKET), N(SOCK_DCCP), N(SOCK_PACKET),
+        N(SOCK_STREAM),    N(SOCK_DGRAM), N(SOCK_RAW),    N(SOCK_RDM),
+        N(SOCK_SEQPACKET), N(SOCK_DCCP),  N(SOCK_PACKET),
 };
 static const struct name netlinks[] = {
-        N(NETLINK_ROUTE),    N(NETLINK_USERSOCK),  N(NETLINK_FIREWALL), N(NETLINK_SOCK_DIAG),
-        N(NETLINK_NFLOG),    N(NETLINK_XFRM),      N(NETLINK_SELINUX),  N(NETLINK_ISCSI),
-        N(NETLINK_AUDIT),    N(NETLINK_FIB_LOOKUP), N(NETLINK_CONNECTOR), N(NETLINK_NETFILTER),
-        N(NETLINK_IP6_FW),   N(NETLINK_DNRTMSG),   N(NETLINK_KOBJECT_UEVENT),
-        N(NETLINK_GENERIC),  N(NETLINK_SCSITRANSPORT), N(NETLINK_ECRYPTFS), N(NETLINK_RDMA),
-        N(NETLINK_CRYPTO),   N(NETLINK_SMC),
+        N(NETLINK_ROUTE),      N(NETLINK_USERSOCK),      N(NETLINK_FIREWALL),
+        N(NETLINK_SOCK_DIAG),  N(NETLINK_NFLOG),         N(NETLINK_XFRM),
+        N(NETLINK_SELINUX),    N(NETLINK_ISCSI),         N(NETLINK_AUDIT),
+        N(NETLINK_FIB_LOOKUP), N(NETLINK_CONNECTOR),     N(NETLINK_NETFILTER),
+        N(NETLINK_IP6_FW),     N(NETLINK_DNRTMSG),       N(NETLINK_KOBJECT_UEVENT),
+        N(NETLINK_GENERIC),    N(NETLINK_SCSITRANSPORT), N(NETLINK_ECRYPTFS),
+        N(NETLINK_RDMA),       N(NETLINK_CRYPTO),        N(NETLINK_SMC),
 };
 static const struct name ipprotos[] = {
-        N(IPPROTO_IP),   N(IPPROTO_ICMP), N(IPPROTO_IGMP),    N(IPPROTO_TCP), N(IPPROTO_UDP),
-        N(IPPROTO_IPV6), N(IPPROTO_GRE),  N(IPPROTO_ICMPV6), N(IPPROTO_SCTP), N(IPPROTO_UDPLITE),
-        N(IPPROTO_MPTCP), N(IPPROTO_RAW),
+        N(IPPROTO_IP),   N(IPPROTO_ICMP),    N(IPPROTO_IGMP),  N(IPPROTO_TCP),
+        N(IPPROTO_UDP),  N(IPPROTO_IPV6),    N(IPPROTO_GRE),   N(IPPROTO_ICMPV6),
+        N(IPPROTO_SCTP), N(IPPROTO_UDPLITE), N(IPPROTO_MPTCP), N(IPPROTO_RAW),
 };
 static const struct name ethprotos[] = {
         N(ETH_P_ALL), N(ETH_P_IP), N(ETH_P_ARP), N(ETH_P_IPV6), N(ETH_P_8021Q),
 };
 static const struct name ioctls[] = {
-        N(TIOCSTI),   N(TIOCLINUX),  N(TCGETS),     N(TCSETS),    N(TCSETSW),   N(TCSETSF),
-        N(TIOCGWINSZ), N(TIOCSWINSZ), N(TIOCSCTTY), N(TIOCNOTTY), N(TIOCGPGRP), N(TIOCSPGRP),
-        N(TIOCEXCL),  N(TIOCNXCL),   N(TIOCGPTN),   N(TIOCSPTLCK), N(TIOCGPTPEER),
-        N(FIONREAD),  N(FIONBIO),    N(FIOCLEX),    N(FIONCLEX),  N(FIOASYNC),
-        N(FIOSETOWN), N(FIOGETOWN),  N(SIOCSPGRP),  N(SIOCGPGRP),
-        N(FS_IOC_GETFLAGS), N(FS_IOC_SETFLAGS), N(FS_IOC32_GETFLAGS), N(FS_IOC32_SETFLAGS),
-        N(FS_IOC_FSGETXATTR), N(FS_IOC_FSSETXATTR), N(USERFAULTFD_IOC_NEW),
+        N(TIOCSTI),
+        N(TIOCLINUX),
+        N(TCGETS),
+        N(TCSETS),
+        N(TCSETSW),
+        N(TCSETSF),
+        N(TIOCGWINSZ),
+        N(TIOCSWINSZ),
+        N(TIOCSCTTY),
+        N(TIOCNOTTY),
+        N(TIOCGPGRP),
+        N(TIOCSPGRP),
+        N(TIOCEXCL),
+        N(TIOCNXCL),
+        N(TIOCGPTN),
+        N(TIOCSPTLCK),
+        N(TIOCGPTPEER),
+        N(FIONREAD),
+        N(FIONBIO),
+        N(FIOCLEX),
+        N(FIONCLEX),
+        N(FIOASYNC),
+        N(FIOSETOWN),
+        N(FIOGETOWN),
+        N(SIOCSPGRP),
+        N(SIOCGPGRP),
+        N(FS_IOC_GETFLAGS),
+        N(FS_IOC_SETFLAGS),
+        N(FS_IOC32_GETFLAGS),
+        N(FS_IOC32_SETFLAGS),
+        N(FS_IOC_FSGETXATTR),
+        N(FS_IOC_FSSETXATTR),
+        N(USERFAULTFD_IOC_NEW),
 };
 static const struct name prctls[] = {
-        N(PR_SET_PDEATHSIG), N(PR_GET_PDEATHSIG), N(PR_GET_DUMPABLE), N(PR_SET_DUMPABLE),
-        N(PR_GET_KEEPCAPS), N(PR_SET_KEEPCAPS), N(PR_SET_NAME), N(PR_GET_NAME),
-        N(PR_GET_SECCOMP), N(PR_SET_SECCOMP), N(PR_CAPBSET_READ), N(PR_CAPBSET_DROP),
-        N(PR_GET_SECUREBITS), N(PR_SET_SECUREBITS), N(PR_SET_TIMERSLACK), N(PR_SET_MM),
-        N(PR_SET_CHILD_SUBREAPER), N(PR_GET_CHILD_SUBREAPER), N(PR_SET_NO_NEW_PRIVS),
-        N(PR_GET_NO_NEW_PRIVS), N(PR_SET_PTRACER), N(PR_SET_THP_DISABLE), N(PR_CAP_AMBIENT),
-        N(PR_SET_VMA), N(PR_SET_SPECULATION_CTRL), N(PR_SET_IO_FLUSHER),
-        N(PR_SET_SYSCALL_USER_DISPATCH), N(PR_SCHED_CORE),
+        N(PR_SET_PDEATHSIG),
+        N(PR_GET_PDEATHSIG),
+        N(PR_GET_DUMPABLE),
+        N(PR_SET_DUMPABLE),
+        N(PR_GET_KEEPCAPS),
+        N(PR_SET_KEEPCAPS),
+        N(PR_SET_NAME),
+        N(PR_GET_NAME),
+        N(PR_GET_SECCOMP),
+        N(PR_SET_SECCOMP),
+        N(PR_CAPBSET_READ),
+        N(PR_CAPBSET_DROP),
+        N(PR_GET_SECUREBITS),
+        N(PR_SET_SECUREBITS),
+        N(PR_SET_TIMERSLACK),
+        N(PR_SET_MM),
+        N(PR_SET_CHILD_SUBREAPER),
+        N(PR_GET_CHILD_SUBREAPER),
+        N(PR_SET_NO_NEW_PRIVS),
+        N(PR_GET_NO_NEW_PRIVS),
+        N(PR_SET_PTRACER),
+        N(PR_SET_THP_DISABLE),
+        N(PR_CAP_AMBIENT),
+        N(PR_SET_VMA),
+        N(PR_SET_SPECULATION_CTRL),
+        N(PR_SET_IO_FLUSHER),
+        N(PR_SET_SYSCALL_USER_DISPATCH),
+        N(PR_SCHED_CORE),
 };
 static const struct name ptraces[] = {
-        N(PTRACE_TRACEME), N(PTRACE_PEEKTEXT), N(PTRACE_PEEKDATA), N(PTRACE_PEEKUSER),
-        N(PTRACE_POKETEXT), N(PTRACE_POKEDATA), N(PTRACE_POKEUSER), N(PTRACE_CONT),
-        N(PTRACE_KILL), N(PTRACE_SINGLESTEP), N(PTRACE_GETREGS), N(PTRACE_SETREGS),
-        N(PTRACE_ATTACH), N(PTRACE_DETACH), N(PTRACE_SYSCALL), N(PTRACE_SETOPTIONS),
-        N(PTRACE_GETEVENTMSG), N(PTRACE_GETSIGINFO), N(PTRACE_SETSIGINFO),
-        N(PTRACE_GETREGSET), N(PTRACE_SETREGSET), N(PTRACE_SEIZE), N(PTRACE_INTERRUPT),
-        N(PTRACE_LISTEN), N(PTRACE_PEEKSIGINFO),
+        N(PTRACE_TRACEME),     N(PTRACE_PEEKTEXT),   N(PTRACE_PEEKDATA),   N(PTRACE_PEEKUSER),
+        N(PTRACE_POKETEXT),    N(PTRACE_POKEDATA),   N(PTRACE_POKEUSER),   N(PTRACE_CONT),
+        N(PTRACE_KILL),        N(PTRACE_SINGLESTEP), N(PTRACE_GETREGS),    N(PTRACE_SETREGS),
+        N(PTRACE_ATTACH),      N(PTRACE_DETACH),     N(PTRACE_SYSCALL),    N(PTRACE_SETOPTIONS),
+        N(PTRACE_GETEVENTMSG), N(PTRACE_GETSIGINFO), N(PTRACE_SETSIGINFO), N(PTRACE_GETREGSET),
+        N(PTRACE_SETREGSET),   N(PTRACE_SEIZE),      N(PTRACE_INTERRUPT),  N(PTRACE_LISTEN),
+        N(PTRACE_PEEKSIGINFO),
 };
 static const struct name bpfs[] = {
-        N(BPF_MAP_CREATE), N(BPF_MAP_LOOKUP_ELEM), N(BPF_MAP_UPDATE_ELEM),
-        N(BPF_MAP_DELETE_ELEM), N(BPF_MAP_GET_NEXT_KEY), N(BPF_PROG_LOAD), N(BPF_OBJ_PIN),
-        N(BPF_OBJ_GET), N(BPF_PROG_ATTACH), N(BPF_PROG_DETACH), N(BPF_PROG_TEST_RUN),
-        N(BPF_BTF_LOAD), N(BPF_LINK_CREATE),
+        N(BPF_MAP_CREATE),      N(BPF_MAP_LOOKUP_ELEM),  N(BPF_MAP_UPDATE_ELEM),
+        N(BPF_MAP_DELETE_ELEM), N(BPF_MAP_GET_NEXT_KEY), N(BPF_PROG_LOAD),
+        N(BPF_OBJ_PIN),         N(BPF_OBJ_GET),          N(BPF_PROG_ATTACH),
+        N(BPF_PROG_DETACH),     N(BPF_PROG_TEST_RUN),    N(BPF_BTF_LOAD),
+        N(BPF_LINK_CREATE),
 };
 static const struct name keyctls[] = {
-        N(KEYCTL_GET_KEYRING_ID), N(KEYCTL_JOIN_SESSION_KEYRING), N(KEYCTL_UPDATE),
-        N(KEYCTL_REVOKE), N(KEYCTL_CHOWN), N(KEYCTL_SETPERM), N(KEYCTL_DESCRIBE),
-        N(KEYCTL_CLEAR), N(KEYCTL_LINK), N(KEYCTL_UNLINK), N(KEYCTL_SEARCH), N(KEYCTL_READ),
-        N(KEYCTL_INSTANTIATE), N(KEYCTL_NEGATE), N(KEYCTL_SET_REQKEY_KEYRING),
-        N(KEYCTL_SET_TIMEOUT), N(KEYCTL_ASSUME_AUTHORITY), N(KEYCTL_GET_SECURITY),
-        N(KEYCTL_SESSION_TO_PARENT), N(KEYCTL_INVALIDATE), N(KEYCTL_GET_PERSISTENT),
+        N(KEYCTL_GET_KEYRING_ID),
+        N(KEYCTL_JOIN_SESSION_KEYRING),
+        N(KEYCTL_UPDATE),
+        N(KEYCTL_REVOKE),
+        N(KEYCTL_CHOWN),
+        N(KEYCTL_SETPERM),
+        N(KEYCTL_DESCRIBE),
+        N(KEYCTL_CLEAR),
+        N(KEYCTL_LINK),
+        N(KEYCTL_UNLINK),
+        N(KEYCTL_SEARCH),
+        N(KEYCTL_READ),
+        N(KEYCTL_INSTANTIATE),
+        N(KEYCTL_NEGATE),
+        N(KEYCTL_SET_REQKEY_KEYRING),
+        N(KEYCTL_SET_TIMEOUT),
+        N(KEYCTL_ASSUME_AUTHORITY),
+        N(KEYCTL_GET_SECURITY),
+        N(KEYCTL_SESSION_TO_PARENT),
+        N(KEYCTL_INVALIDATE),
+        N(KEYCTL_GET_PERSISTENT),
 };
 static const struct name seccomp_ops[] = {
-        N(SECCOMP_SET_MODE_STRICT), N(SECCOMP_SET_MODE_FILTER), N(SECCOMP_GET_ACTION_AVAIL),
+        N(SECCOMP_SET_MODE_STRICT),
+        N(SECCOMP_SET_MODE_FILTER),
+        N(SECCOMP_GET_ACTION_AVAIL),
         N(SECCOMP_GET_NOTIF_SIZES),
 };
 static const struct name fcntls[] = {
-        N(F_DUPFD), N(F_GETFD), N(F_SETFD), N(F_GETFL), N(F_SETFL), N(F_GETLK), N(F_SETLK),
-        N(F_SETLKW), N(F_SETOWN), N(F_GETOWN), N(F_SETSIG), N(F_GETSIG), N(F_SETOWN_EX),
-        N(F_GETOWN_EX), N(F_OFD_GETLK), N(F_OFD_SETLK), N(F_OFD_SETLKW), N(F_SETLEASE),
-        N(F_GETLEASE), N(F_NOTIFY), N(F_DUPFD_CLOEXEC), N(F_SETPIPE_SZ), N(F_GETPIPE_SZ),
-        N(F_ADD_SEALS), N(F_GET_SEALS),
+        N(F_DUPFD),         N(F_GETFD),      N(F_SETFD),      N(F_GETFL),     N(F_SETFL),
+        N(F_GETLK),         N(F_SETLK),      N(F_SETLKW),     N(F_SETOWN),    N(F_GETOWN),
+        N(F_SETSIG),        N(F_GETSIG),     N(F_SETOWN_EX),  N(F_GETOWN_EX), N(F_OFD_GETLK),
+        N(F_OFD_SETLK),     N(F_OFD_SETLKW), N(F_SETLEASE),   N(F_GETLEASE),  N(F_NOTIFY),
+        N(F_DUPFD_CLOEXEC), N(F_SETPIPE_SZ), N(F_GETPIPE_SZ), N(F_ADD_SEALS), N(F_GET_SEALS),
 };
 #undef N
 
 /* Flag words: multi-bit entries first, so that they win over their parts. */
-#define F(x) {(uint64_t)(x), #x}
+#define F(x)                                                                                       \
+        {                                                                                          \
+                (uint64_t)(x), #x                                                                  \
+        }
 static const struct name clonef[] = {
-        F(CLONE_VM),      F(CLONE_FS),       F(CLONE_FILES),   F(CLONE_SIGHAND),
-        F(CLONE_PIDFD),   F(CLONE_PTRACE),   F(CLONE_VFORK),   F(CLONE_PARENT),
-        F(CLONE_THREAD),  F(CLONE_NEWNS),    F(CLONE_SYSVSEM), F(CLONE_SETTLS),
-        F(CLONE_PARENT_SETTID), F(CLONE_CHILD_CLEARTID), F(CLONE_UNTRACED),
-        F(CLONE_CHILD_SETTID), F(CLONE_NEWCGROUP), F(CLONE_NEWUTS), F(CLONE_NEWIPC),
-        F(CLONE_NEWUSER), F(CLONE_NEWPID),   F(CLONE_NEWNET),  F(CLONE_IO),
+        F(CLONE_VM),
+        F(CLONE_FS),
+        F(CLONE_FILES),
+        F(CLONE_SIGHAND),
+        F(CLONE_PIDFD),
+        F(CLONE_PTRACE),
+        F(CLONE_VFORK),
+        F(CLONE_PARENT),
+        F(CLONE_THREAD),
+        F(CLONE_NEWNS),
+        F(CLONE_SYSVSEM),
+        F(CLONE_SETTLS),
+        F(CLONE_PARENT_SETTID),
+        F(CLONE_CHILD_CLEARTID),
+        F(CLONE_UNTRACED),
+        F(CLONE_CHILD_SETTID),
+        F(CLONE_NEWCGROUP),
+        F(CLONE_NEWUTS),
+        F(CLONE_NEWIPC),
+        F(CLONE_NEWUSER),
+        F(CLONE_NEWPID),
+        F(CLONE_NEWNET),
+        F(CLONE_IO),
 };
 static const struct name sockflags[] = {F(SOCK_NONBLOCK), F(SOCK_CLOEXEC)};
 static const struct name personaf[] = {
-        F(UNAME26), F(ADDR_NO_RANDOMIZE), F(FDPIC_FUNCPTRS), F(MMAP_PAGE_ZERO),
-        F(ADDR_COMPAT_LAYOUT), F(READ_IMPLIES_EXEC), F(ADDR_LIMIT_32BIT), F(SHORT_INODE),
-        F(WHOLE_SECONDS), F(STICKY_TIMEOUTS), F(ADDR_LIMIT_3GB),
+        F(UNAME26),          F(ADDR_NO_RANDOMIZE),  F(FDPIC_FUNCPTRS),
+        F(MMAP_PAGE_ZERO),   F(ADDR_COMPAT_LAYOUT), F(READ_IMPLIES_EXEC),
+        F(ADDR_LIMIT_32BIT), F(SHORT_INODE),        F(WHOLE_SECONDS),
+        F(STICKY_TIMEOUTS),  F(ADDR_LIMIT_3GB),
 };
 static const struct name seccompf[] = {
-        F(SECCOMP_FILTER_FLAG_TSYNC), F(SECCOMP_FILTER_FLAG_LOG),
-        F(SECCOMP_FILTER_FLAG_SPEC_ALLOW), F(SECCOMP_FILTER_FLAG_NEW_LISTENER),
+        F(SECCOMP_FILTER_FLAG_TSYNC),       F(SECCOMP_FILTER_FLAG_LOG),
+        F(SECCOMP_FILTER_FLAG_SPEC_ALLOW),  F(SECCOMP_FILTER_FLAG_NEW_LISTENER),
         F(SECCOMP_FILTER_FLAG_TSYNC_ESRCH), F(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
 };
 static const struct name oflags[] = {
-        F(O_CREAT),     F(O_EXCL),     F(O_NOCTTY),   F(O_TRUNC),    F(O_APPEND),
-        F(O_NONBLOCK),  F(O_DSYNC),    F(O_DIRECT),   F(O_LARGEFILE), F(O_NOFOLLOW),
-        F(O_NOATIME),   F(O_CLOEXEC),  {04000000, "__O_SYNC"},        F(O_PATH),
-        {020000000 | O_DIRECTORY, "O_TMPFILE"}, F(O_DIRECTORY), F(O_ASYNC),
+        F(O_CREAT),
+        F(O_EXCL),
+        F(O_NOCTTY),
+        F(O_TRUNC),
+        F(O_APPEND),
+        F(O_NONBLOCK),
+        F(O_DSYNC),
+        F(O_DIRECT),
+        F(O_LARGEFILE),
+        F(O_NOFOLLOW),
+        F(O_NOATIME),
+        F(O_CLOEXEC),
+        {04000000, "__O_SYNC"},
+        F(O_PATH),
+        {020000000 | O_DIRECTORY, "O_TMPFILE"},
+        F(O_DIRECTORY),
+        F(O_ASYNC),
 };
 #undef F
 
@@ -273,16 +375,16 @@ static size_t named(char *out, size_t size, uint64_t v, const struct name *t, si
 
 /* Names of the set bits of v joined by `|`, then what is left in hex; `zero` when v is 0.
  * `len` is what `out` already holds (a prefix to extend with `|`). */
-static size_t flags(char *out, size_t size, size_t len, uint64_t v, const struct name *t,
-                    size_t n, const char *zero)
+static size_t flags(char *out, size_t size, size_t len, uint64_t v, const struct name *t, size_t n,
+                    const char *zero)
 {
         if (!v)
                 return len ? len : put(out, size, snprintf(out, size, "%s", zero));
         for (size_t i = 0; i < n && len + 1 < size; i++)
                 if (t[i].v && (v & t[i].v) == t[i].v) {
-                        len += put(out + len, size - len,
-                                   snprintf(out + len, size - len, "%s%s", len ? "|" : "",
-                                            t[i].name));
+                        len += put(
+                                out + len, size - len,
+                                snprintf(out + len, size - len, "%s%s", len ? "|" : "", t[i].name));
                         v &= ~t[i].v;
                 }
         if (v && len + 1 < size)
@@ -362,8 +464,8 @@ static size_t oflags_of(char *out, size_t size, uint64_t v)
         static const char *const acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "3"};
         size_t len = put(out, size, snprintf(out, size, "%s", acc[v & O_ACCMODE]));
 
-        return flags(out, size, len, (uint32_t)v & ~(uint64_t)O_ACCMODE, oflags,
-                     ARRAY_SIZE(oflags), "");
+        return flags(out, size, len, (uint32_t)v & ~(uint64_t)O_ACCMODE, oflags, ARRAY_SIZE(oflags),
+                     "");
 }
 
 size_t decode_value(char *out, size_t size, enum decode_kind k, uint64_t v, const uint64_t *args)
@@ -386,7 +488,8 @@ size_t decode_value(char *out, size_t size, enum decode_kind k, uint64_t v, cons
         case D_FAMILY:
                 return named(out, size, iv, families, ARRAY_SIZE(families));
         case D_SOCKTYPE:
-                return flags(out, size, named(out, size, iv & 0xf, socktypes, ARRAY_SIZE(socktypes)),
+                return flags(out, size,
+                             named(out, size, iv & 0xf, socktypes, ARRAY_SIZE(socktypes)),
                              iv & ~0xfu, sockflags, ARRAY_SIZE(sockflags), "");
         case D_SOCKPROTO:
                 return sockproto(out, size, v, args);
@@ -415,7 +518,8 @@ size_t decode_value(char *out, size_t size, enum decode_kind k, uint64_t v, cons
         case D_FCNTL:
                 return named(out, size, iv, fcntls, ARRAY_SIZE(fcntls));
         case D_MODE:
-                return put(out, size, snprintf(out, size, "0%llo", (unsigned long long)(v & 07777)));
+                return put(out, size,
+                           snprintf(out, size, "0%llo", (unsigned long long)(v & 07777)));
         case D_OFLAGS:
                 return oflags_of(out, size, v);
         }

@@ -35,9 +35,9 @@ enum decode_kind {
         D_KEYCTL,      /* KEYCTL_* */
         D_SECCOMP_OP,  /* SECCOMP_SET_MODE_*, SECCOMP_GET_* */
         D_SECCOMP_FLAGS,
-        D_FCNTL,       /* F_* */
-        D_MODE,        /* 0644 */
-        D_OFLAGS,      /* O_RDONLY|O_CREAT... */
+        D_FCNTL,  /* F_* */
+        D_MODE,   /* 0644 */
+        D_OFLAGS, /* O_RDONLY|O_CREAT... */
 };
 
 /* How argument `i` of x86_64 syscall `nr` is shown. */

@@ -33,7 +33,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 
-#define X32_SYSCALL_BIT 0x40000000u
+#define X32_SYSCALL_BIT  0x40000000u
 #define SYSCALL_NR_WRITE 1
 
 /* ---- register-argument rules ------------------------------------------------------------ */

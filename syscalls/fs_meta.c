@@ -48,12 +48,12 @@ enum times_kind { TIMES_UTIMBUF, TIMES_TIMEVAL, TIMES_TIMESPEC };
 /* One decoded call and the copies made of its memory. */
 struct meta_call {
         enum meta_op op;
-        int fd;           /* the caller's dirfd (AT_FDCWD) or, in an fd form, the fd */
-        bool fd_form;     /* act on `fd` itself: fchmod, fchown, f*xattr, futimens */
-        bool magic;       /* a path /proc/self/fd/N: the fd N, acted on as a path */
-        uint64_t path;    /* address of the path; 0 = NULL */
-        bool nofollow;    /* lchown, l*xattr, AT_SYMLINK_NOFOLLOW */
-        bool empty_path;  /* AT_EMPTY_PATH */
+        int fd;          /* the caller's dirfd (AT_FDCWD) or, in an fd form, the fd */
+        bool fd_form;    /* act on `fd` itself: fchmod, fchown, f*xattr, futimens */
+        bool magic;      /* a path /proc/self/fd/N: the fd N, acted on as a path */
+        uint64_t path;   /* address of the path; 0 = NULL */
+        bool nofollow;   /* lchown, l*xattr, AT_SYMLINK_NOFOLLOW */
+        bool empty_path; /* AT_EMPTY_PATH */
         mode_t mode;
         uid_t uid;
         gid_t gid;
@@ -90,7 +90,9 @@ static int copy_times(pid_t tid, struct meta_call *m)
         if (m->times_kind == TIMES_TIMESPEC)
                 return tmem_read(tid, m->times, m->ts, sizeof(m->ts));
         if (m->times_kind == TIMES_UTIMBUF) {
-                struct utimbuf { long actime, modtime; } u;
+                struct utimbuf {
+                        long actime, modtime;
+                } u;
                 int r = tmem_read(tid, m->times, &u, sizeof(u));
                 if (r < 0)
                         return r;
@@ -105,7 +107,8 @@ static int copy_times(pid_t tid, struct meta_call *m)
         for (int i = 0; i < 2; i++) {
                 if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
                         return -EINVAL;
-                m->ts[i] = (struct timespec){.tv_sec = tv[i].tv_sec, .tv_nsec = tv[i].tv_usec * 1000};
+                m->ts[i] =
+                        (struct timespec){.tv_sec = tv[i].tv_sec, .tv_nsec = tv[i].tv_usec * 1000};
         }
         return 0;
 }

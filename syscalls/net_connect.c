@@ -65,11 +65,11 @@
 
 /* The call, decoded, and the copy of its address. */
 struct connect_call {
-        int fd;       /* the caller's socket, by its number */
+        int fd; /* the caller's socket, by its number */
         uint64_t uaddr;
-        int len;      /* addrlen, as the kernel takes it (an int) */
+        int len; /* addrlen, as the kernel takes it (an int) */
         struct sockaddr_storage addr;
-        int domain;   /* of the socket (SO_DOMAIN) */
+        int domain;                                                 /* of the socket (SO_DOMAIN) */
         char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1]; /* AF_UNIX pathname */
 };
 
@@ -142,9 +142,9 @@ static void connect_path(struct supervisor *sup, struct call *call, struct conne
                 return;
         }
         snprintf(via.sun_path, sizeof(via.sun_path), "/proc/self/fd/%d", target);
-        r = connect_as_program(sup, sock, (struct sockaddr *)&via,
-                               (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-                                           strlen(via.sun_path) + 1));
+        r = connect_as_program(
+                sup, sock, (struct sockaddr *)&via,
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1));
         if (r < 0)
                 call_fail(call, -r);
         else

@@ -154,8 +154,7 @@ int proc_target(struct supervisor *sup, struct call *call)
                 return 0;
         }
         trace_call_rule(call, "a process outside the sandbox's tree");
-        call_deny(sup, call,
-                  a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
+        call_deny(sup, call, a0 == -1 && call->row == &syscall_table[SC_kill] ? EPERM : ESRCH);
         return 0;
 }
 

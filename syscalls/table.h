@@ -16,16 +16,16 @@ enum verdict {
 
 /* What a syscall touches; used by the trace decoders and later policy layers. */
 enum {
-        SF_PATH = 1u << 0,   /* takes a path in memory */
-        SF_FD = 1u << 1,     /* operates on an fd the program holds */
-        SF_RETFD = 1u << 2,  /* returns a new fd */
-        SF_NET = 1u << 3,    /* socket family */
-        SF_PROC = 1u << 4,   /* names another process */
-        SF_MEM = 1u << 5,    /* address-space management */
-        SF_SIG = 1u << 6,    /* signals */
-        SF_TIME = 1u << 7,   /* clocks and timers */
-        SF_ID = 1u << 8,     /* credentials */
-        SF_ADMIN = 1u << 9,  /* host administration */
+        SF_PATH = 1u << 0,    /* takes a path in memory */
+        SF_FD = 1u << 1,      /* operates on an fd the program holds */
+        SF_RETFD = 1u << 2,   /* returns a new fd */
+        SF_NET = 1u << 3,     /* socket family */
+        SF_PROC = 1u << 4,    /* names another process */
+        SF_MEM = 1u << 5,     /* address-space management */
+        SF_SIG = 1u << 6,     /* signals */
+        SF_TIME = 1u << 7,    /* clocks and timers */
+        SF_ID = 1u << 8,      /* credentials */
+        SF_ADMIN = 1u << 9,   /* host administration */
         SF_BYPASS = 1u << 10, /* a known sandbox bypass route */
         /* Its ERRNO is a fallback that libc takes silently (clone3 -> clone): kept in the
          * kernel in audit mode too, since it is not a denial anyone would see. */

@@ -105,9 +105,9 @@ static int race(const char *in, const char *out, const char *mode)
 static int race_other(const char *how, const char *in, const char *out, const char *mode)
 {
         bool shared = !strcmp(how, "shared");
-        char *buf = shared ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                                  -1, 0)
-                           : race_buf;
+        char *buf =
+                shared ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                       : race_buf;
         int go[2], status, fd = -1, ok = 0;
         char path[64];
         pid_t pid;
@@ -166,7 +166,8 @@ int main(int argc, char **argv)
                 return done(op, fd < 0 ? -1 : write(fd, "x", 1));
         }
         if (!strcmp(op, "create"))
-                return done(op, syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_EXCL | O_WRONLY, 0644));
+                return done(op,
+                            syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_EXCL | O_WRONLY, 0644));
         if (!strcmp(op, "unlink"))
                 return done(op, syscall(SYS_unlink, path));
         if (!strcmp(op, "rewrite"))
@@ -219,8 +220,8 @@ int main(int argc, char **argv)
         if (!strcmp(op, "creat_mode"))
                 return done(op, syscall(SYS_creat, path, strtol(arg, NULL, 8)));
         if (!strcmp(op, "mknod_mode"))
-                return done(op, syscall(SYS_mknodat, AT_FDCWD, path,
-                                        S_IFREG | strtol(arg, NULL, 8), 0));
+                return done(op, syscall(SYS_mknodat, AT_FDCWD, path, S_IFREG | strtol(arg, NULL, 8),
+                                        0));
         if (!strcmp(op, "mkdir_mode"))
                 return done(op, syscall(SYS_mkdir, path, strtol(arg, NULL, 8)));
         if (!strcmp(op, "setflags")) { /* chattr +d through a read-only fd */
@@ -232,7 +233,9 @@ int main(int argc, char **argv)
                 return done(op, ioctl(fd, FS_IOC_SETFLAGS, &flags));
         }
         if (!strcmp(op, "openat2")) {
-                struct { uint64_t flags, mode, resolve; } how = {O_RDONLY, 0, 0};
+                struct {
+                        uint64_t flags, mode, resolve;
+                } how = {O_RDONLY, 0, 0};
                 return done(op, syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
         }
         return EXIT_USAGE;

@@ -418,8 +418,8 @@ static void stress_forker(struct fork_counts *c, unsigned seed)
  * all, and the supervisor must tear down a tree that is still forking and calling. */
 static int stress(double seconds, int threads)
 {
-        struct fork_counts *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-                                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        struct fork_counts *c =
+                mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         pthread_attr_t attr;
         pthread_t th;
         int go[2], started = 0;

@@ -133,8 +133,8 @@ int runner_stockade_run(const char *const args[], int timeout_s, struct run_resu
         return runner_run((char *const *)argv, NULL, timeout_s, r);
 }
 
-int runner_stockade_sh(const char *dir, const char *const opts[], const char *script,
-                       int timeout_s, struct run_result *r)
+int runner_stockade_sh(const char *dir, const char *const opts[], const char *script, int timeout_s,
+                       struct run_result *r)
 {
         const char *v[64];
         char here[4096];

@@ -24,8 +24,8 @@ int runner_run(char *const argv[], char *const envp[], int timeout_s, struct run
 int runner_stockade_run(const char *const args[], int timeout_s, struct run_result *r);
 /* stockade run OPTS... -- /bin/sh -c SCRIPT, started from `dir` (opts NULL-terminated, may be
  * NULL); the caller's working directory is restored. Returns 0 or -errno. */
-int runner_stockade_sh(const char *dir, const char *const opts[], const char *script,
-                       int timeout_s, struct run_result *r);
+int runner_stockade_sh(const char *dir, const char *const opts[], const char *script, int timeout_s,
+                       struct run_result *r);
 void runner_free(struct run_result *r);
 
 /* 1 if any live process's cmdline contains `needle` (used to check nothing outlived a run). */

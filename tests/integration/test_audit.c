@@ -75,8 +75,10 @@ static void summary_without_v(void **state)
 
         expect(&r, "stockade: audit: 9 calls would have been denied, 3 kinds:\n", 1);
         expect(&r, "stockade: audit:        3 x unshare(CLONE_NEWUSER): EPERM\n", 1);
-        expect(&r, "stockade: audit:        2 x socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE): "
-                   "EPERM\n", 1);
+        expect(&r,
+               "stockade: audit:        2 x socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE): "
+               "EPERM\n",
+               1);
         expect(&r, "stockade: audit:        4 x ptrace(PTRACE_TRACEME, ...): EPERM\n", 1);
         /* Grouped by call: ptrace, socket, unshare in that order. */
         assert_true(strstr(r.err, "x ptrace(") < strstr(r.err, "x socket("));
@@ -154,9 +156,9 @@ static void enforce_has_no_summary(void **state)
         struct run_result r;
 
         denials_script(script, sizeof(script));
-        assert_int_equal(runner_stockade_run((const char *[]){"--", "sh", "-c", script, NULL},
-                                             WATCHDOG, &r),
-                         0);
+        assert_int_equal(
+                runner_stockade_run((const char *[]){"--", "sh", "-c", script, NULL}, WATCHDOG, &r),
+                0);
         assert_int_equal(r.exit_code, 0);
         expect(&r, "audit", 0);
         runner_free(&r);

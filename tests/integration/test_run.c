@@ -192,9 +192,10 @@ static void timeout_kills_tree(void **state)
 static void nothing_outlives_the_root(void **state)
 {
         /* The background child would live 31 s; the root exits at once. */
-        assert_int_equal(run_code((const char *[]){"--", "sh", "-c",
-                                                   tagged("sleep 31.@8 & sleep 31.@9 & exit 0"), NULL}),
-                         0);
+        assert_int_equal(
+                run_code((const char *[]){"--", "sh", "-c",
+                                          tagged("sleep 31.@8 & sleep 31.@9 & exit 0"), NULL}),
+                0);
         assert_false(runner_process_alive(tagged("sleep 31.@")));
 }
 
@@ -387,7 +388,8 @@ static void signals_are_forwarded(void **state)
         assert_int_equal(wait_code(pid, 10), 128 + SIGINT);
         assert_false(runner_process_alive(tagged("sleep 31.@1")));
 
-        pid = start_stockade((const char *[]){"sh", "-c", tagged("trap '' INT; sleep 31.@2"), NULL});
+        pid = start_stockade(
+                (const char *[]){"sh", "-c", tagged("trap '' INT; sleep 31.@2"), NULL});
         usleep(500000);
         kill(pid, SIGINT);
         usleep(300000);
@@ -478,9 +480,10 @@ static void degraded_without_ptrace(void **state)
         assert_int_equal(
                 run_code((const char *[]){"--allow-degraded", "--", "sh", "-c", "exit 7", NULL}),
                 7);
-        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
-                                                   tagged("sleep 31.@1 & sleep 31.@2 & exit 0"), NULL}),
-                         0);
+        assert_int_equal(
+                run_code((const char *[]){"--allow-degraded", "--", "sh", "-c",
+                                          tagged("sleep 31.@1 & sleep 31.@2 & exit 0"), NULL}),
+                0);
         assert_false(runner_process_alive(tagged("sleep 31.@")));
 
         r = run((const char *[]){"--allow-degraded", "--max-procs", "8", "--", "python3", "-c",
@@ -496,9 +499,10 @@ static void degraded_without_ptrace(void **state)
         assert_non_null(strstr(r.out, "refused"));
         runner_free(&r);
 
-        assert_int_equal(run_code((const char *[]){"--allow-degraded", "--timeout", "1", "--", "sh",
-                                                   "-c", tagged("sleep 31.@3 & sleep 31.@4"), NULL}),
-                         124);
+        assert_int_equal(
+                run_code((const char *[]){"--allow-degraded", "--timeout", "1", "--", "sh", "-c",
+                                          tagged("sleep 31.@3 & sleep 31.@4"), NULL}),
+                124);
         assert_false(runner_process_alive(tagged("sleep 31.@")));
         unsetenv("STOCKADE_TEST_DISABLE");
 }

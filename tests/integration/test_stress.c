@@ -35,13 +35,12 @@ static void show(const struct run_result *r)
 static void test_threads_and_forks_at_the_limit(void **state)
 {
         char marker[64];
-        const char *args[] = {"-v", "--max-procs", "1100", "--", attack_tree(), "stress", "3",
-                              "1000", marker, NULL};
+        const char *args[] = {"-v",     "--max-procs", "1100", "--",   attack_tree(),
+                              "stress", "3",           "1000", marker, NULL};
         struct run_result r;
         const char *line;
 
-        snprintf(marker, sizeof(marker), "stockade-stress-%d-%ld", (int)getpid(),
-                 (long)time(NULL));
+        snprintf(marker, sizeof(marker), "stockade-stress-%d-%ld", (int)getpid(), (long)time(NULL));
         assert_int_equal(runner_stockade_run(args, 40, &r), 0);
         line = strstr(r.out, "stress: ");
         print_message("  %.*s\n", line ? (int)strcspn(line, "\n") : 4, line ? line : "none");

@@ -71,8 +71,13 @@ static struct run_result run(const char *const args[])
 /* stockade trace ARGS... */
 static struct run_result trace_cmd(const char *a, const char *b, const char *c, const char *d)
 {
-        char *argv[] = {(char *)runner_stockade(), "trace", (char *)a, (char *)b, (char *)c,
-                        (char *)d, NULL};
+        char *argv[] = {(char *)runner_stockade(),
+                        "trace",
+                        (char *)a,
+                        (char *)b,
+                        (char *)c,
+                        (char *)d,
+                        NULL};
         struct run_result r;
 
         assert_int_equal(runner_run(argv, NULL, WATCHDOG, &r), 0);
@@ -159,13 +164,15 @@ static const char try_trace[] =
         "            fd = os.open(p, fl)\n"
         "        except OSError:\n"
         "            continue\n"
-        "        if os.path.samestat(os.fstat(fd), os.stat(t)): bad.append('open %s %#x' % (p, fl))\n"
+        "        if os.path.samestat(os.fstat(fd), os.stat(t)): bad.append('open %s %#x' % (p, "
+        "fl))\n"
         "        os.close(fd)\n"
         "for what, f in (('chmod', lambda: os.chmod(t, 0o644)), ('truncate', lambda: "
         "os.truncate(t, 0)),\n"
         "                ('rename', lambda: os.rename(t, t + '.x')), ('unlink', lambda: "
         "os.unlink(t)),\n"
-        "                ('link', lambda: os.link(t, '/tmp/stockade-trace-hl-%d' % os.getpid()))):\n"
+        "                ('link', lambda: os.link(t, '/tmp/stockade-trace-hl-%d' % "
+        "os.getpid()))):\n"
         "    try:\n"
         "        f(); bad.append(what)\n"
         "    except OSError: pass\n"
@@ -195,23 +202,23 @@ static void refused_before_anything_runs(void **state)
 
         snprintf(marker, sizeof(marker), "/tmp/stockade-trace-ran-%d", (int)getpid());
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                struct run_result r = run((const char *[]){"--trace", bad[i], "--", "touch",
-                                                           marker, NULL});
+                struct run_result r =
+                        run((const char *[]){"--trace", bad[i], "--", "touch", marker, NULL});
                 if (r.exit_code != 125)
                         fail_msg("--trace %s: exit %d (%s)", bad[i], r.exit_code, r.err);
                 assert_non_null(strstr(r.err, "--trace"));
                 assert_int_not_equal(stat(marker, &st), 0); /* nothing ran */
                 runner_free(&r);
         }
-        assert_int_not_equal(stat(cwdtrace, &st), 0);   /* nor was it created */
+        assert_int_not_equal(stat(cwdtrace, &st), 0); /* nor was it created */
         assert_int_not_equal(stat(bad[1], &st), 0);
 }
 
 static void level_all_records_kernel_calls(void **state)
 {
         const char *t = path_of("all.trace");
-        struct run_result r = run((const char *[]){"--trace", t, "--trace-level", "all", "--",
-                                                   "/bin/true", NULL});
+        struct run_result r = run(
+                (const char *[]){"--trace", t, "--trace-level", "all", "--", "/bin/true", NULL});
 
         assert_int_equal(r.exit_code, 0);
         runner_free(&r);
@@ -235,14 +242,13 @@ static void streams_to_a_socket(void **state)
         if (reader == 0) {
                 int fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
                 dup2(fd, 1);
-                execl(runner_stockade(), "stockade", "trace", "export", "--format", "jsonl",
-                      uri, (char *)NULL);
+                execl(runner_stockade(), "stockade", "trace", "export", "--format", "jsonl", uri,
+                      (char *)NULL);
                 _exit(127);
         }
         for (int i = 0; i < 200 && access(sock, F_OK) != 0; i++)
                 usleep(10000);
-        struct run_result r = run((const char *[]){"--trace", uri, "--", "/bin/true",
-                                                   NULL});
+        struct run_result r = run((const char *[]){"--trace", uri, "--", "/bin/true", NULL});
         assert_int_equal(r.exit_code, 0);
         runner_free(&r);
         assert_int_equal(waitpid(reader, &status, 0), reader);

@@ -36,8 +36,8 @@ enum { TIMEOUT_S = 60, PROBE_SETUP_FAILED = 123 };
 
 static uid_t sbx_uid; /* who the command runs as by default */
 static gid_t sbx_gid;
-static char work[PATH_MAX + 32];    /* the run's current directory */
-static char out_dir[64];            /* outside every writable place */
+static char work[PATH_MAX + 32]; /* the run's current directory */
+static char out_dir[64];         /* outside every writable place */
 static char victim[128], inside[PATH_MAX + 64];
 static char cwd_saved[PATH_MAX];
 
@@ -84,8 +84,8 @@ static void assert_unchanged(const char *what, const struct look *a, const struc
                          "%lld, ctime %lld -> %lld, xattr %zd -> %zd)",
                          what, a->st.st_mode, b->st.st_mode, a->st.st_uid, b->st.st_uid,
                          (long long)a->st.st_size, (long long)b->st.st_size,
-                         (long long)a->st.st_ctim.tv_sec, (long long)b->st.st_ctim.tv_sec,
-                         a->xattr, b->xattr);
+                         (long long)a->st.st_ctim.tv_sec, (long long)b->st.st_ctim.tv_sec, a->xattr,
+                         b->xattr);
 }
 
 static void make_file(const char *path, uid_t uid, gid_t gid)
@@ -245,8 +245,8 @@ static void core_pattern_unchanged(void **state)
 
 /* ---- metadata ---------------------------------------------------------------------------- */
 
-static const char *const meta_ops[] = {"chmod",  "fchmod",   "fchmodat",  "procfd_chmod",
-                                       "chown",  "fchown",   "utimensat", "utimes",
+static const char *const meta_ops[] = {"chmod",    "fchmod",    "fchmodat",   "procfd_chmod",
+                                       "chown",    "fchown",    "utimensat",  "utimes",
                                        "setxattr", "fsetxattr", "removexattr"};
 
 static void metadata_outside_refused(void **state)
@@ -366,8 +366,7 @@ static void setid_bits_refused(void **state)
         snprintf(path, sizeof(path), "%s/setid", work);
         for (size_t i = 0; i < ARRAY_SIZE(creators); i++)
                 for (size_t j = 0; j < ARRAY_SIZE(modes); j++) {
-                        expect(NULL, (const char *[]){creators[i], "setid", modes[j], NULL},
-                               EPERM);
+                        expect(NULL, (const char *[]){creators[i], "setid", modes[j], NULL}, EPERM);
                         if (access(path, F_OK) == 0)
                                 fail_msg("%s %s made %s", creators[i], modes[j], path);
                 }
@@ -458,8 +457,8 @@ static void user_root_cannot_chmod_outside(void **state)
         before = look_at(victim);
         expect((const char *[]){"--user", "root", NULL},
                (const char *[]){"chmod", victim, "4755", NULL}, EPERM);
-        expect((const char *[]){"--user", "root", NULL},
-               (const char *[]){"write", victim, NULL}, EACCES);
+        expect((const char *[]){"--user", "root", NULL}, (const char *[]){"write", victim, NULL},
+               EACCES);
         after = look_at(victim);
         assert_unchanged("--user root", &before, &after);
         /* Inside, uid 0 may chmod its own file (no capability needed). */
@@ -474,14 +473,13 @@ static void default_uid_as_root(void **state)
         struct run_result r;
 
         root_only();
-        assert_int_equal(runner_stockade_run((const char *[]){"--", "id", "-u", NULL}, TIMEOUT_S,
-                                             &r),
-                         0);
+        assert_int_equal(
+                runner_stockade_run((const char *[]){"--", "id", "-u", NULL}, TIMEOUT_S, &r), 0);
         assert_string_equal(r.out, "65534\n");
         runner_free(&r);
-        assert_int_equal(runner_stockade_run((const char *[]){"-v", "--user", "root", "--", "id",
-                                                              "-u", NULL},
-                                             TIMEOUT_S, &r),
+        assert_int_equal(runner_stockade_run(
+                                 (const char *[]){"-v", "--user", "root", "--", "id", "-u", NULL},
+                                 TIMEOUT_S, &r),
                          0);
         assert_string_equal(r.out, "0\n");
         assert_non_null(strstr(r.err, "runs as uid 0 gid 0"));

@@ -119,15 +119,15 @@ static void run_script(const char *const *opts, const char *script, struct run_r
 static void run_native(const char *script, struct run_result *r)
 {
         char uid[32];
-        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid, "--regid", uid, "--clear-groups",
-                                 "/bin/sh", "-c", script, NULL};
+        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
+                                 "--clear-groups",   "/bin/sh", "-c", script,    NULL};
         const char *plain[] = {"/bin/sh", "-c", script, NULL};
 
         snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
         assert_int_equal(chdir(work), 0);
-        assert_int_equal(runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL,
-                                    TIMEOUT_S, r),
-                         0);
+        assert_int_equal(
+                runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL, TIMEOUT_S, r),
+                0);
         assert_int_equal(chdir(top), 0);
 }
 
@@ -214,12 +214,12 @@ static void the_rest_reads(void **state)
 {
         struct run_result r;
 
-        run_script(NULL, "cat ~/notes.txt ~/.config/app.conf && ls -a ~/.ssh && "
-                         "python3 -c 'import json, email; print(\"py-ok\")'",
+        run_script(NULL,
+                   "cat ~/notes.txt ~/.config/app.conf && ls -a ~/.ssh && "
+                   "python3 -c 'import json, email; print(\"py-ok\")'",
                    &r);
-        if (r.exit_code != 0 || !strstr(r.out, "visible-notes") ||
-            !strstr(r.out, "visible-conf") || !strstr(r.out, "id_rsa") ||
-            !strstr(r.out, "py-ok"))
+        if (r.exit_code != 0 || !strstr(r.out, "visible-notes") || !strstr(r.out, "visible-conf") ||
+            !strstr(r.out, "id_rsa") || !strstr(r.out, "py-ok"))
                 fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
         runner_free(&r);
 }
@@ -311,14 +311,15 @@ static void symlinked_paths(void **state)
         char cmd[PATH_MAX * 4], linkhome[PATH_MAX + 32], script[PATH_MAX * 6];
         struct run_result r;
 
-        snprintf(cmd, sizeof(cmd),
-                 "cd '%s' && mkdir -p realhome/.ssh realhome/proj dotfiles/aws && "
-                 "echo SECRET-REALHOME > realhome/.ssh/id_rsa && ln -s realhome linkhome && "
-                 "echo SECRET-DOTFILES > dotfiles/aws/credentials && "
-                 "ln -s ../dotfiles/aws realhome/.aws && mkdir -p realhome/proj/sec && "
-                 "echo SECRET-LINKED > realhome/proj/sec/env && ln -s sec/env realhome/proj/.env && "
-                 "chmod -R a+rX . && chown -R %u realhome dotfiles",
-                 top, geteuid() == 0 ? 65534u : (unsigned)geteuid());
+        snprintf(
+                cmd, sizeof(cmd),
+                "cd '%s' && mkdir -p realhome/.ssh realhome/proj dotfiles/aws && "
+                "echo SECRET-REALHOME > realhome/.ssh/id_rsa && ln -s realhome linkhome && "
+                "echo SECRET-DOTFILES > dotfiles/aws/credentials && "
+                "ln -s ../dotfiles/aws realhome/.aws && mkdir -p realhome/proj/sec && "
+                "echo SECRET-LINKED > realhome/proj/sec/env && ln -s sec/env realhome/proj/.env && "
+                "chmod -R a+rX . && chown -R %u realhome dotfiles",
+                top, geteuid() == 0 ? 65534u : (unsigned)geteuid());
         assert_int_equal(system(cmd), 0);
         snprintf(linkhome, sizeof(linkhome), "%s/linkhome", top);
         setenv("HOME", linkhome, 1);
@@ -387,8 +388,8 @@ static void shadow_unreadable_as_root(void **state)
                 print_message("  skipped: no readable /etc/shadow here\n");
                 skip();
         }
-        run_script((const char *[]){"--user", "root", NULL},
-                   "cat /etc/shadow && echo READ-SHADOW", &r);
+        run_script((const char *[]){"--user", "root", NULL}, "cat /etc/shadow && echo READ-SHADOW",
+                   &r);
         if (strstr(r.out, "READ-SHADOW") || strstr(r.out, "root:"))
                 fail_msg("/etc/shadow was read: %s", r.out);
         runner_free(&r);

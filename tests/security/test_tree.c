@@ -39,8 +39,8 @@
 enum {
         SKIPPED = 77,
         NOBODY = 65534,
-        GHOSTS = 4000,       /* children that die at birth, per run (see test_dead_child_...) */
-        GHOST_RUNS = 2,      /* runs per configuration */
+        GHOSTS = 4000,        /* children that die at birth, per run (see test_dead_child_...) */
+        GHOST_RUNS = 2,       /* runs per configuration */
         LINGER_TIMEOUT_S = 5, /* --timeout of the wedge runs */
         LINGER_RUNS = 3,
         KILLED = 128 + SIGKILL,
@@ -188,8 +188,9 @@ static void test_dead_child_number_not_kept_unscoped(void **state)
 
 /* ---- 2. a lingering close does not wedge the supervisor -------------------------------- */
 
-static char *linger_argv[] = {NULL, "run",  "--allow-degraded", "--kill-after", "1", "--timeout",
-                              "5",  "--",   NULL,               "linger",       "30", NULL};
+static char *linger_argv[] = {
+        NULL, "run", "--allow-degraded", "--kill-after", "1", "--timeout", "5",
+        "--", NULL,  "linger",           "30",           NULL};
 
 static char **linger_command(const char *timeout)
 {

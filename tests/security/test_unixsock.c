@@ -82,8 +82,8 @@ static void *serve(void *arg)
                                         struct ucred cred;
                                         socklen_t len = sizeof(cred);
 
-                                        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred,
-                                                       &len) == 0)
+                                        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) ==
+                                            0)
                                                 atomic_store(&ok_peer_uid, (int)cred.uid);
                                 }
                                 /* The client may be gone already: no matter. */
@@ -165,8 +165,8 @@ static int setup(void **state)
 
         srvs[SRV_GPG] = (struct srv){.fd = listen_unix(gpg_sock, false), .reply = "SECRET-GPG"};
         srvs[SRV_EXTRA] = (struct srv){.fd = listen_unix(extra_sock, false), .reply = "SECRET-X"};
-        srvs[SRV_ABSTRACT] = (struct srv){.fd = listen_unix(abstract_name, true),
-                                          .reply = "SECRET-ABSTRACT"};
+        srvs[SRV_ABSTRACT] =
+                (struct srv){.fd = listen_unix(abstract_name, true), .reply = "SECRET-ABSTRACT"};
         srvs[SRV_OK] = (struct srv){.fd = listen_unix(ok_sock, false), .reply = "HELLO"};
         srvs[SRV_INET] = (struct srv){.fd = listen_inet(&inet_port, true), .reply = "INET"};
         closed_fd = listen_inet(&closed_port, false); /* bound, not listening: refused */
@@ -214,8 +214,8 @@ static void expand(char *out, size_t size, const char *script)
         int n = snprintf(out, size,
                          "A='%s'; GPG='%s'; EXTRA='%s'; OK='%s'; W='%s'; NAME='%s'; "
                          "PORT=%d; CLOSED=%d; cd \"$W\" && rm -rf lnk lnk2 gdir hl; %s",
-                         ATTACK_UNIX, gpg_sock, extra_sock, ok_sock, work, abstract_name,
-                         inet_port, closed_port, script);
+                         ATTACK_UNIX, gpg_sock, extra_sock, ok_sock, work, abstract_name, inet_port,
+                         closed_port, script);
         assert_true(n > 0 && (size_t)n < size);
 }
 
@@ -236,17 +236,17 @@ static void run_sandboxed(const char *script, struct run_result *r)
 static void run_native(const char *script, struct run_result *r)
 {
         char uid[32], full[8192], here[PATH_MAX];
-        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid, "--regid", uid,
-                                 "--clear-groups", "/bin/sh", "-c", full, NULL};
+        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
+                                 "--clear-groups",   "/bin/sh", "-c", full,      NULL};
         const char *plain[] = {"/bin/sh", "-c", full, NULL};
 
         snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
         expand(full, sizeof(full), script);
         assert_non_null(getcwd(here, sizeof(here)));
         assert_int_equal(chdir(work), 0);
-        assert_int_equal(runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL,
-                                    TIMEOUT_S, r),
-                         0);
+        assert_int_equal(
+                runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL, TIMEOUT_S, r),
+                0);
         assert_int_equal(chdir(here), 0);
 }
 
@@ -296,11 +296,11 @@ static void hidden_sockets_unreachable(void **state)
                 reset_counts();
                 run_sandboxed(attacks[i], &r);
                 if (strstr(r.out, "SECRET") || strstr(r.err, "SECRET") || hidden_accepted())
-                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s",
-                                 attacks[i], hidden_accepted(), r.out, r.err);
+                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s", attacks[i],
+                                 hidden_accepted(), r.out, r.err);
                 if (!strstr(r.out, "err:"))
-                        fail_msg("`%s` did not run: exit %d, %s %s", attacks[i], r.exit_code,
-                                 r.out, r.err);
+                        fail_msg("`%s` did not run: exit %d, %s %s", attacks[i], r.exit_code, r.out,
+                                 r.err);
                 runner_free(&r);
         }
 }
@@ -312,8 +312,9 @@ static void hidden_errnos(void **state)
         struct run_result r;
 
         (void)state;
-        run_sandboxed("$A connect \"$GPG\"; $A abstract \"$NAME\"; $A connect /proc/self/cwd/ok.sock",
-                      &r);
+        run_sandboxed(
+                "$A connect \"$GPG\"; $A abstract \"$NAME\"; $A connect /proc/self/cwd/ok.sock",
+                &r);
         if (!strstr(r.out, "err:EACCES\nerr:EPERM\nerr:ELOOP\n"))
                 fail_msg("unexpected answers: %s %s", r.out, r.err);
         runner_free(&r);
@@ -338,12 +339,12 @@ static void races(void **state)
                 reset_counts();
                 run_sandboxed(scripts[i], &r);
                 if (strstr(r.out, "SECRET") || !strstr(r.out, "secret=0 ") || hidden_accepted())
-                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s",
-                                 scripts[i], hidden_accepted(), r.out, r.err);
+                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s", scripts[i],
+                                 hidden_accepted(), r.out, r.err);
                 /* Meaningful only if the harmless target was reached in the loop too. */
                 if (strstr(r.out, "hello=0 ") || atomic_load(&srvs[SRV_OK].accepted) == 0)
-                        fail_msg("`%s`: the workspace socket was never reached: %s %s",
-                                 scripts[i], r.out, r.err);
+                        fail_msg("`%s`: the workspace socket was never reached: %s %s", scripts[i],
+                                 r.out, r.err);
                 runner_free(&r);
         }
 }
@@ -378,8 +379,7 @@ static void inet_still_works(void **state)
         reset_counts();
         run_sandboxed("$A inet $PORT; $A inet-nb $PORT; $A inet $CLOSED; $A inet-nb $CLOSED", &r);
         if (!strstr(r.out, "got:INET\n") || !strstr(r.out, "inprogress\ngot:INET\n") ||
-            atomic_load(&srvs[SRV_INET].accepted) != 2 ||
-            !strstr(r.out, "err:ECONNREFUSED\n") ||
+            atomic_load(&srvs[SRV_INET].accepted) != 2 || !strstr(r.out, "err:ECONNREFUSED\n") ||
             !strstr(r.out, "inprogress\nerr:ECONNREFUSED\n"))
                 fail_msg("exit %d, %d accepted: %s %s", r.exit_code,
                          atomic_load(&srvs[SRV_INET].accepted), r.out, r.err);

@@ -54,8 +54,7 @@ static int setup(void **state)
         snprintf(cmd, sizeof(cmd),
                  "mkdir -p '%s/protected' '%s/open' && echo orig > '%s/protected/f' && "
                  "chmod 755 '%s' '%s' && chown -R %u '%s' '%s'",
-                 ws, ws, ws, top, extra, geteuid() == 0 ? 65534u : (unsigned)geteuid(), top,
-                 extra);
+                 ws, ws, ws, top, extra, geteuid() == 0 ? 65534u : (unsigned)geteuid(), top, extra);
         assert_int_equal(system(cmd), 0);
         return 0;
 }
@@ -90,7 +89,8 @@ static void ro_carves_out(void **state)
         path_of(p, sizeof(p), ws, "protected/f");
         assert_int_equal(stat(p, &before), 0);
         run((const char *[]){"--ro", "protected", NULL},
-            "echo x > protected/f; echo y >> protected/f; true > protected/f; echo n > protected/new; "
+            "echo x > protected/f; echo y >> protected/f; true > protected/f; echo n > "
+            "protected/new; "
             "rm -f protected/f; mv protected/f moved; chmod 4777 protected/f; "
             "touch -d 2001-01-01 protected/f; mkdir protected/d; ln -s x protected/l; "
             "mv open protected/; echo ok > open/inside && echo wrote-open",
@@ -131,8 +131,9 @@ static void hidden_pattern_keeps_mode(void **state)
         struct run_result r;
         struct stat st;
 
-        snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p keys && echo k > keys/a.key && "
-                                   "chmod 600 keys/a.key && chown -R %u keys",
+        snprintf(cmd, sizeof(cmd),
+                 "cd '%s' && mkdir -p keys && echo k > keys/a.key && "
+                 "chmod 600 keys/a.key && chown -R %u keys",
                  ws, geteuid() == 0 ? 65534u : (unsigned)geteuid());
         assert_int_equal(system(cmd), 0);
         run((const char *[]){"--hide", "keys/*.key", NULL},

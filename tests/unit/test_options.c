@@ -110,12 +110,12 @@ static void run_options(void **state)
 
         snprintf(passed, sizeof(passed), "%d", fd);
         const char *ok[] = {
-                "run",    "--timeout", "1.5m",   "--memory",    "2G",   "--max-procs",
-                "8",      "--cpu",     "2000ms", "--max-files", "64",   "--max-file-size",
-                "1M",     "--env",     "A=1",    "--env",       "B",    "--clear-env",
-                "--mode", "audit",     "-v",     "-v", "-q", "--tty", "never", "--kill-after", "3",
-                "--workdir", "/tmp", "--pass-fd", passed, "--",          "prog", "--timeout",
-                "x",      NULL};
+                "run",    "--timeout",    "1.5m",   "--memory",    "2G",   "--max-procs",
+                "8",      "--cpu",        "2000ms", "--max-files", "64",   "--max-file-size",
+                "1M",     "--env",        "A=1",    "--env",       "B",    "--clear-env",
+                "--mode", "audit",        "-v",     "-v",          "-q",   "--tty",
+                "never",  "--kill-after", "3",      "--workdir",   "/tmp", "--pass-fd",
+                passed,   "--",           "prog",   "--timeout",   "x",    NULL};
 
         assert_int_equal(parse(&cfg, &err, ok), 0);
         assert_int_equal(cfg.limits.timeout_ms, 90000);
@@ -181,7 +181,8 @@ static void run_option_errors(void **state)
                 {{"run", "--user", "no-such-user-q", "--", "x"}, "not a known user"},
                 {{"run", "--user", "nobody:", "--", "x"}, "--user: `nobody:` is not"},
                 /* Issue 10: refuse what would be rounded or would break stockade itself. */
-                {{"run", "--cpu", "1.5", "--", "x"}, "--cpu: `1.5` is not a whole number of seconds"},
+                {{"run", "--cpu", "1.5", "--", "x"},
+                 "--cpu: `1.5` is not a whole number of seconds"},
                 {{"run", "--cpu", "500ms", "--", "x"}, "--cpu: `500ms` is not a whole number"},
                 {{"run", "--max-files", "3", "--", "x"}, "--max-files: 3 is too low"},
                 {{"run", "--env", "--", "--", "x"}, "--env: `--` is not a variable name"},

@@ -161,17 +161,50 @@ static void sample(int i, Record *r)
 
         stockade__trace__record__init(r);
         switch (i) {
-        case 0: r->kind_case = STOCKADE__TRACE__RECORD__KIND_SESSION; r->session = &s; break;
-        case 1: r->kind_case = STOCKADE__TRACE__RECORD__KIND_PROCESS; r->process = &pf; break;
-        case 2: r->kind_case = STOCKADE__TRACE__RECORD__KIND_PROCESS; r->process = &pe; break;
-        case 3: r->kind_case = STOCKADE__TRACE__RECORD__KIND_EVENT; r->event = &e1; break;
-        case 4: r->kind_case = STOCKADE__TRACE__RECORD__KIND_EVENT; r->event = &e2; break;
-        case 5: r->kind_case = STOCKADE__TRACE__RECORD__KIND_BACKTRACE; r->backtrace = &bt; break;
-        case 6: r->kind_case = STOCKADE__TRACE__RECORD__KIND_DNS; r->dns = &dns; break;
-        case 7: r->kind_case = STOCKADE__TRACE__RECORD__KIND_CONNECT; r->connect = &con; break;
-        case 8: r->kind_case = STOCKADE__TRACE__RECORD__KIND_LIMIT; r->limit = &lim; break;
-        case 9: r->kind_case = STOCKADE__TRACE__RECORD__KIND_PROCESS; r->process = &px; break;
-        default: r->kind_case = STOCKADE__TRACE__RECORD__KIND_END; r->end = &end; break;
+        case 0:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_SESSION;
+                r->session = &s;
+                break;
+        case 1:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_PROCESS;
+                r->process = &pf;
+                break;
+        case 2:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_PROCESS;
+                r->process = &pe;
+                break;
+        case 3:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_EVENT;
+                r->event = &e1;
+                break;
+        case 4:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_EVENT;
+                r->event = &e2;
+                break;
+        case 5:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_BACKTRACE;
+                r->backtrace = &bt;
+                break;
+        case 6:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_DNS;
+                r->dns = &dns;
+                break;
+        case 7:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_CONNECT;
+                r->connect = &con;
+                break;
+        case 8:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_LIMIT;
+                r->limit = &lim;
+                break;
+        case 9:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_PROCESS;
+                r->process = &px;
+                break;
+        default:
+                r->kind_case = STOCKADE__TRACE__RECORD__KIND_END;
+                r->end = &end;
+                break;
         }
 }
 
@@ -408,8 +441,13 @@ static void bad_headers(void **state)
 static void golden(const char *name, const char *trace, const char *a1, const char *a2,
                    const char *a3)
 {
-        char *argv[] = {(char *)runner_stockade(), "trace", (char *)a1, (char *)a2, (char *)a3,
-                        (char *)trace, NULL};
+        char *argv[] = {(char *)runner_stockade(),
+                        "trace",
+                        (char *)a1,
+                        (char *)a2,
+                        (char *)a3,
+                        (char *)trace,
+                        NULL};
         char path[512], *want;
         struct run_result r;
         FILE *f;
