@@ -626,8 +626,6 @@ static void *writer_main(void *arg)
         return NULL;
 }
 
-static int bt_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events);
-
 void trace_start(struct supervisor *sup, char *const *envp)
 {
         struct trace *t = sup->trace;
@@ -637,7 +635,8 @@ void trace_start(struct supervisor *sup, char *const *envp)
         trace_learn_tgid(t, sup->root, sup->root);
         trace_write_session(sup, envp);
         t->started = true;
-        t->bt_src = (struct event_source){.name = "trace backtraces", .on_ready = bt_on_ready};
+        t->bt_src =
+                (struct event_source){.name = "trace backtraces", .on_ready = trace_bt_on_ready};
         t->bt_src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (t->bt_src.fd >= 0) {
                 struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &t->bt_src};
@@ -704,115 +703,6 @@ void trace_free(struct supervisor *sup)
         free(t->path);
         free(t);
         sup->trace = NULL;
-}
-
-/* ---- backtraces: ask the main thread to stop the caller as it returns ------------------- */
-
-bool trace_wants_backtrace(struct supervisor *sup, const struct call *call)
-{
-        /* Without WAIT_KILLABLE_RECV (before 5.19) the interrupt would break the caller's
-         * wait: the call restarts, is denied again, asks again... No backtraces there. */
-        if (!sup->trace || !sup->layers.ptrace || !sup->layers.wait_killable_recv ||
-            sup->cfg->trace_backtrace == TRACE_BT_NEVER)
-                return false;
-        if (sup->cfg->trace_backtrace == TRACE_BT_ALL)
-                return true;
-        return call->tc->denied || !call->row;
-}
-
-/*
- * The caller waits in the kernel for our answer, killable only (WAIT_KILLABLE_RECV): a
- * PTRACE_INTERRUPT now takes effect as it returns to user space after the answer, with the
- * registers of the call site. So the main thread (the tracer) interrupts it first, then we
- * answer; trace_bt_stop() unwinds at the stop. 200 ms at most: the main thread may be busy.
- */
-void trace_bt_request(struct supervisor *sup, struct call *call)
-{
-        struct trace *t = sup->trace;
-        uint64_t one = 1, id = atomic_fetch_add(&t->bt_seq, 1) + 1;
-        struct timespec ts;
-        int slot = -1;
-
-        if (t->bt_src.fd < 0)
-                return;
-        pthread_mutex_lock(&t->bt_mu);
-        for (int i = 0; i < TRACE_BT_QUEUE && slot < 0; i++)
-                if (t->bt[i].state == 0)
-                        slot = i;
-        if (slot < 0) {
-                pthread_mutex_unlock(&t->bt_mu);
-                return;
-        }
-        t->bt[slot].tid = (pid_t)call->req->pid;
-        t->bt[slot].id = id;
-        t->bt[slot].state = 1;
-        (void)!write(t->bt_src.fd, &one, sizeof(one));
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-        }
-        while (t->bt[slot].state == 1 && t->bt[slot].id == id)
-                if (pthread_cond_timedwait(&t->bt_done, &t->bt_mu, &ts) != 0)
-                        break;
-        if (t->bt[slot].id == id && t->bt[slot].state == 2)
-                call->tc->bt_id = id;
-        else if (t->bt[slot].id == id && t->bt[slot].state == 1)
-                t->bt[slot].state = 0; /* too late: never mind */
-        pthread_mutex_unlock(&t->bt_mu);
-}
-
-static int bt_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events)
-{
-        struct trace *t = sup->trace;
-        uint64_t n;
-
-        (void)!read(src->fd, &n, sizeof(n));
-        pthread_mutex_lock(&t->bt_mu);
-        for (int i = 0; i < TRACE_BT_QUEUE; i++)
-                if (t->bt[i].state == 1)
-                        t->bt[i].state = ptrace(PTRACE_INTERRUPT, t->bt[i].tid, 0, 0) == 0 ? 2 : 0;
-        pthread_cond_broadcast(&t->bt_done);
-        pthread_mutex_unlock(&t->bt_mu);
-        return 0;
-}
-
-uint64_t trace_bt_stop(struct supervisor *sup, pid_t tid, int sig)
-{
-        struct trace *t = sup->trace;
-        uint64_t id = 0;
-
-        if (!t || sig != SIGTRAP)
-                return 0;
-        pthread_mutex_lock(&t->bt_mu);
-        for (int i = 0; i < TRACE_BT_QUEUE; i++)
-                if (t->bt[i].state == 2 && t->bt[i].tid == tid) {
-                        id = t->bt[i].id;
-                        t->bt[i].state = 0;
-                        break;
-                }
-        pthread_mutex_unlock(&t->bt_mu);
-        return id;
-}
-
-void trace_bt_forget(struct supervisor *sup, pid_t tid)
-{
-        struct trace *t = sup->trace;
-
-        if (!t)
-                return;
-        pthread_mutex_lock(&t->bt_mu);
-        for (int i = 0; i < TRACE_BT_QUEUE; i++)
-                if (t->bt[i].state == 2 && t->bt[i].tid == tid)
-                        t->bt[i].state = 0; /* it died before its stop */
-        pthread_mutex_unlock(&t->bt_mu);
-}
-
-void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id)
-{
-        if (sup->trace)
-                trace_bt_take(sup->trace, tid, id);
 }
 
 /* ---- bench ------------------------------------------------------------------------------- */

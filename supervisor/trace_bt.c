@@ -6,16 +6,29 @@
  * after BT_BYTES bytes read from the task (every read goes through capped_access_mem), and
  * names come from the ELF files the task has mapped (libunwind reads their symbol tables,
  * files the program could read anyway). It runs on the main thread, the tracer, while the
- * task is in its ptrace stop; only denied calls pay for it by default.
+ * task is in its ptrace stop. The notifier asks for it (trace_bt_request) before answering a
+ * call; the main thread interrupts the task so that it stops as the call returns.
+ *
+ * Off by default (--backtrace never): libunwind opens the mapped files by the path in
+ * /proc/PID/maps, which the program controls — a FIFO there blocks the main thread, a
+ * symlink makes the supervisor open a file of the program's choosing (outside review R3).
+ * Feeding it from /proc/PID/map_files, opened O_NONBLOCK with the program's ids, is left.
  */
 #include "supervisor/trace_int.h"
+#include "supervisor/notify.h"
 #include "supervisor/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libunwind-ptrace.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ptrace.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BT_FRAMES 32
@@ -201,4 +214,113 @@ out:
         rec.kind_case = STOCKADE__TRACE__RECORD__KIND_BACKTRACE;
         rec.backtrace = &bt;
         trace_push_record(t, TRACE_MAIN, &rec, 0, 0);
+}
+
+/* ---- backtraces: ask the main thread to stop the caller as it returns ------------------- */
+
+bool trace_wants_backtrace(struct supervisor *sup, const struct call *call)
+{
+        /* Without WAIT_KILLABLE_RECV (before 5.19) the interrupt would break the caller's
+         * wait: the call restarts, is denied again, asks again... No backtraces there. */
+        if (!sup->trace || !sup->layers.ptrace || !sup->layers.wait_killable_recv ||
+            sup->cfg->trace_backtrace == TRACE_BT_NEVER)
+                return false;
+        if (sup->cfg->trace_backtrace == TRACE_BT_ALL)
+                return true;
+        return call->tc->denied || !call->row;
+}
+
+/*
+ * The caller waits in the kernel for our answer, killable only (WAIT_KILLABLE_RECV): a
+ * PTRACE_INTERRUPT now takes effect as it returns to user space after the answer, with the
+ * registers of the call site. So the main thread (the tracer) interrupts it first, then we
+ * answer; trace_bt_stop() unwinds at the stop. 200 ms at most: the main thread may be busy.
+ */
+void trace_bt_request(struct supervisor *sup, struct call *call)
+{
+        struct trace *t = sup->trace;
+        uint64_t one = 1, id = atomic_fetch_add(&t->bt_seq, 1) + 1;
+        struct timespec ts;
+        int slot = -1;
+
+        if (t->bt_src.fd < 0)
+                return;
+        pthread_mutex_lock(&t->bt_mu);
+        for (int i = 0; i < TRACE_BT_QUEUE && slot < 0; i++)
+                if (t->bt[i].state == 0)
+                        slot = i;
+        if (slot < 0) {
+                pthread_mutex_unlock(&t->bt_mu);
+                return;
+        }
+        t->bt[slot].tid = (pid_t)call->req->pid;
+        t->bt[slot].id = id;
+        t->bt[slot].state = 1;
+        (void)!write(t->bt_src.fd, &one, sizeof(one));
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+        }
+        while (t->bt[slot].state == 1 && t->bt[slot].id == id)
+                if (pthread_cond_timedwait(&t->bt_done, &t->bt_mu, &ts) != 0)
+                        break;
+        if (t->bt[slot].id == id && t->bt[slot].state == 2)
+                call->tc->bt_id = id;
+        else if (t->bt[slot].id == id && t->bt[slot].state == 1)
+                t->bt[slot].state = 0; /* too late: never mind */
+        pthread_mutex_unlock(&t->bt_mu);
+}
+
+int trace_bt_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events)
+{
+        struct trace *t = sup->trace;
+        uint64_t n;
+
+        (void)!read(src->fd, &n, sizeof(n));
+        pthread_mutex_lock(&t->bt_mu);
+        for (int i = 0; i < TRACE_BT_QUEUE; i++)
+                if (t->bt[i].state == 1)
+                        t->bt[i].state = ptrace(PTRACE_INTERRUPT, t->bt[i].tid, 0, 0) == 0 ? 2 : 0;
+        pthread_cond_broadcast(&t->bt_done);
+        pthread_mutex_unlock(&t->bt_mu);
+        return 0;
+}
+
+uint64_t trace_bt_stop(struct supervisor *sup, pid_t tid, int sig)
+{
+        struct trace *t = sup->trace;
+        uint64_t id = 0;
+
+        if (!t || sig != SIGTRAP)
+                return 0;
+        pthread_mutex_lock(&t->bt_mu);
+        for (int i = 0; i < TRACE_BT_QUEUE; i++)
+                if (t->bt[i].state == 2 && t->bt[i].tid == tid) {
+                        id = t->bt[i].id;
+                        t->bt[i].state = 0;
+                        break;
+                }
+        pthread_mutex_unlock(&t->bt_mu);
+        return id;
+}
+
+void trace_bt_forget(struct supervisor *sup, pid_t tid)
+{
+        struct trace *t = sup->trace;
+
+        if (!t)
+                return;
+        pthread_mutex_lock(&t->bt_mu);
+        for (int i = 0; i < TRACE_BT_QUEUE; i++)
+                if (t->bt[i].state == 2 && t->bt[i].tid == tid)
+                        t->bt[i].state = 0; /* it died before its stop */
+        pthread_mutex_unlock(&t->bt_mu);
+}
+
+void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id)
+{
+        if (sup->trace)
+                trace_bt_take(sup->trace, tid, id);
 }

@@ -118,4 +118,8 @@ void trace_write_end(struct supervisor *sup, int code);
 /* trace_bt.c: unwind the ptrace-stopped `tid` into a Backtrace record and push it. */
 void trace_bt_take(struct trace *t, pid_t tid, uint64_t id);
 
+/* The main thread's event source for backtrace requests (trace_bt.c): interrupts the tasks
+ * whose denied call asked for one. */
+int trace_bt_on_ready(struct supervisor *sup, struct event_source *src, uint32_t events);
+
 #endif
