@@ -1,7 +1,7 @@
 /*
  * The event loop: one epoll over a signalfd (ptrace stops, exits, forwarded signals) and a
  * timerfd (--timeout). Each fd is an event source whose on_ready callback sits in
- * epoll_event.data.ptr. The seccomp listener is served by the notifier thread (notify.c).
+ * epoll_event.data.ptr. The seccomp listener is served by the notifier threads (notify.c).
  */
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"

@@ -15,6 +15,9 @@
  * kernel judges the signal itself as well.
  */
 #include "supervisor/notify.h"
+#include "supervisor/creds.h"
+#include "supervisor/tmem.h"
+#include "supervisor/tfd.h"
 #include "supervisor/procscan.h"
 
 #include <errno.h>
@@ -197,19 +200,16 @@ static pid_t fd_process(int fd)
  * caller died, or we may not take its fds: then the handler must refuse, never guess). */
 static int take_fd(struct supervisor *sup, struct call *call, int fd)
 {
-        pid_t tgid = procscan_tgid((pid_t)call->req->pid);
-        int pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1, copy;
+        /* The calling thread's fd (PIDFD_THREAD): a thread may have an fd table of its own,
+         * and the leader's fd of the same number is another file (outside review 3). */
+        int copy = tfd_take((pid_t)call->req->pid, fd);
 
-        /* The caller is blocked in this call: if its notification is still valid, `tgid`
-         * was not recycled before pidfd_open. */
-        if (pidfd < 0 || ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &call->req->id) < 0) {
-                if (pidfd >= 0)
-                        close(pidfd);
+        /* The caller is blocked in this call: if its notification is still valid, its tid was
+         * not recycled before we took the fd. */
+        if (copy >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0) {
+                close(copy);
                 return -ESRCH;
         }
-        copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-        copy = copy < 0 ? -errno : copy;
-        close(pidfd);
         return copy;
 }
 
@@ -266,9 +266,9 @@ static bool turns_async_on(const struct call *call)
  * socket the sandbox got as stdin from a host process, which made itself the owner. Landlock
  * judges the task that set the owner, here the host, so it lets SIGKILL through. We take a
  * copy of the caller's fd, read the owner with F_GETOWN_EX (numbers in our pid namespace),
- * and let the kernel run the call only if there is none or it is a task or group of the
- * tree. Nothing is read from the program's memory (FIOASYNC's int is not: turning SIGIO off
- * on a host-owned description is refused too), so CONTINUE is safe.
+ * and run the call ourselves on that copy only if there is none or it is a task or group of
+ * the tree. (FIOASYNC's int is not judged: turning SIGIO off
+ * on a host-owned description is refused too; the int is copied once and passed on).
  *
  * A terminal chooses an owner itself when SIGIO is turned on and it has none: its
  * foreground process group, which we cannot read for a terminal that is not ours. Landlock's
@@ -278,20 +278,42 @@ static bool turns_async_on(const struct call *call)
  * host process that makes itself the owner later gets the signal the sandbox chose. Both
  * are the host's own doing on a description it shares with the sandbox.
  */
+/* Run the SIGIO call on our copy of the description (the very file we judged), as the
+ * program: O_NOATIME among F_SETFL's flags is an owner's right. Returns 0 or -errno. */
+static int sigio_perform(struct supervisor *sup, struct call *call, int fd, int on)
+{
+        const __u64 *a = call->req->data.args;
+        struct creds_saved saved;
+        int r = creds_enter(sup->cfg, &saved);
+
+        if (r < 0)
+                return r;
+        if (call->row == &syscall_table[SC_ioctl])
+                r = ioctl(fd, FIOASYNC, &on);
+        else
+                r = fcntl(fd, (int)a[1], (int)a[2]);
+        r = r < 0 ? -errno : 0;
+        creds_leave(&saved);
+        return r;
+}
+
 int proc_sigio(struct supervisor *sup, struct call *call)
 {
         const __u64 *a = call->req->data.args;
         struct f_owner_ex owner = {0};
         bool tty, ok;
-        int fd;
+        int fd, on = 0, r = 0;
 
         if (call->row == &syscall_table[SC_fcntl] && (int)a[1] == F_SETOWN) {
                 fcntl_setown(sup, call);
                 return 0;
         }
-        fd = take_fd(sup, call, (int)a[0]);
+        /* FIOASYNC's int, copied once before the ID_VALID check of take_fd. */
+        if (call->row == &syscall_table[SC_ioctl])
+                r = tmem_read((pid_t)call->req->pid, a[2], &on, sizeof(on));
+        fd = r < 0 ? r : take_fd(sup, call, (int)a[0]);
         if (fd < 0) {
-                call_fail(call, -fd); /* EBADF for a bad fd, as the kernel would say */
+                call_fail(call, -fd); /* EBADF for a bad fd, EFAULT, as the kernel would say */
                 return 0;
         }
         ok = fcntl(fd, F_GETOWN_EX, &owner) == 0;
@@ -300,9 +322,17 @@ int proc_sigio(struct supervisor *sup, struct call *call)
         pthread_mutex_lock(&sup->lock);
         ok = ok && !tty && sigio_owner_ok(sup, &owner);
         pthread_mutex_unlock(&sup->lock);
+        /* Emulated, never CONTINUE: the kernel would look the fd number up again, and another
+         * thread may have put another file there since (dup2), or the caller's fd table may
+         * not be the one a leader-wide look-up sees. */
+        if (ok)
+                r = sigio_perform(sup, call, fd, on);
         close(fd); /* after the lock: it may be the last reference of a lingering socket */
         if (ok) {
-                call_continue(call); /* decided on our copy of the fd and the registers */
+                if (r < 0)
+                        call_fail(call, -r);
+                else
+                        call_return(call, 0);
                 return 0;
         }
         trace_call_rule(call, tty ? "SIGIO on a terminal whose owner we cannot judge"

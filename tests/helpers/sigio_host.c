@@ -20,11 +20,17 @@
  *       setown    F_SETOWN to HOSTPID (its errno ignored: with Landlock's scope the kernel
  *                 allows it and refuses the signal later), then F_SETSIG SIGKILL and O_ASYNC;
  *                 exits with the first errno of those two
+ *       thread    the same as setsig + setfl, from a thread with an fd table of its own
+ *                 (clone without CLONE_FILES) whose fd 0 is still the host's, while the
+ *                 leader's fd 0 is a harmless pipe: the supervisor must judge the caller's
+ *                 fd, not the leader's (third outside review); exits with F_SETSIG's errno
  *       own       the control: SIGIO on the sandbox's OWN socketpair must still work, with
  *                 the owner a task, or a group, of the sandbox, or no owner; exits 0 or the
  *                 number of the first check that failed (100 + n)
  */
 #include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -160,6 +166,36 @@ static int own(void)
         return 0;
 }
 
+static volatile int thread_go, thread_done, thread_errno;
+
+static int own_table_thread(void *arg)
+{
+        while (!thread_go)
+                ;
+        thread_errno = fcntl(0, F_SETSIG, SIGKILL) < 0 ? errno : 0;
+        if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_ASYNC) < 0 && !thread_errno)
+                thread_errno = errno;
+        __atomic_store_n(&thread_done, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_exit, 0); /* this thread only */
+        return 0;
+}
+
+static int own_table(void)
+{
+        static char stack[64 * 1024];
+        int p[2];
+
+        if (pipe(p) < 0 || clone(own_table_thread, stack + sizeof(stack),
+                                 CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, NULL) < 0)
+                return 121;
+        if (dup2(p[0], 0) < 0) /* the leader's fd 0 only */
+                return 121;
+        __atomic_store_n(&thread_go, 1, __ATOMIC_SEQ_CST);
+        while (!__atomic_load_n(&thread_done, __ATOMIC_SEQ_CST))
+                ;
+        return thread_errno;
+}
+
 static int sb(const char *attack, const char *hostpid)
 {
         int on = 1, r;
@@ -177,7 +213,9 @@ static int sb(const char *attack, const char *hostpid)
                 if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_ASYNC) < 0 && !e)
                         e = errno;
                 return e;
-        } else if (strcmp(attack, "own") == 0)
+        } else if (strcmp(attack, "thread") == 0)
+                return own_table();
+        else if (strcmp(attack, "own") == 0)
                 return own();
         else
                 return 120;

@@ -129,6 +129,13 @@ static void test_fioasync(void **state)
         expect_safe("owner", "fioasync", 0, EPERM);
 }
 
+/* A thread with an fd table of its own (third outside review): its fd 0 is the host's, the
+ * leader's a pipe. Judged on the leader's table, the calls ran, and the host was SIGKILLed. */
+static void test_thread_own_fd_table(void **state)
+{
+        expect_safe("async", "thread", 1, EPERM);
+}
+
 /* No owner: the sandbox names the host as owner itself, then arms SIGKILL and SIGIO. With
  * Landlock's scope F_SETOWN runs (Landlock will refuse the signal) and arming is refused;
  * without it F_SETOWN is refused, and arming a description with no owner is harmless. */
@@ -163,6 +170,7 @@ int main(void)
                 cmocka_unit_test(test_setsig_kill),
                 cmocka_unit_test(test_setfl_async),
                 cmocka_unit_test(test_fioasync),
+                cmocka_unit_test(test_thread_own_fd_table),
                 cmocka_unit_test(test_setown_host),
                 cmocka_unit_test(test_own_sigio_works),
         };
