@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <linux/landlock.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,7 +44,7 @@ uint64_t landlock_write_access(int abi)
         (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |                              \
          LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
 
-int landlock_ruleset_create(int abi)
+int landlock_ruleset_create(int abi, bool scoped)
 {
         /* Every write-type right this ABI knows, and reading and executing files and listing
          * directories, are handled: whatever no rule allows is denied, whatever the uid.
@@ -56,7 +57,7 @@ int landlock_ruleset_create(int abi)
 
         if (abi >= 4)
                 size += sizeof(attr.handled_access_net);
-        if (abi >= 6) {
+        if (abi >= 6 && scoped) {
                 attr.scoped = STOCKADE_LANDLOCK_SCOPE_SIGNAL |
                               STOCKADE_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
                 size += sizeof(attr.scoped);
@@ -90,6 +91,20 @@ int landlock_add_grants(int ruleset, const struct grants *g)
                         return r;
         }
         return 0;
+}
+
+int landlock_add_path(int ruleset, const char *path, uint64_t access)
+{
+        struct landlock_path_beneath_attr rule = {.allowed_access = access};
+        int r = 0;
+
+        rule.parent_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rule.parent_fd < 0)
+                return -errno;
+        if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+                r = -errno;
+        close(rule.parent_fd);
+        return r;
 }
 
 int landlock_restrict(int ruleset)

@@ -7,6 +7,7 @@
 #define STOCKADE_LANDLOCK_SCOPE_SIGNAL               (1ull << 1)
 
 #include <linux/landlock.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* ABI 2 and 3 rights, absent from older kernel headers (Debian 12's among them). */
@@ -29,12 +30,15 @@ uint64_t landlock_write_access(int abi);
  * domain cannot ptrace — nor open /proc/PID/mem, environ, fd/ of — a task outside it; with
  * ABI 6, signals and abstract unix sockets are scoped to the domain too. Files: reading,
  * executing, listing and every write-type right are handled, so only what a rule grants is
- * allowed, whatever the uid. Returns the ruleset fd or -errno.
+ * allowed, whatever the uid. `scoped` false leaves signals and abstract sockets out (the
+ * supervisor's own domain: supervisor/spawn.c). Returns the ruleset fd or -errno.
  */
-int landlock_ruleset_create(int abi);
+int landlock_ruleset_create(int abi, bool scoped);
 /* Add a rule for each grant (supervisor/grants.h), opened O_PATH now; a path that cannot be
  * opened, or is no longer the file the supervisor saw, is left out. Returns 0 or -errno. */
 int landlock_add_grants(int ruleset, const struct grants *g);
+/* One more rule: `access` beneath the directory `path`. Returns 0 or -errno. */
+int landlock_add_path(int ruleset, const char *path, uint64_t access);
 /* Enter the domain (needs NO_NEW_PRIVS). Returns 0 or -errno. */
 int landlock_restrict(int ruleset);
 

@@ -212,7 +212,7 @@ static void become_user(uid_t uid, gid_t gid, pid_t supervisor)
  */
 static int build_ruleset(const struct shim_args *a)
 {
-        int fd = landlock_ruleset_create(a->landlock_abi), r;
+        int fd = landlock_ruleset_create(a->landlock_abi, true), r;
 
         if (fd < 0)
                 die(EXIT_STOCKADE, -fd, "create a Landlock ruleset (ABI %d)", a->landlock_abi);

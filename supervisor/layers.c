@@ -182,9 +182,10 @@ void layers_print(const struct layers *l, FILE *out)
         snprintf(abi, sizeof(abi), "ABI %d: %s", l->landlock_abi,
                  l->landlock_abi >= 6 ? "ptrace, signals, abstract sockets scoped"
                                       : "ptrace scoped (signals need ABI 6)");
-        if (l->landlock_abi)
+        if (l->landlock_abi) {
                 fprintf(out, "stockade:   %-28s %s\n", "Landlock", abi);
-        else
+                line(out, "Landlock on the supervisor", l->landlock_self, "not entered");
+        } else
                 line(out, "Landlock", false, l->why_landlock);
         if (l->user_namespaces)
                 fprintf(out, "stockade:   %-28s %s\n", "user namespaces",

@@ -13,6 +13,7 @@ struct layers {
         bool sync_wake_up;       /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
         bool ptrace;             /* PTRACE_SEIZE of the child worked */
         int landlock_abi;        /* 0 when absent */
+        bool landlock_self;      /* the supervisor is inside the sandbox's rules (spawn.c) */
         bool user_namespaces;    /* an unprivileged process may unshare(CLONE_NEWUSER) */
         enum ipc_isolation ipc;  /* how the sandbox's SysV IPC is kept from the host's */
         char why_ptrace[128];    /* why ptrace is missing */

@@ -1,4 +1,5 @@
 #include "supervisor/spawn.h"
+#include "shim/landlock.h"
 #include "shim/shim.h"
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -128,6 +130,40 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
         return 0;
 }
 
+/*
+ * The supervisor enters the sandbox's Landlock rules itself, just before it forks (so that
+ * every thread it starts from here on is inside too): a call that the supervisor performs
+ * for the program — an open, a connect, an unwinder reading a mapped file — is then judged by
+ * the kernel under the program's rules, and a bug in the emulation is not an escape. Not
+ * scoped (the supervisor signals the tree and its own process group). The sandbox forks from
+ * here and nests its own, scoped domain inside, so the supervisor may still ptrace it, take
+ * its fds and read its memory; the sandbox cannot touch the supervisor (an outer domain).
+ * One right more than the sandbox's: writing beneath /proc, for the shim's uid_map; the
+ * sandbox's own domain does not grant it, and the handlers never write to /proc.
+ */
+static int enter_own_domain(struct supervisor *sup, struct error *err)
+{
+        int abi = sup->layers.landlock_abi, fd, r;
+
+        if (!abi)
+                return 0;
+        fd = landlock_ruleset_create(abi, false);
+        if (fd < 0)
+                return make_error(err, -fd, "create the supervisor's Landlock ruleset");
+        r = landlock_add_grants(fd, &sup->grants);
+        if (r == 0)
+                r = landlock_add_path(fd, "/proc", LANDLOCK_ACCESS_FS_WRITE_FILE);
+        if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                r = -errno;
+        if (r == 0)
+                r = landlock_restrict(fd);
+        close(fd);
+        if (r < 0)
+                return make_error(err, -r, "enter the supervisor's Landlock domain");
+        sup->layers.landlock_self = true;
+        return 0;
+}
+
 /* Fork the shim with the filter and a socketpair to us. Returns its pid (sv[0] is ours) or
  * -1 with *err set. */
 static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, int *sock,
@@ -185,8 +221,11 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
 {
         unsigned flags = 0;
         int sock = -1, r;
-        pid_t pid = fork_shim(sup, plan, &sock, err);
+        pid_t pid;
 
+        if (enter_own_domain(sup, err) < 0)
+                return -1;
+        pid = fork_shim(sup, plan, &sock, err);
         if (pid < 0)
                 return -1;
         sup->root = pid;
