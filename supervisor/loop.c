@@ -293,8 +293,11 @@ static bool sup_free(struct supervisor *sup, int code)
         pthread_mutex_unlock(&sup->lock);
         places_free(&sup->places);
         grants_free(&sup->grants);
-        if (stopped)
+        if (stopped) {
                 notify_free(sup);
+                vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
+                free(sup->pts);
+        }
         return stopped;
 }
 
@@ -417,6 +420,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
                                       .term = -1,
                                       .fg_timer = -1};
         init_lock(&sup->lock);
+        pthread_mutex_init(&sup->pts_lock, NULL);
         audit_init(&sup->audit);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 /* The signal that interrupts a notifier thread (glibc keeps SIGRTMIN's first few). */
@@ -48,6 +50,36 @@ void call_fail(struct call *call, int errnum)
         call->resp->val = 0;
         call->resp->error = -errnum;
         call->resp->flags = 0;
+}
+
+__thread bool notify_own_fs;
+
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+
+int call_return_fd(struct supervisor *sup, struct call *call, int fd, bool cloexec)
+{
+        struct seccomp_notif_addfd addfd = {.id = call->req->id,
+                                            .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                            .srcfd = (__u32)fd,
+                                            .newfd_flags = cloexec ? O_CLOEXEC : 0};
+        int r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+
+        if (r >= 0) {
+                call_return(call, r); /* for the trace: the kernel has the answer already */
+                call->sent = true;
+                return 0;
+        }
+        if (errno != EINVAL)
+                return -errno;
+        /* Before 5.14: install, then answer with the number. */
+        addfd.flags = 0;
+        r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        if (r < 0)
+                return -errno;
+        call_return(call, r);
+        return 0;
 }
 
 bool notify_set_sync_wake_up(int listener)
@@ -229,7 +261,8 @@ static int notify_one(struct notifier *nt)
          * and must not find this thread still counted busy (the pool would grow for
          * nothing, and more threads mean wake-ups across CPUs). */
         atomic_fetch_sub(&sup->busy, 1);
-        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 && errno != ENOENT)
+        if (!call.sent && ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, nt->resp) < 0 &&
+            errno != ENOENT)
                 r = -errno;
         else if (call.tc)
                 trace_call_end(sup, (unsigned)(nt - sup->notifiers), &call);
@@ -248,6 +281,9 @@ static void *notifier_main(void *arg)
         sigemptyset(&wake);
         sigaddset(&wake, NOTIFY_WAKE);
         pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+        /* A umask and a working directory of this thread's own: files it creates for the
+         * program take the program's umask (fs_open.c), without touching other threads. */
+        notify_own_fs = unshare(CLONE_FS) == 0;
         while (!atomic_load(&sup->stopping) && r == 0)
                 r = notify_one(nt);
         if (r == 1)

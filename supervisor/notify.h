@@ -14,6 +14,7 @@ struct call {
         struct seccomp_notif_resp *resp;
         const struct syscall_row *row; /* NULL for numbers the table does not know */
         struct trace_call *tc;         /* the event being recorded; NULL when not tracing */
+        bool sent;                     /* answered already (call_return_fd) */
 };
 
 /* Let the kernel run the call as the program made it. Only for calls whose decision did not
@@ -23,6 +24,15 @@ void call_continue(struct call *call);
 void call_return(struct call *call, int64_t val);
 /* Answer the call with -errnum without running it. */
 void call_fail(struct call *call, int errnum);
+
+/* This notifier thread has a umask and cwd of its own (unshare(CLONE_FS) worked). */
+extern __thread bool notify_own_fs;
+
+/* Answer the call with a copy of our fd `fd`, installed in the caller (ADDFD, with
+ * O_CLOEXEC if `cloexec`) atomically with the answer where the kernel can (ADDFD_FLAG_SEND,
+ * 5.14). Returns 0, or -errno when nothing was installed (the call is then still to be
+ * answered: EMFILE at the caller's limit). */
+int call_return_fd(struct supervisor *sup, struct call *call, int fd, bool cloexec);
 
 /* A policy denial: call_fail(errnum) in enforce mode; in audit mode it is reported (-v)
  * and the call runs. */

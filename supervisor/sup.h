@@ -9,6 +9,7 @@
 #include "supervisor/places.h"
 #include "supervisor/tracee.h"
 #include "supervisor/tty.h"
+#include "supervisor/vfs/view.h"
 #include "syscalls/filter.h"
 
 #include <linux/seccomp.h>
@@ -66,6 +67,15 @@ struct supervisor {
          * fork, read-only afterwards: handlers read it without the lock. */
         struct places places;
         struct grants grants; /* the Landlock rules the shim applies (empty without Landlock) */
+        /* What the program sees of the file system (walls.c), its host roots open; read-only
+         * after the spawn, like `places`. The emulated path calls resolve in it. */
+        struct vfs_view view;
+        dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
+        /* The terminals beneath /dev/pts the sandbox may open by name: its own and those it
+         * made through /dev/ptmx (fs_open.c). Under pts_lock, never held across a call. */
+        pthread_mutex_t pts_lock;
+        unsigned *pts;
+        size_t n_pts, cap_pts;
 
         int epfd;
         struct event_source sigchld;    /* signalfd: ptrace stops and exits */

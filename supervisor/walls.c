@@ -231,16 +231,20 @@ static void say_splits(const struct supervisor *sup, const struct vfs_view *view
 
 int walls_setup(struct supervisor *sup, struct error *err)
 {
-        _cleanup_vfs_view_ struct vfs_view view = {0};
+        struct vfs_view *view = &sup->view;
         _cleanup_free_ char *cwd = getcwd(NULL, 0);
         const char *home = user_home();
 
+        struct stat st;
+
         if (!cwd)
                 return make_error(err, errno, "getcwd");
+        sup->proc_dev = stat("/proc", &st) == 0 ? st.st_dev : 0;
+        sup->dev_dev = stat("/dev", &st) == 0 ? st.st_dev : 0;
         if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
-            build_view(&view, sup->cfg, cwd, home, err) < 0 ||
-            apply_to_places(&sup->places, &view, err) < 0 ||
-            add_hidden(&sup->places, &view, err) < 0)
+            build_view(view, sup->cfg, cwd, home, err) < 0 ||
+            apply_to_places(&sup->places, view, err) < 0 ||
+            add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0)
                 return -1;
         if (!sup->layers.landlock_abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)
@@ -248,8 +252,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
                                         "--hide) can be read, --ro paths written\n");
                 return 0;
         }
-        if (grants_compute(&sup->grants, &view, &sup->places, sup->layers.landlock_abi, err) < 0)
+        if (grants_compute(&sup->grants, view, &sup->places, sup->layers.landlock_abi, err) < 0)
                 return -1;
-        say_splits(sup, &view);
+        say_splits(sup, view);
         return 0;
 }

@@ -123,8 +123,13 @@ static const struct arg_rule arg_rules[] = {
          * for every host user who executes it. The mode is ignored without O_CREAT, and libc
          * passes 0 then. */
         {SC_open, 2, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        /* O_PATH opens stay in the kernel, decided on the flags register: SECCOMP_ADDFD
+         * cannot install an O_PATH file (fget refuses them), and such an fd gives no access
+         * to what it names: every use of it by path is emulated (fs_open.c). */
+        {SC_open, 1, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_open, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_openat, 3, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_openat, 2, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_openat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_creat, 1, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_creat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},

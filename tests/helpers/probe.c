@@ -26,6 +26,8 @@
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <arpa/inet.h>
+#include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -44,6 +46,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -647,6 +650,67 @@ static int do_session(char **argv)
         return 0;
 }
 
+/* ---- a path flipped under the supervisor's feet ----------------------------------------- */
+
+static char flip_buf[PATH_MAX];
+static const char *flip_paths[2];
+static volatile int flip_stop;
+
+static void *flipper(void *arg)
+{
+        (void)arg;
+        for (unsigned i = 0; !flip_stop; i++)
+                strcpy(flip_buf, flip_paths[i & 1]);
+        return NULL;
+}
+
+/* Read what fd holds (its NULs made spaces: a cmdline) into buf, NUL-terminated. */
+static size_t slurp_fd(int fd, char *buf, size_t size)
+{
+        ssize_t n = read(fd, buf, size - 1);
+        size_t len = n > 0 ? (size_t)n : 0;
+
+        for (size_t i = 0; i < len; i++)
+                buf[i] = buf[i] ? buf[i] : ' ';
+        buf[len] = '\0';
+        return len;
+}
+
+/* flip A B SECONDS: one thread rewrites a path buffer between A and B while this one opens
+ * it and reads what it got; every content other than A's is printed (five at most). */
+static int do_flip(char **argv)
+{
+        char first[4096], got[4096];
+        unsigned long opens = 0, others = 0;
+        pthread_t th;
+        time_t end = time(NULL) + atoi(argv[2]);
+        int fd = open(argv[0], O_RDONLY);
+
+        if (fd < 0)
+                setup_failed("open A");
+        slurp_fd(fd, first, sizeof(first));
+        close(fd);
+        flip_paths[0] = argv[0];
+        flip_paths[1] = argv[1];
+        strcpy(flip_buf, argv[0]);
+        if (pthread_create(&th, NULL, flipper, NULL) != 0)
+                setup_failed("pthread_create");
+        while (time(NULL) < end) {
+                fd = open(flip_buf, O_RDONLY);
+                if (fd < 0)
+                        continue;
+                opens++;
+                slurp_fd(fd, got, sizeof(got));
+                close(fd);
+                if (strcmp(got, first) != 0 && others++ < 5)
+                        printf("other content: %s\n", got);
+        }
+        flip_stop = 1;
+        pthread_join(th, NULL);
+        printf("%s: %lu opens, %lu of another content\n", mode_name, opens, others);
+        return 0;
+}
+
 /* ---- the table of modes ---------------------------------------------------------------- */
 
 struct mode {
@@ -698,6 +762,7 @@ static const struct mode modes[] = {
         {"setuid_check", "", 0, do_setuid_check},
         {"fds", "", 0, do_fds},
         {"caps", "", 0, do_caps},
+        {"flip", "A B SECONDS", 3, do_flip},
         {"session", "", 0, do_session},
 };
 

@@ -18,6 +18,7 @@
 #include "supervisor/vfs/mount.h"
 #include "supervisor/vfs/path.h"
 #include "supervisor/vfs/resolve.h"
+#include "supervisor/vfs/special.h"
 #include "supervisor/vfs/view.h"
 
 #include <fcntl.h>
@@ -969,6 +970,83 @@ static void default_view_host(void **state)
         assert_string_equal(res.path, "/tmp");
 }
 
+/* ---- the /proc and /dev views (special.c) -------------------------------------------- */
+
+static bool sp_in_tree(void *arg, pid_t pid)
+{
+        (void)arg;
+        return pid == 100 || pid == 101; /* the caller's process and one thread of it */
+}
+
+static bool sp_pts(void *arg, unsigned n)
+{
+        (void)arg;
+        return n == 7;
+}
+
+static void special_views(void **state)
+{
+        static const struct {
+                bool dev;
+                const char *rest;
+                int err;
+                const char *host;
+                bool process;
+                enum vfs_special_kind kind;
+        } cases[] = {
+                {false, "", 0, "/proc", false, VFS_SP_PROC},
+                {false, "self", 0, "/proc/100", true, VFS_SP_PROC},
+                {false, "self/status", 0, "/proc/100/status", true, VFS_SP_PROC},
+                {false, "thread-self/comm", 0, "/proc/100/task/101/comm", true, VFS_SP_PROC},
+                {false, "101/task/101", 0, "/proc/101/task/101", true, VFS_SP_PROC},
+                {false, "1/cmdline", -ENOENT},
+                {false, "0", -ENOENT},
+                {false, "0100/cmdline", 0, "/proc/0100/cmdline", false, VFS_SP_PROC},
+                {false, "self/../1/environ", -ENOENT},
+                {false, "100/../../1", -ENOENT},
+                {false, "../../1/cmdline", -ENOENT},
+                {false, ".//./self/./fd/3", 0, "/proc/100/fd/3", true, VFS_SP_PROC},
+                {false, "cpuinfo", 0, "/proc/cpuinfo", false, VFS_SP_PROC},
+                {false, "sys/kernel/hostname", 0, "/proc/sys/kernel/hostname", false,
+                 VFS_SP_PROC},
+                {false, "selfish", 0, "/proc/selfish", false, VFS_SP_PROC},
+                {true, "", 0, "/dev", false, VFS_SP_DEV},
+                {true, "null", 0, "/dev/null", false, VFS_SP_DEV},
+                {true, "./urandom", 0, "/dev/urandom", false, VFS_SP_DEV},
+                {true, "tty", 0, "/dev/tty", false, VFS_SP_TTY},
+                {true, "pts/7", 0, "/dev/pts/7", false, VFS_SP_DEV},
+                {true, "pts/0", -ENOENT},
+                {true, "pts/../pts/0", -ENOENT},
+                {true, "pts/07", -ENOENT},
+                {true, "sda", -ENOENT},
+                {true, "mem", -ENOENT},
+                {true, "../etc/passwd", -ENOENT},
+                {true, "shm/x/y", 0, "/dev/shm/x/y", false, VFS_SP_DEV},
+                {true, "stdout", 0, "/proc/100/fd/1", true, VFS_SP_PROC},
+                {true, "fd/63", 0, "/proc/100/fd/63", true, VFS_SP_PROC},
+                {true, "fd/../../1/cmdline", -ENOENT},
+        };
+        struct vfs_special_ctx ctx = {
+                .tgid = 100, .tid = 101, .in_tree = sp_in_tree, .pts_allowed = sp_pts};
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct vfs_special sp;
+                int r = cases[i].dev ? vfs_dev_map(cases[i].rest, &ctx, &sp)
+                                     : vfs_proc_map(cases[i].rest, &ctx, &sp);
+
+                if (r != cases[i].err)
+                        fail_msg("%s \"%s\": %d, want %d", cases[i].dev ? "dev" : "proc",
+                                 cases[i].rest, r, cases[i].err);
+                if (r < 0)
+                        continue;
+                if (strcmp(sp.host, cases[i].host) != 0 || sp.process != cases[i].process ||
+                    sp.kind != cases[i].kind)
+                        fail_msg("\"%s\": %s (process %d, kind %d), want %s", cases[i].rest,
+                                 sp.host, sp.process, sp.kind, cases[i].host);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -986,6 +1064,7 @@ int main(void)
                 cmocka_unit_test(default_view),
                 cmocka_unit_test(default_view_variants),
                 cmocka_unit_test(default_view_host),
+                cmocka_unit_test(special_views),
         };
         return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }

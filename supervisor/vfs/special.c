@@ -1,0 +1,121 @@
+#include "supervisor/vfs/special.h"
+#include "supervisor/vfs/path.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "/" + rest, canonical: '.', '..' and '//' taken lexically, never above the root. */
+static int canonical(const char *rest, char *out, size_t size)
+{
+        char in[PATH_MAX + 1];
+
+        if (snprintf(in, sizeof(in), "/%s", rest) >= (int)sizeof(in))
+                return -ENAMETOOLONG;
+        return vfs_path_normalize(out, size, in) < 0 ? -ENAMETOOLONG : 0;
+}
+
+/* A decimal number without sign or leading zero, or -1. */
+static long number(const char *s, size_t len)
+{
+        long v = 0;
+
+        if (len == 0 || len > 9 || (s[0] == '0' && len > 1))
+                return -1;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -1;
+                v = v * 10 + (s[i] - '0');
+        }
+        return v;
+}
+
+int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out)
+{
+        char path[PATH_MAX];
+        const char *first, *tail;
+        size_t len;
+        long pid;
+        int r = canonical(rest, path, sizeof(path)), n;
+
+        if (r < 0)
+                return r;
+        out->kind = VFS_SP_PROC;
+        out->process = false;
+        first = path + 1; /* "" for /proc itself */
+        tail = strchr(first, '/');
+        len = tail ? (size_t)(tail - first) : strlen(first);
+        if (!tail)
+                tail = "";
+        if (len == 4 && strncmp(first, "self", 4) == 0) {
+                n = snprintf(out->host, sizeof(out->host), "/proc/%d%s", (int)ctx->tgid, tail);
+        } else if (len == 11 && strncmp(first, "thread-self", 11) == 0) {
+                n = snprintf(out->host, sizeof(out->host), "/proc/%d/task/%d%s", (int)ctx->tgid,
+                             (int)ctx->tid, tail);
+        } else if ((pid = number(first, len)) >= 0) {
+                if (pid == 0 || !ctx->in_tree(ctx->arg, (pid_t)pid))
+                        return -ENOENT;
+                n = snprintf(out->host, sizeof(out->host), "/proc%s", path);
+        } else {
+                n = snprintf(out->host, sizeof(out->host), "/proc%s",
+                             strcmp(path, "/") ? path : "");
+                if (n >= 0 && (size_t)n < sizeof(out->host))
+                        return 0;
+                return -ENAMETOOLONG;
+        }
+        if (n < 0 || (size_t)n >= sizeof(out->host))
+                return -ENAMETOOLONG;
+        out->process = true;
+        return 0;
+}
+
+static bool listed(const char *name, const char *const *list)
+{
+        for (; *list; list++)
+                if (strcmp(name, *list) == 0)
+                        return true;
+        return false;
+}
+
+int vfs_dev_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out)
+{
+        static const char *const devices[] = {"/",         "/null",    "/zero", "/full",
+                                              "/random",   "/urandom", "/ptmx", "/pts",
+                                              "/pts/ptmx", "/shm",     NULL};
+        static const char *const std[] = {"/stdin", "/stdout", "/stderr"};
+        char path[PATH_MAX];
+        int r = canonical(rest, path, sizeof(path)), n;
+        long pts;
+
+        if (r < 0)
+                return r;
+        out->kind = VFS_SP_DEV;
+        out->process = false;
+        for (size_t i = 0; i < ARRAY_SIZE(std); i++)
+                if (strcmp(path, std[i]) == 0) {
+                        snprintf(path, sizeof(path), "/fd/%zu", i);
+                        break;
+                }
+        if (strcmp(path, "/fd") == 0 || strncmp(path, "/fd/", 4) == 0) {
+                char sub[PATH_MAX];
+
+                if (snprintf(sub, sizeof(sub), "self%s", path) >= (int)sizeof(sub))
+                        return -ENAMETOOLONG;
+                return vfs_proc_map(sub, ctx, out);
+        }
+        if (strcmp(path, "/tty") == 0) {
+                out->kind = VFS_SP_TTY;
+                snprintf(out->host, sizeof(out->host), "/dev/tty");
+                return 0;
+        }
+        if (strncmp(path, "/pts/", 5) == 0 && (pts = number(path + 5, strlen(path + 5))) >= 0) {
+                if (!ctx->pts_allowed(ctx->arg, (unsigned)pts))
+                        return -ENOENT;
+        } else if (!listed(path, devices) && strncmp(path, "/shm/", 5) != 0) {
+                return -ENOENT;
+        }
+        n = snprintf(out->host, sizeof(out->host), "/dev%s", strcmp(path, "/") ? path : "");
+        return n < 0 || (size_t)n >= sizeof(out->host) ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,467 @@
+/*
+ * open, openat and creat, emulated in the view (supervisor/vfs/): the supervisor opens the
+ * file itself, from its own copy of the path, with the program's rights, and installs the fd
+ * in the caller (SECCOMP_IOCTL_NOTIF_ADDFD). Nothing is answered CONTINUE.
+ *
+ *   1. Copy the path ONCE, take the base (the caller's dirfd, or its cwd, for a relative
+ *      path), check ID_VALID.
+ *   2. The fast way, for a path that stays on one file system away from /proc and /dev:
+ *      openat2(base, path, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS), as the program. The
+ *      supervisor is inside the sandbox's Landlock rules (spawn.c), so the kernel judges the
+ *      open as it would judge the program's own: a hidden file is refused (EACCES), a file
+ *      on a read-only place cannot be opened for writing. NO_XDEV keeps the walk off /proc
+ *      (whose "self" would be the supervisor) and /dev: crossing a mount fails with EXDEV.
+ *   3. The slow way, when the fast one cannot decide (EXDEV, ELOOP of a magic link, EACCES,
+ *      an O_PATH open — which Landlock does not judge — a base on /proc or /dev): the path is
+ *      resolved in the view, component by component (vfs_resolve), so that a hidden path
+ *      does not exist (ENOENT) however it is reached, and /proc and /dev show the sandbox's
+ *      own view (vfs/special.h): /proc/PID of a process outside the tree does not exist,
+ *      /dev has only the devices a program needs and the sandbox's own terminals.
+ *
+ * O_PATH opens do not come here: ADDFD cannot install an O_PATH file, and such an fd gives
+ * no access by itself, so the filter leaves them to the kernel (syscalls/filter.c); every
+ * later use of one by path (a dirfd, a reopen through /proc/self/fd) comes back here.
+ *
+ * The view is the identity for now (--ro, --rw and --hide name host paths as they are): the
+ * host path of the base is its sandbox path. Blocking opens (a FIFO, a slow device) block
+ * this notifier thread only; the pool starts another (notify.c).
+ */
+#include "supervisor/creds.h"
+#include "supervisor/notify.h"
+#include "supervisor/tfd.h"
+#include "supervisor/tmem.h"
+#include "supervisor/trace_decode.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/resolve.h"
+#include "supervisor/vfs/special.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#ifndef TIOCGPTN
+#define TIOCGPTN _IOR('T', 0x30, unsigned int)
+#endif
+
+/* Every flag open(2) knows; openat2 refuses unknown ones where open ignores them. */
+#define OPEN_FLAGS                                                                                 \
+        (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |     \
+         O_SYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
+         O_PATH | O_TMPFILE | FASYNC)
+
+struct open_call {
+        pid_t tid;
+        int dirfd;
+        int flags; /* as the program gave them, masked to OPEN_FLAGS */
+        mode_t mode;
+        int base; /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
+        char path[PATH_MAX];
+};
+
+/* O_TMPFILE includes O_DIRECTORY: test it whole. */
+static bool creates(int flags)
+{
+        return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static bool writes(int flags)
+{
+        return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) || creates(flags);
+}
+
+/* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
+static long status_field(pid_t tid, const char *field, int base)
+{
+        char path[48], buf[1024], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        p = strstr(buf, field);
+        return p ? strtol(p + strlen(field), NULL, base) : -1;
+}
+
+/* The caller's umask; 022 if it cannot be read. */
+static mode_t caller_umask(pid_t tid)
+{
+        long mask = status_field(tid, "\nUmask:", 8);
+
+        return mask < 0 ? 022 : (mode_t)mask & 0777;
+}
+
+/*
+ * openat2 as the program: its fsuid, fsgid and no capabilities (creds.h), its umask for a
+ * file this creates. Returns the fd or -errno.
+ */
+static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd, const char *path,
+                   int flags, uint64_t resolve)
+{
+        /* O_NOCTTY: a terminal never becomes the supervisor's. openat2 takes nothing but
+         * O_DIRECTORY and O_NOFOLLOW with O_PATH (open ignores the rest). */
+        struct open_how how = {
+                .flags = (uint64_t)(flags & O_PATH ? flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
+                                                   : flags | O_NOCTTY) |
+                         O_CLOEXEC,
+                .resolve = resolve};
+        struct creds_saved saved;
+        mode_t mask = 0, old = 0;
+        int fd, r;
+
+        if (creates(flags)) {
+                mask = caller_umask(oc->tid);
+                how.mode = notify_own_fs ? oc->mode : oc->mode & ~mask;
+        }
+        r = creds_enter(sup->cfg, &saved);
+        if (r < 0)
+                return r;
+        if (notify_own_fs && creates(flags))
+                old = umask(mask);
+        fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        r = fd < 0 ? -errno : fd;
+        if (notify_own_fs && creates(flags))
+                umask(old);
+        creds_leave(&saved);
+        return r;
+}
+
+/* ---- the sandbox's /proc and /dev ------------------------------------------------------ */
+
+static bool in_tree(void *arg, pid_t pid)
+{
+        struct supervisor *sup = arg;
+        bool found;
+
+        pthread_mutex_lock(&sup->lock);
+        found = tracee_find_live(&sup->tree, pid) != NULL;
+        pthread_mutex_unlock(&sup->lock);
+        return found;
+}
+
+static bool pts_allowed(void *arg, unsigned n)
+{
+        struct supervisor *sup = arg;
+        bool found = false;
+
+        pthread_mutex_lock(&sup->pts_lock);
+        for (size_t i = 0; i < sup->n_pts && !found; i++)
+                found = sup->pts[i] == n;
+        pthread_mutex_unlock(&sup->pts_lock);
+        return found;
+}
+
+void fs_open_allow_pts(struct supervisor *sup, unsigned n)
+{
+        if (pts_allowed(sup, n))
+                return;
+        pthread_mutex_lock(&sup->pts_lock);
+        if (sup->n_pts == sup->cap_pts) {
+                sup->cap_pts = sup->cap_pts ? 2 * sup->cap_pts : 8;
+                sup->pts = xrealloc(sup->pts, sup->cap_pts * sizeof(*sup->pts));
+        }
+        sup->pts[sup->n_pts++] = n;
+        pthread_mutex_unlock(&sup->pts_lock);
+}
+
+/* The magic links of a process directory: followed only as the last component. */
+static bool magic_last(const char *host)
+{
+        const char *base = strrchr(host, '/');
+        const char *dir = base;
+
+        if (!base)
+                return false;
+        base++;
+        while (dir > host && dir[-1] != '/')
+                dir--;
+        return strcmp(base, "exe") == 0 || strcmp(base, "cwd") == 0 || strcmp(base, "root") == 0 ||
+               strncmp(dir, "fd/", 3) == 0 || strncmp(dir, "map_files/", 10) == 0 ||
+               strncmp(dir, "ns/", 3) == 0;
+}
+
+/* /proc/PID/...: a magic link only as the last component, where it names an object the
+ * process holds; the kernel (and Landlock, for what it points to) judges that open. */
+static int open_proc(struct supervisor *sup, const struct open_call *oc,
+                     const struct vfs_special *sp)
+{
+        char parent[PATH_MAX];
+        struct stat st;
+        char *slash;
+        int dfd, fd;
+
+        fd = open_as(sup, oc, AT_FDCWD, sp->host, oc->flags, RESOLVE_NO_MAGICLINKS);
+        if (fd != -ELOOP || !sp->process || !magic_last(sp->host))
+                return fd;
+        snprintf(parent, sizeof(parent), "%s", sp->host);
+        slash = strrchr(parent, '/');
+        *slash = '\0';
+        dfd = open_as(sup, oc, AT_FDCWD, parent, O_PATH | O_DIRECTORY, RESOLVE_NO_MAGICLINKS);
+        if (dfd < 0)
+                return dfd;
+        fd = open_as(sup, oc, dfd, slash + 1, oc->flags & ~O_NOFOLLOW, 0);
+        close(dfd);
+        /* A link that leads back into /proc (an O_PATH fd of another process's directory,
+         * made in the kernel) would step round the view's filter of process numbers. */
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == sup->proc_dev) {
+                close(fd);
+                return -EACCES;
+        }
+        return fd;
+}
+
+/* /dev/tty: the caller's controlling terminal. The sandbox's own pty is the only one it can
+ * have (the shim made it the controlling terminal of a new session), or one it made. */
+static int open_tty(struct supervisor *sup, const struct open_call *oc)
+{
+        char path[48], buf[512], *p;
+        unsigned long tty_nr;
+        struct stat st;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)oc->tid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -ESRCH;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -ESRCH;
+        buf[n] = '\0';
+        p = strrchr(buf, ')'); /* comm may hold anything */
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %lu", &tty_nr) != 1 || tty_nr == 0)
+                return -ENXIO;
+        if (sup->tty.active && fstat(sup->tty.slave, &st) == 0 && st.st_rdev == tty_nr) {
+                snprintf(path, sizeof(path), "/proc/self/fd/%d", sup->tty.slave);
+                return open_as(sup, oc, AT_FDCWD, path, oc->flags, 0);
+        }
+        /* A pty of the sandbox's own making: /dev/pts is major 136-143. */
+        if (major(tty_nr) >= 136 && major(tty_nr) <= 143) {
+                unsigned ptn = (major(tty_nr) - 136) * 256 + minor(tty_nr);
+                if (pts_allowed(sup, ptn)) {
+                        snprintf(path, sizeof(path), "/dev/pts/%u", ptn);
+                        return open_as(sup, oc, AT_FDCWD, path, oc->flags, RESOLVE_NO_SYMLINKS);
+                }
+        }
+        return -ENXIO;
+}
+
+static int open_special(struct supervisor *sup, const struct open_call *oc,
+                        const struct vfs_result *res)
+{
+        struct vfs_special_ctx ctx = {.tgid = (pid_t)status_field(oc->tid, "\nTgid:", 10),
+                                      .tid = oc->tid,
+                                      .in_tree = in_tree,
+                                      .pts_allowed = pts_allowed,
+                                      .arg = sup};
+        struct vfs_special sp;
+        unsigned ptn;
+        int r, fd;
+
+        if (ctx.tgid <= 0)
+                return -ESRCH;
+        r = res->mount->mode == VFS_PROC ? vfs_proc_map(res->rest, &ctx, &sp)
+                                         : vfs_dev_map(res->rest, &ctx, &sp);
+        if (r < 0)
+                return r;
+        switch (sp.kind) {
+        case VFS_SP_TTY:
+                return open_tty(sup, oc);
+        case VFS_SP_PROC:
+                /* Nothing of the host's /proc is the sandbox's to change (the kernel's knobs
+                 * under /proc/sys least of all); its own processes' files are, as the kernel
+                 * judges them (/proc/self/mem, comm, oom_score_adj). */
+                if (writes(oc->flags) && !sp.process)
+                        return -EACCES;
+                return open_proc(sup, oc, &sp);
+        case VFS_SP_DEV:
+                break;
+        }
+        fd = open_as(sup, oc, AT_FDCWD, sp.host, oc->flags, RESOLVE_NO_MAGICLINKS);
+        if (fd >= 0 && ioctl(fd, TIOCGPTN, &ptn) == 0)
+                fs_open_allow_pts(sup, ptn); /* a new pty master: its slave is the sandbox's */
+        return fd;
+}
+
+/* ---- the slow way: resolution in the view ----------------------------------------------- */
+
+/* The sandbox path of the base: "/" for an absolute path, else what the fd names (the view
+ * is the identity). */
+static int base_path(const struct open_call *oc, char *out, size_t size)
+{
+        char link[48];
+        ssize_t n;
+
+        if (oc->base == AT_FDCWD) {
+                snprintf(out, size, "/");
+                return 0;
+        }
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", oc->base);
+        n = readlink(link, out, size - 1);
+        if (n < 0)
+                return -errno;
+        out[n] = '\0';
+        if (out[0] != '/')
+                return -ENOENT; /* not a directory of the file system ("anon_inode:...") */
+        return 0;
+}
+
+static int open_slow(struct supervisor *sup, const struct open_call *oc)
+{
+        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        char start[PATH_MAX], self[48];
+        unsigned flags = 0;
+        int r = base_path(oc, start, sizeof(start));
+
+        if (r < 0)
+                return r;
+        if (!(oc->flags & O_NOFOLLOW) && (oc->flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL))
+                flags |= VFS_FOLLOW;
+        if (oc->flags & O_CREAT)
+                flags |= VFS_CREATE;
+        r = vfs_resolve(&sup->view, start, oc->path, flags, &res);
+        if (r < 0)
+                return r;
+        switch (res.kind) {
+        case VFS_SPECIAL:
+                return open_special(sup, oc, &res);
+        case VFS_SYNTHETIC:
+                return -EACCES; /* a directory the view makes up: nothing to open */
+        case VFS_ABSENT:
+                if (res.parent_fd < 0)
+                        return -EACCES;
+                if (res.trailing_slash)
+                        return -EISDIR;
+                /* O_NOFOLLOW: a symlink put there since the walk is not followed. */
+                return open_as(sup, oc, res.parent_fd, res.name, oc->flags | O_NOFOLLOW,
+                               RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+        case VFS_HOST:
+                break;
+        }
+        if ((oc->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+                return -EEXIST;
+        if (oc->flags & O_PATH) {
+                if ((oc->flags & O_DIRECTORY) && res.type != S_IFDIR)
+                        return -ENOTDIR;
+                r = fcntl(res.fd, F_DUPFD_CLOEXEC, 0);
+                return r < 0 ? -errno : r;
+        }
+        if (res.type == S_IFLNK)
+                return -ELOOP; /* O_NOFOLLOW on a symlink */
+        if (res.trailing_slash && res.type != S_IFDIR)
+                return -ENOTDIR;
+        /* Reopen the very object the walk found (the magic link is ours). */
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", res.fd);
+        return open_as(sup, oc, AT_FDCWD, self, oc->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW), 0);
+}
+
+/* ---- the fast way ------------------------------------------------------------------------ */
+
+static bool lexically_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        while (path[0] == '/' && path[1] == '/')
+                path++;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Whether the fast way may try: not O_PATH, and not starting on /proc or /dev. */
+static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
+{
+        struct stat st;
+
+        if (oc->flags & O_PATH)
+                return false;
+        if (oc->path[0] == '/')
+                return !lexically_under(oc->path, "/proc") && !lexically_under(oc->path, "/dev");
+        if (fstat(oc->base, &st) < 0)
+                return false;
+        return st.st_dev != sup->proc_dev && st.st_dev != sup->dev_dev;
+}
+
+/* ---- the handler ------------------------------------------------------------------------- */
+
+static int do_open(struct supervisor *sup, struct open_call *oc)
+{
+        int fd;
+
+        if (fast_candidate(sup, oc)) {
+                fd = open_as(sup, oc, oc->base, oc->path, oc->flags,
+                             RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
+                if (fd != -EXDEV && fd != -ELOOP && fd != -EACCES)
+                        return fd;
+        }
+        return open_slow(sup, oc);
+}
+
+/* open, openat, creat */
+int fs_open(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        struct open_call oc = {.tid = (pid_t)call->req->pid, .dirfd = AT_FDCWD, .base = -1};
+        unsigned path_arg = 0;
+        uint64_t addr;
+        ssize_t n;
+        int r, fd;
+
+        switch ((int)(call->row - syscall_table)) {
+        case SC_open:
+                addr = a[0], oc.flags = (int)a[1], oc.mode = (mode_t)a[2];
+                break;
+        case SC_openat:
+                oc.dirfd = (int)a[0], addr = a[1], oc.flags = (int)a[2], oc.mode = (mode_t)a[3];
+                path_arg = 1;
+                break;
+        case SC_creat:
+                addr = a[0], oc.flags = O_CREAT | O_WRONLY | O_TRUNC, oc.mode = (mode_t)a[1];
+                break;
+        default:
+                call_fail(call, ENOSYS);
+                return 0;
+        }
+        oc.flags &= OPEN_FLAGS;
+        oc.mode &= 07777;
+        n = tmem_read_string(oc.tid, addr, oc.path, sizeof(oc.path));
+        r = n < 0 ? (int)n : n == 0 ? -ENOENT : 0;
+        if (r == 0 && oc.path[0] == '/')
+                oc.base = AT_FDCWD;
+        else if (r == 0)
+                r = oc.base = oc.dirfd == AT_FDCWD ? tfd_cwd(oc.tid) : tfd_take(oc.tid, oc.dirfd);
+        /* The copies are the caller's only while it waits for this answer. */
+        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r < 0) {
+                call_fail(call, -r);
+                return 0;
+        }
+        trace_call_path(call, path_arg, oc.path);
+        fd = do_open(sup, &oc);
+        if (oc.base >= 0)
+                close(oc.base);
+        if (fd < 0)
+                call_fail(call, -fd);
+        else {
+                r = call_return_fd(sup, call, fd, oc.flags & O_CLOEXEC);
+                if (r < 0)
+                        call_fail(call, -r);
+                close(fd);
+        }
+        return 0;
+}
