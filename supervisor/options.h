@@ -67,6 +67,8 @@ struct config {
         int trace_backtrace;    /* enum trace_bt */
         bool trace_drop;        /* drop events rather than slow the sandbox down */
         bool trace_env;         /* record the environment's values, not only its names */
+        char **owned;           /* strings the config owns (a policy file's values) */
+        size_t n_owned;
 };
 
 /* Who the command runs as when stockade is root and --user is not given: nobody. uid 0
