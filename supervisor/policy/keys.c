@@ -59,10 +59,10 @@ static int key_each(struct pctx *c, const struct pkey *k, yaml_node_t *v, const 
 {
         if (policy_sequence(c, v, what) < 0)
                 return -1;
-        for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
-             i++)
+        policy_each (v, i) {
                 if (key_flag(c, k, policy_node(c, *i), what) < 0)
                         return -1;
+        }
         return 0;
 }
 
@@ -205,8 +205,7 @@ static int key_filesystem(struct pctx *c, const struct pkey *k, yaml_node_t *v, 
 {
         if (policy_sequence(c, v, what) < 0)
                 return -1;
-        for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
-             i++) {
+        policy_each (v, i) {
                 yaml_node_t *item = policy_node(c, *i);
                 struct fs_entry e = {0};
 
@@ -250,8 +249,7 @@ static int env_pass(struct pctx *c, const struct pkey *k, yaml_node_t *v, const 
 {
         if (policy_sequence(c, v, what) < 0)
                 return -1;
-        for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
-             i++) {
+        policy_each (v, i) {
                 yaml_node_t *n = policy_node(c, *i);
                 const char *name;
 
@@ -303,8 +301,7 @@ static int strings(struct pctx *c, yaml_node_t *v, const char *what)
 {
         if (policy_sequence(c, v, what) < 0)
                 return -1;
-        for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
-             i++) {
+        policy_each (v, i) {
                 yaml_node_t *n = policy_node(c, *i);
                 const char *s;
 
@@ -340,8 +337,7 @@ static int net_rules(struct pctx *c, const struct pkey *k, yaml_node_t *v, const
 {
         if (strings(c, v, what) < 0)
                 return -1;
-        for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top;
-             i++) {
+        policy_each (v, i) {
                 yaml_node_t *n = policy_node(c, *i);
                 char msg[512];
 

@@ -56,6 +56,10 @@ int policy_scalar(struct pctx *c, yaml_node_t *n, const char *what, const char *
 int policy_bool(struct pctx *c, yaml_node_t *n, const char *what, bool *out);
 /* Require a sequence (a list); -1 with an error otherwise. */
 int policy_sequence(struct pctx *c, yaml_node_t *n, const char *what);
+/* For each item i (a yaml_node_item_t *) of sequence n. */
+#define policy_each(n, i)                                                                          \
+        for (yaml_node_item_t *i = (n)->data.sequence.items.start;                                 \
+             i < (n)->data.sequence.items.top; i++)
 /* A copy of s that the config owns (freed with it). */
 const char *policy_own(struct pctx *c, const char *s);
 

@@ -10,6 +10,7 @@
 
 #include "tests/helpers/runner.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,31 @@ static struct run_result run(char *const argv[])
         return r;
 }
 
+/* stockade run [-q] --policy POLICY [FLAG VALUE] -- /bin/sh -c SCRIPT */
+static struct run_result run_policy(const char *policy, const char *flag, const char *value,
+                                    const char *script, bool quiet)
+{
+        char *argv[12];
+        int n = 0;
+
+        argv[n++] = (char *)runner_stockade();
+        argv[n++] = "run";
+        if (quiet)
+                argv[n++] = "-q";
+        argv[n++] = "--policy";
+        argv[n++] = (char *)policy;
+        if (flag) {
+                argv[n++] = (char *)flag;
+                argv[n++] = (char *)value;
+        }
+        argv[n++] = "--";
+        argv[n++] = "/bin/sh";
+        argv[n++] = "-c";
+        argv[n++] = (char *)script;
+        argv[n] = NULL;
+        return run(argv);
+}
+
 static double now(void)
 {
         struct timespec ts;
@@ -64,17 +90,7 @@ static void hidden_from_file(void **state)
         write_file("p.yaml", text, policy, sizeof(policy));
         snprintf(script, sizeof(script), "cat %s; echo ran", secret);
 
-        char *with[] = {(char *)runner_stockade(),
-                        "run",
-                        "-q",
-                        "--policy",
-                        policy,
-                        "--",
-                        "/bin/sh",
-                        "-c",
-                        script,
-                        NULL};
-        r = run(with);
+        r = run_policy(policy, NULL, NULL, script, true);
         if (!strstr(r.out, "ran"))
                 fail_msg("the command did not run (exit %d): %s", r.exit_code, r.err);
         if (strstr(r.out, "TOPSECRET"))
@@ -98,17 +114,8 @@ static void limit_from_file(void **state)
         double t0;
 
         write_file("limit.yaml", "version: 1\nlimits: { timeout: 1s }\n", policy, sizeof(policy));
-        char *argv[] = {(char *)runner_stockade(),
-                        "run",
-                        "-q",
-                        "--policy",
-                        policy,
-                        "--",
-                        "/bin/sleep",
-                        "30",
-                        NULL};
         t0 = now();
-        r = run(argv);
+        r = run_policy(policy, NULL, NULL, "exec sleep 30", true);
         if (r.exit_code != 124)
                 fail_msg("exit %d, want 124 (timeout): %s", r.exit_code, r.err);
         if (now() - t0 > 20)
@@ -116,18 +123,7 @@ static void limit_from_file(void **state)
         runner_free(&r);
 
         /* A flag overrides the file: --timeout 0 (none) lets the command end by itself. */
-        char *over[] = {(char *)runner_stockade(),
-                        "run",
-                        "-q",
-                        "--policy",
-                        policy,
-                        "--timeout",
-                        "0",
-                        "--",
-                        "/bin/sleep",
-                        "2",
-                        NULL};
-        r = run(over);
+        r = run_policy(policy, "--timeout", "0", "exec sleep 2", true);
         if (r.exit_code != 0)
                 fail_msg("with --timeout 0: exit %d, want 0: %s", r.exit_code, r.err);
         runner_free(&r);
@@ -159,16 +155,7 @@ static void bad_file_runs_nothing(void **state)
                 struct run_result r;
 
                 write_file("bad.yaml", cases[i].text, policy, sizeof(policy));
-                char *argv[] = {(char *)runner_stockade(),
-                                "run",
-                                "--policy",
-                                policy,
-                                "--",
-                                "/bin/sh",
-                                "-c",
-                                script,
-                                NULL};
-                r = run(argv);
+                r = run_policy(policy, NULL, NULL, script, false);
                 snprintf(want, sizeof(want), "stockade: %s%s", policy, cases[i].where);
                 if (r.exit_code != 125)
                         fail_msg("case %zu: exit %d, want 125", i, r.exit_code);
@@ -183,17 +170,7 @@ static void bad_file_runs_nothing(void **state)
         }
         /* The control: with a good file the same command leaves the marker. */
         write_file("bad.yaml", "version: 1\n", policy, sizeof(policy));
-        char *good[] = {(char *)runner_stockade(),
-                        "run",
-                        "-q",
-                        "--policy",
-                        policy,
-                        "--",
-                        "/bin/sh",
-                        "-c",
-                        script,
-                        NULL};
-        struct run_result r = run(good);
+        struct run_result r = run_policy(policy, NULL, NULL, script, true);
         if (r.exit_code != 0 || access(marker, F_OK) != 0)
                 fail_msg("control: exit %d, marker %s: %s", r.exit_code,
                          access(marker, F_OK) == 0 ? "made" : "missing", r.err);
@@ -225,17 +202,8 @@ static void show_runs_back(void **state)
         write_file("shown.yaml", r.out, shown, sizeof(shown));
         runner_free(&r);
 
-        char *argv[] = {(char *)runner_stockade(),
-                        "run",
-                        "-q",
-                        "--policy",
-                        shown,
-                        "--",
-                        "/bin/sleep",
-                        "30",
-                        NULL};
         t0 = now();
-        r = run(argv);
+        r = run_policy(shown, NULL, NULL, "exec sleep 30", true);
         if (r.exit_code != 124 || now() - t0 > 20)
                 fail_msg("shown policy: exit %d after %.1f s, want 124 soon: %s", r.exit_code,
                          now() - t0, r.err);
