@@ -18,8 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The invoking user's home, whose credential stores the default view hides. */
-static const char *user_home(void)
+const char *walls_user_home(void)
 {
         const char *home = getenv("HOME");
         struct passwd *pw;
@@ -233,7 +232,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
 {
         _cleanup_vfs_view_ struct vfs_view view = {0};
         _cleanup_free_ char *cwd = getcwd(NULL, 0);
-        const char *home = user_home();
+        const char *home = walls_user_home();
 
         if (!cwd)
                 return make_error(err, errno, "getcwd");

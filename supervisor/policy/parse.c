@@ -6,6 +6,7 @@
 #include "supervisor/policy/parse.h"
 #include "supervisor/policy/policy.h"
 #include "supervisor/util.h"
+#include "supervisor/walls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -374,7 +375,7 @@ static int load_document(struct pctx *c, const char *buf, size_t len)
 
 int policy_load(struct config *cfg, const char *path, struct error *err)
 {
-        struct pctx c = {.file = path, .cfg = cfg, .err = err, .home = getenv("HOME")};
+        struct pctx c = {.file = path, .cfg = cfg, .err = err, .home = walls_user_home()};
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
 

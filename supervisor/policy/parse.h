@@ -19,7 +19,7 @@ struct pctx {
         struct config *cfg;
         struct error *err;
         struct error not_yet; /* the first key refused as "not yet", reported after the walk */
-        const char *home;     /* $HOME, for checking ~ in paths now rather than at run time */
+        const char *home;     /* what ~ means, for checking paths now rather than at run time */
         yaml_node_t *key;     /* the key whose value is being read (set by policy_walk) */
         void *entry;          /* what the keys of a list item fill in (keys.c) */
 };

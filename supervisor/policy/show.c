@@ -10,6 +10,7 @@
 #include "supervisor/util.h"
 #include "supervisor/vfs/mount.h"
 #include "supervisor/vfs/path.h"
+#include "supervisor/walls.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -156,7 +157,7 @@ static int show_filesystem(struct emit *m, const struct config *cfg, const char 
                 struct vfs_mount v;
 
                 if (vfs_mount_parse(&v, cfg->mounts[i].spec, flag_mode(cfg->mounts[i].flag), base,
-                                    getenv("HOME"), err) < 0)
+                                    walls_user_home(), err) < 0)
                         return -1;
                 start(m, true, true);
                 pair(m, "path", v.sandbox);
