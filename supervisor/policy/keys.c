@@ -105,7 +105,7 @@ static int fs_string(struct pctx *c, const struct pkey *k, yaml_node_t *v, const
 
         if (policy_scalar(c, v, what, &s) < 0)
                 return -1;
-        if (!*s)
+        if (!*s && strcmp(k->name, "access") != 0) /* an empty access: fs_add names the choices */
                 return policy_error(c, v, "%s: empty path", what);
         if (strcmp(k->name, "path") == 0)
                 e->path = s, e->path_node = v;
