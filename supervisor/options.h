@@ -36,8 +36,10 @@ struct env_op {
 
 /* One mount flag, parsed when the run starts (supervisor/vfs/mount.h). */
 struct mount_opt {
-        const char *flag; /* "ro", "rw", "tmp", "cow", "hide" */
-        const char *spec; /* its value, as given */
+        const char *flag;   /* "ro", "rw", "tmp", "cow", "hide" */
+        const char *spec;   /* its value, as given */
+        const char *origin; /* for messages, a policy file's "FILE:LINE:COL: filesystem `PATH`";
+                               NULL: the flag and its value */
 };
 
 struct config {

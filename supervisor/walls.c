@@ -86,6 +86,10 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                 if (vfs_mount_parse(&m, cfg->mounts[i].spec, flag_mode(cfg->mounts[i].flag), cwd,
                                     home, err) < 0)
                         return -1;
+                if (cfg->mounts[i].origin) {
+                        free(m.origin);
+                        m.origin = xstrdup(cfg->mounts[i].origin);
+                }
                 if (check_enforceable(&m, err) < 0) {
                         vfs_mount_free(&m);
                         return -1;

@@ -10,6 +10,7 @@
 #include "supervisor/util.h"
 #include "supervisor/vfs/mount.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,6 +170,7 @@ static bool fs_not_yet(struct pctx *c, const struct fs_entry *e, enum vfs_mode m
 /* A file's entries come first, so a flag for the same path, given after, wins (view.c). */
 static int fs_add(struct pctx *c, const struct fs_entry *e, yaml_node_t *item)
 {
+        char origin[PATH_MAX + 300];
         size_t i;
 
         if (!e->path)
@@ -198,7 +200,13 @@ static int fs_add(struct pctx *c, const struct fs_entry *e, yaml_node_t *item)
                                             "filesystem.path: `%s` has an entry already", e->path);
         if (fs_not_yet(c, e, fs_modes[i].mode))
                 return 0;
-        return via_flag(c, e->path_node, fs_modes[i].flag, e->path, "filesystem.path");
+        if (via_flag(c, e->path_node, fs_modes[i].flag, e->path, "filesystem.path") < 0)
+                return -1;
+        /* A missing host path is found when the run starts: say where the entry is. */
+        snprintf(origin, sizeof(origin), "%s:%zu:%zu: filesystem `%.200s`", c->file,
+                 e->path_node->start_mark.line + 1, e->path_node->start_mark.column + 1, e->path);
+        c->cfg->mounts[c->cfg->n_mounts - 1].origin = policy_own(c, origin);
+        return 0;
 }
 
 static int key_filesystem(struct pctx *c, const struct pkey *k, yaml_node_t *v, const char *what)

@@ -134,12 +134,18 @@ static void bad_file_runs_nothing(void **state)
 {
         static const struct {
                 const char *text;
-                const char *where; /* after "FILE:" */
+                const char *where;  /* after "FILE" */
+                const char *before; /* what comes before "FILE" (after "stockade: ") */
         } cases[] = {
-                {"version: 1\nlimits: { timeout: 10x }\n", ":2:20: limits.timeout:"},
-                {"version: 1\nlimts: {}\n", ":2:1: unknown key `limts` (did you mean `limits`?)"},
-                {"version: 1\nexec: { allow: [/usr/bin/*] }\n", ":2:1: exec: not yet supported"},
-                {"version: 1\nlimits: { timeout: 10\n", ":3:1: YAML syntax:"},
+                {"version: 1\nlimits: { timeout: 10x }\n", ":2:20: limits.timeout:", ""},
+                {"version: 1\nlimts: {}\n", ":2:1: unknown key `limts` (did you mean `limits`?)",
+                 ""},
+                {"version: 1\nexec: { allow: [/usr/bin/*] }\n", ":2:1: exec: not yet supported",
+                 ""},
+                {"version: 1\nlimits: { timeout: 10\n", ":3:1: YAML syntax:", ""},
+                /* found when the run starts, still before anything runs */
+                {"version: 1\nfilesystem:\n  - { path: /nonexistent-policy-test, access: ro }\n",
+                 ":3:13: filesystem `/nonexistent-policy-test`: host path", "run: "},
         };
         char marker[256], policy[256], script[600];
 
@@ -155,8 +161,9 @@ static void bad_file_runs_nothing(void **state)
                 struct run_result r;
 
                 write_file("bad.yaml", cases[i].text, policy, sizeof(policy));
-                r = run_policy(policy, NULL, NULL, script, false);
-                snprintf(want, sizeof(want), "stockade: %s%s", policy, cases[i].where);
+                r = run_policy(policy, NULL, NULL, script, true);
+                snprintf(want, sizeof(want), "stockade: %s%s%s", cases[i].before, policy,
+                         cases[i].where);
                 if (r.exit_code != 125)
                         fail_msg("case %zu: exit %d, want 125", i, r.exit_code);
                 if (strncmp(r.err, want, strlen(want)) != 0)
