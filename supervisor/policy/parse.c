@@ -236,13 +236,16 @@ static int read_file(const char *path, char **buf, size_t *len, struct error *er
         return 0;
 }
 
-static int syntax_error(yaml_parser_t *p, const char *file, struct error *err)
+static int syntax_error(yaml_parser_t *p, const char *file, const char *buf, struct error *err)
 {
         yaml_mark_t m = p->problem_mark;
 
-        if (p->error == YAML_READER_ERROR) { /* bad encoding: libyaml gives an offset only */
-                m.line = 0;
-                m.column = p->problem_offset;
+        if (p->error == YAML_READER_ERROR) { /* bad bytes: libyaml gives their offset only */
+                m.line = m.column = 0;
+                for (size_t i = 0; i < p->problem_offset && buf[i]; i++) {
+                        m.column = buf[i] == '\n' ? 0 : m.column + 1;
+                        m.line += buf[i] == '\n';
+                }
         }
         if (p->context)
                 return make_error(err, 0, "%s:%zu:%zu: YAML syntax: %s (%s at line %zu)", file,
@@ -290,7 +293,7 @@ static int scan_events(const char *file, const char *buf, size_t len, struct err
                 yaml_event_t e;
 
                 if (!yaml_parser_parse(&p, &e)) {
-                        r = syntax_error(&p, file, err);
+                        r = syntax_error(&p, file, buf, err);
                         break;
                 }
                 if (e.type == YAML_ALIAS_EVENT)
@@ -352,7 +355,7 @@ static int load_document(struct pctx *c, const char *buf, size_t len)
         yaml_parser_initialize(&p);
         yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
         if (!yaml_parser_load(&p, &doc)) {
-                r = syntax_error(&p, c->file, c->err);
+                r = syntax_error(&p, c->file, buf, c->err);
                 yaml_parser_delete(&p);
                 return r;
         }

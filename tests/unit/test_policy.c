@@ -211,6 +211,9 @@ static void errors(void **state)
                 {"version: 1\n\tlimits: {}\n", "2:1: YAML syntax: found a tab character that "
                                                "violates indentation (while scanning a "
                                                "plain scalar at line 1)"},
+                {"version: 1\nmode: \xff\n", "2:7: YAML syntax: invalid leading UTF-8 octet"},
+                {"version: 1\nmode: \"a\x01\"\n",
+                 "2:9: YAML syntax: control characters are not allowed"},
                 {"version: 1\nlimits: [\n", "3:1: YAML syntax: did not find expected node content "
                                             "(while parsing a flow node at line 3)"},
                 /* keys */
