@@ -1,6 +1,7 @@
 #include "supervisor/cli.h"
 #include "supervisor/env.h"
 #include "supervisor/loop.h"
+#include "supervisor/policy/policy.h"
 #include "supervisor/spawn.h"
 #include "supervisor/trace.h"
 #include "supervisor/trace_cli.h"
@@ -24,6 +25,7 @@ static const char usage_main[] =
         "\n"
         "Commands:\n"
         "  run [OPTIONS] -- CMD [ARGS...]   run CMD in the sandbox\n"
+        "  policy show [OPTIONS]            print the policy a run would get (file + flags)\n"
         "  trace show|stats|export FILE     read a trace (stockade help trace)\n"
         "  help [COMMAND]                   show help for stockade or a command\n"
         "  version                          print the version (also --version)\n"
@@ -51,7 +53,8 @@ static const char usage_run[] =
         "  stockade run -- python3 -c 'print(1)'\n"
         "  stockade run --timeout 30 --max-procs 64 -- ./build.sh\n"
         "  stockade run --clear-env --env PATH --env CI=1 -- make test\n"
-        "  stockade run --mode audit -v -- ./agent-task.sh    # report, deny nothing\n";
+        "  stockade run --mode audit -v -- ./agent-task.sh    # report, deny nothing\n"
+        "  stockade run --policy agent.yaml --timeout 1m -- ./task.sh\n";
 
 enum {
         OPT_TIMEOUT = 256,
@@ -79,6 +82,7 @@ enum {
         OPT_KILL_AFTER,
         OPT_WORKDIR,
         OPT_PASS_FD,
+        OPT_POLICY,
 };
 
 enum value_kind {
@@ -98,6 +102,9 @@ struct opt_def {
 };
 
 static const struct opt_def run_opts[] = {
+        {"policy", OPT_POLICY, V_STRING, "FILE",
+         "read the policy from FILE (YAML, see docs/policy.md); the flags given with it "
+         "override it"},
         {"timeout", OPT_TIMEOUT, V_DURATION, "DURATION",
          "kill the whole tree after this wall-clock time; exit 124"},
         {"kill-after", OPT_KILL_AFTER, V_DURATION, "DURATION",
@@ -211,11 +218,15 @@ void cli_print_man(FILE *out)
         fprintf(out, ".TH STOCKADE 1 \"\" \"stockade %s\" \"User Commands\"\n", STOCKADE_VERSION);
         fputs(".SH NAME\nstockade \\- run untrusted code under a user-space syscall supervisor\n"
               ".SH SYNOPSIS\n.B stockade run\n[\\fIOPTIONS\\fR] [\\fB\\-\\-\\fR] \\fICMD\\fR "
-              "[\\fIARGS\\fR...]\n.br\n.B stockade help\n[\\fICOMMAND\\fR]\n.br\n"
+              "[\\fIARGS\\fR...]\n.br\n.B stockade policy show\n[\\fIOPTIONS\\fR]\n.br\n"
+              ".B stockade help\n[\\fICOMMAND\\fR]\n.br\n"
               ".B stockade version\n.SH DESCRIPTION\n"
               "stockade runs CMD in a sandbox: a trusted supervisor catches its system calls with "
               "seccomp user notification and ptrace and decides them against a policy. It needs "
-              "no root and no user namespaces.\n.SH OPTIONS\n",
+              "no root and no user namespaces.\n"
+              "A policy file (\\fB\\-\\-policy\\fR \\fIFILE\\fR, YAML) gives every option a key; "
+              "options given with it override it. \\fBstockade policy show\\fR prints the "
+              "effective policy as such a file.\n.SH OPTIONS\n",
               out);
         for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
                 const struct opt_def *o = &run_opts[i];
@@ -268,10 +279,13 @@ static void print_bash_completion(FILE *out)
               "        fi\n"
               "    done\n"
               "    if ((COMP_CWORD == 1)); then\n"
-              "        COMPREPLY=($(compgen -W 'run help version' -- \"$cur\")); return\n"
+              "        COMPREPLY=($(compgen -W 'run policy help version' -- \"$cur\")); return\n"
               "    fi\n"
               "    case ${COMP_WORDS[1]} in\n"
-              "    help) COMPREPLY=($(compgen -W 'run help version' -- \"$cur\")) ;;\n"
+              "    help) COMPREPLY=($(compgen -W 'run policy help version' -- \"$cur\")) ;;\n"
+              "    policy) if ((COMP_CWORD == 2)); then\n"
+              "            COMPREPLY=($(compgen -W 'show' -- \"$cur\")); return\n"
+              "        fi ;&\n"
               "    run)\n"
               "        case $prev in\n",
               out);
@@ -282,6 +296,7 @@ static void print_bash_completion(FILE *out)
                                 "return ;;\n",
                                 run_opts[i].name, completion_words(&run_opts[i]));
         fputs("        --workdir) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
+              "        --policy) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
               "        --user) COMPREPLY=($(compgen -u -- \"$cur\")); return ;;\n"
               "        esac\n"
               "        COMPREPLY=($(compgen -W '",
@@ -313,10 +328,13 @@ static void print_zsh_completion(FILE *out)
               "table)\n_stockade() {\n"
               "    local -a cmds\n"
               "    cmds=('run:run a command in the sandbox' 'help:show help' "
-              "'version:print the version')\n"
+              "'policy:print the effective policy' 'version:print the version')\n"
               "    if (( CURRENT == 2 )); then _describe command cmds; return; fi\n"
               "    case $words[2] in\n"
               "    help) _describe command cmds ;;\n"
+              "    policy)\n"
+              "        if (( CURRENT == 3 )); then compadd show; return; fi\n"
+              "        shift words; (( CURRENT-- )) ;&\n"
               "    run)\n"
               "        shift words; (( CURRENT-- ))\n"
               "        _arguments -S \\\n",
@@ -335,6 +353,8 @@ static void print_zsh_completion(FILE *out)
                                 fprintf(out, ":(%s)", words);
                         else if (o->key == OPT_WORKDIR)
                                 fputs(":_directories", out);
+                        else if (o->key == OPT_POLICY)
+                                fputs(":_files", out);
                         else if (o->key == OPT_USER)
                                 fputs(":_users", out);
                         else
@@ -475,6 +495,8 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 return 0;
         case OPT_PASS_FD:
                 return add_pass_fd(cfg, o, arg, err);
+        case OPT_POLICY:
+                return 0; /* read before the other flags: load_policy() */
         case OPT_KILL_AFTER:
                 dst = &cfg->kill_after_ms;
                 break;
@@ -533,7 +555,33 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         return 0;
 }
 
-int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
+int cli_apply_option(struct config *cfg, const char *name, const char *value, struct error *err)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
+                if (strcmp(run_opts[i].name, name) == 0 && run_opts[i].key != 'h')
+                        return apply_value(cfg, &run_opts[i], value, err);
+        return make_error(err, 0, "run: --%s: no such option", name);
+}
+
+/* The policy file first, wherever --policy stands among the flags: the flags override it. */
+static int load_policy(int argc, char **argv, const char *shorts, const struct option *longs,
+                       struct config *cfg, struct error *err)
+{
+        const char *path = NULL;
+
+        optind = 0;
+        opterr = 0;
+        for (int c; (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1;) {
+                if (c != OPT_POLICY)
+                        continue; /* and mistakes: the second pass reports them */
+                if (path)
+                        return make_error(err, 0, "run: --policy given twice (one file per run)");
+                path = optarg;
+        }
+        return path ? policy_load(cfg, path, err) : 0;
+}
+
+static int parse_run(int argc, char **argv, struct config *cfg, struct error *err, bool command)
 {
         struct option longs[ARRAY_SIZE(run_opts) + 1];
         char shorts[] = "+:vqh";
@@ -550,6 +598,8 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
                                                                       : required_argument,
                                            NULL, run_opts[i].key};
         memset(&longs[ARRAY_SIZE(run_opts)], 0, sizeof(longs[0]));
+        if (load_policy(argc, argv, shorts, longs, cfg, err) < 0)
+                return -1;
 
         optind = 0; /* full reset: cli_parse_run may be called more than once (tests) */
         opterr = 0;
@@ -560,11 +610,10 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
                 if (c == -1)
                         break;
                 if (c == '?')
-                        return make_error(err, 0,
-                                          "run: unknown option `%s` (see stockade help run)",
-                                          argv[optind - 1]);
+                        return make_error(err, 0, "%s: unknown option `%s` (see stockade help run)",
+                                          argv[0], argv[optind - 1]);
                 if (c == ':')
-                        return make_error(err, 0, "run: option `%s` needs a value",
+                        return make_error(err, 0, "%s: option `%s` needs a value", argv[0],
                                           argv[optind - 1]);
                 if (c == 'h') {
                         print_run_usage(stdout);
@@ -576,8 +625,11 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
                 if (apply_value(cfg, o, optarg, err) < 0)
                         return -1;
         }
-        if (optind >= argc)
+        if (command && optind >= argc)
                 return make_error(err, 0, "run: no command given (stockade run -- CMD [ARGS...])");
+        if (!command && optind < argc)
+                return make_error(err, 0, "%s: `%s`: no command is run here", argv[0],
+                                  argv[optind]);
         cfg->argv = &argv[optind];
         if (!cfg->set_user && geteuid() == 0) {
                 cfg->set_user = cfg->default_user = true;
@@ -585,6 +637,16 @@ int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
                 cfg->gid = DEFAULT_GID;
         }
         return 0;
+}
+
+int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err)
+{
+        return parse_run(argc, argv, cfg, err, true);
+}
+
+int cli_parse_flags(int argc, char **argv, struct config *cfg, struct error *err)
+{
+        return parse_run(argc, argv, cfg, err, false);
 }
 
 void cli_config_free(struct config *cfg)
@@ -595,6 +657,11 @@ void cli_config_free(struct config *cfg)
         cfg->mounts = NULL;
         free(cfg->pass_fds);
         cfg->pass_fds = NULL;
+        for (size_t i = 0; i < cfg->n_owned; i++)
+                free(cfg->owned[i]);
+        free(cfg->owned);
+        cfg->owned = NULL;
+        cfg->n_owned = 0;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -642,6 +709,10 @@ static int cmd_help(int argc, char **argv)
                 char *hv[] = {"trace", "--help", NULL};
                 return trace_cli_main(2, hv);
         }
+        if (argc > 1 && strcmp(argv[1], "policy") == 0) {
+                char *hv[] = {"policy", "--help", NULL};
+                return policy_cli_main(2, hv);
+        }
         if (argc > 1 && strcmp(argv[1], "help") != 0 && strcmp(argv[1], "version") != 0) {
                 fprintf(stderr, "stockade: help: unknown command `%s`\n", argv[1]);
                 return EXIT_STOCKADE;
@@ -667,9 +738,10 @@ int cli_main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                {"run", cmd_run},           {"trace", trace_cli_main}, {"help", cmd_help},
-                {"--help", cmd_help},       {"-h", cmd_help},          {"version", cmd_version},
-                {"--version", cmd_version},
+                {"run", cmd_run},         {"trace", trace_cli_main},
+                {"help", cmd_help},       {"policy", policy_cli_main},
+                {"--help", cmd_help},     {"-h", cmd_help},
+                {"version", cmd_version}, {"--version", cmd_version},
         };
 
         if (argc < 2) {

@@ -11,6 +11,13 @@
 /* Parse `stockade run` arguments (argv[0] is "run") into *cfg. Returns 0, 1 when help was
  * printed, or -1 with *err set. cfg->argv points into argv. */
 int cli_parse_run(int argc, char **argv, struct config *cfg, struct error *err);
+/* The same for `stockade policy show`: the flags without a command (argv[0] names the
+ * command in messages). */
+int cli_parse_flags(int argc, char **argv, struct config *cfg, struct error *err);
+/* Apply one `stockade run` option by its long name, as if it were given on the command line
+ * (value NULL for an option without one): the policy file's keys go through here. Returns 0,
+ * or -1 with *err "run: --NAME: what is wrong". */
+int cli_apply_option(struct config *cfg, const char *name, const char *value, struct error *err);
 /* Free what cli_parse_run allocated. */
 void cli_config_free(struct config *cfg);
 /* The i-th option of `stockade run` (its long name), or NULL past the last; *help gets its

@@ -36,8 +36,10 @@ struct env_op {
 
 /* One mount flag, parsed when the run starts (supervisor/vfs/mount.h). */
 struct mount_opt {
-        const char *flag; /* "ro", "rw", "tmp", "cow", "hide" */
-        const char *spec; /* its value, as given */
+        const char *flag;   /* "ro", "rw", "tmp", "cow", "hide" */
+        const char *spec;   /* its value, as given */
+        const char *origin; /* for messages, a policy file's "FILE:LINE:COL: filesystem `PATH`";
+                               NULL: the flag and its value */
 };
 
 struct config {
@@ -67,6 +69,8 @@ struct config {
         int trace_backtrace;    /* enum trace_bt */
         bool trace_drop;        /* drop events rather than slow the sandbox down */
         bool trace_env;         /* record the environment's values, not only its names */
+        char **owned;           /* strings the config owns (a policy file's values) */
+        size_t n_owned;
 };
 
 /* Who the command runs as when stockade is root and --user is not given: nobody. uid 0

@@ -18,8 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The invoking user's home, whose credential stores the default view hides. */
-static const char *user_home(void)
+const char *walls_user_home(void)
 {
         const char *home = getenv("HOME");
         struct passwd *pw;
@@ -87,6 +86,10 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                 if (vfs_mount_parse(&m, cfg->mounts[i].spec, flag_mode(cfg->mounts[i].flag), cwd,
                                     home, err) < 0)
                         return -1;
+                if (cfg->mounts[i].origin) {
+                        free(m.origin);
+                        m.origin = xstrdup(cfg->mounts[i].origin);
+                }
                 if (check_enforceable(&m, err) < 0) {
                         vfs_mount_free(&m);
                         return -1;
@@ -233,7 +236,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
 {
         struct vfs_view *view = &sup->view;
         _cleanup_free_ char *cwd = getcwd(NULL, 0);
-        const char *home = user_home();
+        const char *home = walls_user_home();
 
         struct stat st;
 

@@ -17,4 +17,8 @@ struct error;
  * runs. Returns 0 or -1 with *err set. */
 int walls_setup(struct supervisor *sup, struct error *err);
 
+/* The invoking user's home ($HOME if absolute, else the passwd entry's), whose credential
+ * stores the default view hides and which `~` in a mount path means. */
+const char *walls_user_home(void);
+
 #endif
