@@ -21,11 +21,26 @@ static void read_groups(void)
                 getgroups((int)(sizeof(saved_groups) / sizeof(saved_groups[0])), saved_groups);
 }
 
+/* This thread's capability sets as they were before any switch: they never change, so
+ * they are read once per thread (a capget less per call). */
+static __thread struct __user_cap_data_struct thread_caps[2];
+static __thread bool thread_caps_known;
+/* This thread keeps the program's fs ids and no groups between calls (creds_thread_init):
+ * a call then only drops and restores the effective capabilities. */
+static __thread bool fs_kept;
+
 static int cap_get(struct __user_cap_data_struct d[2])
 {
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 
-        return syscall(SYS_capget, &h, d) < 0 ? -errno : 0;
+        if (!thread_caps_known) {
+                if (syscall(SYS_capget, &h, thread_caps) < 0)
+                        return -errno;
+                thread_caps_known = true;
+        }
+        d[0] = thread_caps[0];
+        d[1] = thread_caps[1];
+        return 0;
 }
 
 static int cap_set_effective(const uint32_t eff[2])
@@ -68,6 +83,8 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
 
         s->switched = false;
         s->identity = false;
+        s->fs_only = false;
+        s->cfg = cfg;
         pthread_once(&once, read_groups);
         if (n_saved_groups < 0)
                 return -EPERM;
@@ -79,7 +96,9 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
         if (!switch_ids && !d[0].effective && !d[1].effective)
                 return 0; /* the program runs with our very credentials */
         s->switched = true;
-        if (switch_ids) {
+        if (switch_ids && fs_kept && !identity) {
+                s->fs_only = true; /* the fs ids and groups are the program's already */
+        } else if (switch_ids) {
                 s->identity = identity;
                 s->euid = geteuid();
                 s->egid = getegid();
@@ -94,6 +113,23 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
                 creds_leave(s);
                 return r;
         }
+        return 0;
+}
+
+int creds_thread_init(const struct config *cfg)
+{
+        if (!cfg->set_user || geteuid() != 0)
+                return 0;
+        pthread_once(&once, read_groups);
+        if (syscall(SYS_setgroups, 0, NULL) < 0)
+                return -errno;
+        if (set_ids(cfg, false) < 0) {
+                syscall(SYS_setfsuid, geteuid());
+                syscall(SYS_setfsgid, getegid());
+                syscall(SYS_setgroups, n_saved_groups, saved_groups);
+                return -EPERM;
+        }
+        fs_kept = true;
         return 0;
 }
 
@@ -114,6 +150,10 @@ void creds_leave(struct creds_saved *s)
         /* Capabilities first: changing the fs ids and groups back needs them. */
         if (cap_set_effective(s->effective) < 0)
                 abort();
+        if (s->fs_only) {
+                s->switched = false;
+                return;
+        }
         if (s->identity) {
                 /* Back to our effective ids (the saved ones are still ours, so this is allowed
                  * even without capabilities); a change of euid from nonzero to 0 copies the
@@ -122,6 +162,13 @@ void creds_leave(struct creds_saved *s)
                     syscall(SYS_setresgid, -1, s->egid, -1) < 0 ||
                     cap_set_effective(s->effective) < 0)
                         abort();
+        }
+        if (fs_kept) {
+                /* Back to what the thread keeps: the program's fs ids, no groups. */
+                if (set_ids(s->cfg, false) < 0)
+                        abort();
+                s->switched = false;
+                return;
         }
         syscall(SYS_setfsuid, geteuid());
         syscall(SYS_setfsgid, getegid());

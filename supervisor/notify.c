@@ -6,6 +6,7 @@
  * reads /proc; the buffers are sized once at start.
  */
 #include "supervisor/notify.h"
+#include "supervisor/creds.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -284,6 +285,7 @@ static void *notifier_main(void *arg)
         /* A umask and a working directory of this thread's own: files it creates for the
          * program take the program's umask (fs_open.c), without touching other threads. */
         notify_own_fs = unshare(CLONE_FS) == 0;
+        creds_thread_init(sup->cfg);
         while (!atomic_load(&sup->stopping) && r == 0)
                 r = notify_one(nt);
         if (r == 1)
