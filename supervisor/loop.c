@@ -8,6 +8,7 @@
 #include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
 #include "supervisor/signals.h"
+#include "supervisor/scratch.h"
 #include "supervisor/spawn.h"
 #include "supervisor/sup.h"
 #include "supervisor/trace.h"
@@ -296,6 +297,7 @@ static bool sup_free(struct supervisor *sup, int code)
         if (stopped) {
                 notify_free(sup);
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
+                scratch_remove(sup);
                 free(sup->pts);
         }
         return stopped;

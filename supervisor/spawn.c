@@ -4,6 +4,7 @@
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"
 #include "supervisor/ptrace.h"
+#include "supervisor/scratch.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
@@ -138,8 +139,9 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
  * scoped (the supervisor signals the tree and its own process group). The sandbox forks from
  * here and nests its own, scoped domain inside, so the supervisor may still ptrace it, take
  * its fds and read its memory; the sandbox cannot touch the supervisor (an outer domain).
- * One right more than the sandbox's: writing beneath /proc, for the shim's uid_map; the
- * sandbox's own domain does not grant it, and the handlers never write to /proc.
+ * Two rights more than the sandbox's: writing beneath /proc, for the shim's uid_map (the
+ * handlers write only in the sandbox's own process directories there), and removing the
+ * run's scratch directory at the end (scratch.c).
  */
 static int enter_own_domain(struct supervisor *sup, struct error *err)
 {
@@ -153,6 +155,11 @@ static int enter_own_domain(struct supervisor *sup, struct error *err)
         r = landlock_add_grants(fd, &sup->grants);
         if (r == 0)
                 r = landlock_add_path(fd, "/proc", LANDLOCK_ACCESS_FS_WRITE_FILE);
+        /* And removing the run's scratch directory at the end (its parent is /dev/shm or a
+         * temporary directory; the handlers never remove anything there: the sandbox's
+         * /dev/shm is inside the scratch). */
+        if (r == 0 && scratch_parent(sup))
+                r = landlock_add_path(fd, scratch_parent(sup), LANDLOCK_ACCESS_FS_REMOVE_DIR);
         if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 r = -errno;
         if (r == 0)

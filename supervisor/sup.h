@@ -71,6 +71,8 @@ struct supervisor {
          * after the spawn, like `places`. The emulated path calls resolve in it. */
         struct vfs_view view;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
+        char *scratch;           /* the run's directory on the host (scratch.h) */
+        char *shm_dir;           /* ... and in it, the sandbox's /dev/shm */
         /* The terminals beneath /dev/pts the sandbox may open by name: its own and those it
          * made through /dev/ptmx (fs_open.c). Under pts_lock, never held across a call. */
         pthread_mutex_t pts_lock;

@@ -5,6 +5,7 @@
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/default.h"
+#include "supervisor/scratch.h"
 #include "supervisor/vfs/view.h"
 
 #include <errno.h>
@@ -245,6 +246,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
         sup->proc_dev = stat("/proc", &st) == 0 ? st.st_dev : 0;
         sup->dev_dev = stat("/dev", &st) == 0 ? st.st_dev : 0;
         if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
+            scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, err) < 0 ||
             apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0)

@@ -26,6 +26,7 @@
  * host path of the base is its sandbox path. Blocking opens (a FIFO, a slow device) block
  * this notifier thread only; the pool starts another (notify.c).
  */
+#include "syscalls/fs_common.h"
 #include "supervisor/creds.h"
 #include "supervisor/notify.h"
 #include "supervisor/tfd.h"
@@ -78,38 +79,7 @@ static bool writes(int flags)
         return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) || creates(flags);
 }
 
-/* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
-static long status_field(pid_t tid, const char *field, int base)
-{
-        char path[48], buf[1024], *p;
-        ssize_t n;
-        int fd;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -1;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return -1;
-        buf[n] = '\0';
-        p = strstr(buf, field);
-        return p ? strtol(p + strlen(field), NULL, base) : -1;
-}
-
-/* The caller's umask; 022 if it cannot be read. */
-static mode_t caller_umask(pid_t tid)
-{
-        long mask = status_field(tid, "\nUmask:", 8);
-
-        return mask < 0 ? 022 : (mode_t)mask & 0777;
-}
-
-/*
- * openat2 as the program: its fsuid, fsgid and no capabilities (creds.h), its umask for a
- * file this creates. Returns the fd or -errno.
- */
+/* openat2 as the program (fs_as_enter). Returns the fd or -errno. */
 static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd, const char *path,
                    int flags, uint64_t resolve)
 {
@@ -120,64 +90,21 @@ static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd
                                                    : flags | O_NOCTTY) |
                          O_CLOEXEC,
                 .resolve = resolve};
-        struct creds_saved saved;
-        mode_t mask = 0, old = 0;
+        struct fs_as as;
         int fd, r;
 
-        if (creates(flags)) {
-                mask = caller_umask(oc->tid);
-                how.mode = notify_own_fs ? oc->mode : oc->mode & ~mask;
-        }
-        r = creds_enter(sup->cfg, &saved);
+        if (creates(flags))
+                how.mode = fs_as_mode(oc->tid, oc->mode);
+        r = fs_as_enter(sup, oc->tid, creates(flags), &as);
         if (r < 0)
                 return r;
-        if (notify_own_fs && creates(flags))
-                old = umask(mask);
         fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
         r = fd < 0 ? -errno : fd;
-        if (notify_own_fs && creates(flags))
-                umask(old);
-        creds_leave(&saved);
+        fs_as_leave(&as);
         return r;
 }
 
 /* ---- the sandbox's /proc and /dev ------------------------------------------------------ */
-
-static bool in_tree(void *arg, pid_t pid)
-{
-        struct supervisor *sup = arg;
-        bool found;
-
-        pthread_mutex_lock(&sup->lock);
-        found = tracee_find_live(&sup->tree, pid) != NULL;
-        pthread_mutex_unlock(&sup->lock);
-        return found;
-}
-
-static bool pts_allowed(void *arg, unsigned n)
-{
-        struct supervisor *sup = arg;
-        bool found = false;
-
-        pthread_mutex_lock(&sup->pts_lock);
-        for (size_t i = 0; i < sup->n_pts && !found; i++)
-                found = sup->pts[i] == n;
-        pthread_mutex_unlock(&sup->pts_lock);
-        return found;
-}
-
-void fs_open_allow_pts(struct supervisor *sup, unsigned n)
-{
-        if (pts_allowed(sup, n))
-                return;
-        pthread_mutex_lock(&sup->pts_lock);
-        if (sup->n_pts == sup->cap_pts) {
-                sup->cap_pts = sup->cap_pts ? 2 * sup->cap_pts : 8;
-                sup->pts = xrealloc(sup->pts, sup->cap_pts * sizeof(*sup->pts));
-        }
-        sup->pts[sup->n_pts++] = n;
-        pthread_mutex_unlock(&sup->pts_lock);
-}
 
 /* The magic links of a process directory: followed only as the last component. */
 static bool magic_last(const char *host)
@@ -254,7 +181,7 @@ static int open_tty(struct supervisor *sup, const struct open_call *oc)
         /* A pty of the sandbox's own making: /dev/pts is major 136-143. */
         if (major(tty_nr) >= 136 && major(tty_nr) <= 143) {
                 unsigned ptn = (major(tty_nr) - 136) * 256 + minor(tty_nr);
-                if (pts_allowed(sup, ptn)) {
+                if (fs_pts_allowed(sup, ptn)) {
                         snprintf(path, sizeof(path), "/dev/pts/%u", ptn);
                         return open_as(sup, oc, AT_FDCWD, path, oc->flags, RESOLVE_NO_SYMLINKS);
                 }
@@ -262,20 +189,31 @@ static int open_tty(struct supervisor *sup, const struct open_call *oc)
         return -ENXIO;
 }
 
+static int open_shm(struct supervisor *sup, const struct open_call *oc,
+                    const struct vfs_special *sp)
+{
+        size_t n = strlen(sup->shm_dir);
+        const char *rel = sp->host + n + (sp->host[n] == '/');
+        int root = open(sup->shm_dir, O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+
+        if (root < 0)
+                return -errno;
+        fd = open_as(sup, oc, root, *rel ? rel : ".", oc->flags,
+                     RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+        close(root);
+        return fd == -EXDEV ? -EACCES : fd;
+}
+
 static int open_special(struct supervisor *sup, const struct open_call *oc,
                         const struct vfs_result *res)
 {
-        struct vfs_special_ctx ctx = {.tgid = (pid_t)status_field(oc->tid, "\nTgid:", 10),
-                                      .tid = oc->tid,
-                                      .in_tree = in_tree,
-                                      .pts_allowed = pts_allowed,
-                                      .arg = sup};
+        struct vfs_special_ctx ctx;
         struct vfs_special sp;
         unsigned ptn;
-        int r, fd;
+        int r = fs_special_ctx(sup, oc->tid, &ctx), fd;
 
-        if (ctx.tgid <= 0)
-                return -ESRCH;
+        if (r < 0)
+                return r;
         r = res->mount->mode == VFS_PROC ? vfs_proc_map(res->rest, &ctx, &sp)
                                          : vfs_dev_map(res->rest, &ctx, &sp);
         if (r < 0)
@@ -290,6 +228,9 @@ static int open_special(struct supervisor *sup, const struct open_call *oc,
                 if (writes(oc->flags) && !sp.process)
                         return -EACCES;
                 return open_proc(sup, oc, &sp);
+        case VFS_SP_SHM:
+                /* The sandbox's own /dev/shm: beneath it, whatever its symlinks say. */
+                return open_shm(sup, oc, &sp);
         case VFS_SP_DEV:
                 break;
         }
@@ -301,33 +242,12 @@ static int open_special(struct supervisor *sup, const struct open_call *oc,
 
 /* ---- the slow way: resolution in the view ----------------------------------------------- */
 
-/* The sandbox path of the base: "/" for an absolute path, else what the fd names (the view
- * is the identity). */
-static int base_path(const struct open_call *oc, char *out, size_t size)
-{
-        char link[48];
-        ssize_t n;
-
-        if (oc->base == AT_FDCWD) {
-                snprintf(out, size, "/");
-                return 0;
-        }
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", oc->base);
-        n = readlink(link, out, size - 1);
-        if (n < 0)
-                return -errno;
-        out[n] = '\0';
-        if (out[0] != '/')
-                return -ENOENT; /* not a directory of the file system ("anon_inode:...") */
-        return 0;
-}
-
 static int open_slow(struct supervisor *sup, const struct open_call *oc)
 {
         _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
         char start[PATH_MAX], self[48];
         unsigned flags = 0;
-        int r = base_path(oc, start, sizeof(start));
+        int r = fs_base_path(oc->base, start, sizeof(start));
 
         if (r < 0)
                 return r;
@@ -373,27 +293,10 @@ static int open_slow(struct supervisor *sup, const struct open_call *oc)
 
 /* ---- the fast way ------------------------------------------------------------------------ */
 
-static bool lexically_under(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-
-        while (path[0] == '/' && path[1] == '/')
-                path++;
-        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Whether the fast way may try: not O_PATH, and not starting on /proc or /dev. */
 static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 {
-        struct stat st;
-
-        if (oc->flags & O_PATH)
-                return false;
-        if (oc->path[0] == '/')
-                return !lexically_under(oc->path, "/proc") && !lexically_under(oc->path, "/dev");
-        if (fstat(oc->base, &st) < 0)
-                return false;
-        return st.st_dev != sup->proc_dev && st.st_dev != sup->dev_dev;
+        return !(oc->flags & O_PATH) && !fs_starts_special(sup, oc->path, oc->base);
 }
 
 /* ---- the handler ------------------------------------------------------------------------- */

@@ -105,6 +105,11 @@ int vfs_dev_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_
                         return -ENAMETOOLONG;
                 return vfs_proc_map(sub, ctx, out);
         }
+        if (ctx->shm && (strcmp(path, "/shm") == 0 || strncmp(path, "/shm/", 5) == 0)) {
+                out->kind = VFS_SP_SHM;
+                n = snprintf(out->host, sizeof(out->host), "%s%s", ctx->shm, path + 4);
+                return n < 0 || (size_t)n >= sizeof(out->host) ? -ENAMETOOLONG : 0;
+        }
         if (strcmp(path, "/tty") == 0) {
                 out->kind = VFS_SP_TTY;
                 snprintf(out->host, sizeof(out->host), "/dev/tty");

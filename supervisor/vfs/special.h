@@ -18,12 +18,16 @@ struct vfs_special_ctx {
         /* Whether /dev/pts/N is a terminal of the sandbox's (its own, or one it made). */
         bool (*pts_allowed)(void *arg, unsigned n);
         void *arg;
+        /* The host directory behind the sandbox's /dev/shm (its own POSIX shared memory);
+         * NULL: the host's /dev/shm. */
+        const char *shm;
 };
 
 enum vfs_special_kind {
         VFS_SP_PROC, /* a host path beneath /proc: `host` ("/proc/1234/status") */
         VFS_SP_DEV,  /* a host path beneath /dev: `host` ("/dev/null") */
         VFS_SP_TTY,  /* /dev/tty: the caller's controlling terminal, not ours */
+        VFS_SP_SHM,  /* beneath the sandbox's private /dev/shm: `host` is in ctx->shm */
 };
 
 struct vfs_special {
@@ -46,7 +50,8 @@ int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs
 /*
  * Map `rest` below /dev: null, zero, full, random, urandom, ptmx, pts/ptmx, shm (and beneath),
  * the sandbox's own terminals pts/N, tty (VFS_SP_TTY), and fd, fd/N, stdin, stdout, stderr
- * (through the /proc view of the caller). Anything else does not exist (ENOENT).
+ * (through the /proc view of the caller). shm and beneath is ctx->shm (VFS_SP_SHM) when set.
+ * Anything else does not exist (ENOENT).
  */
 int vfs_dev_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out);
 

@@ -4,8 +4,9 @@
  * content, mode, owner, times (ctime included: any metadata change moves it) and xattrs are
  * read by this process before and after.
  *
- * The victim lives in a directory under /dev/shm: not the current directory, /tmp nor
- * /var/tmp (the suite's unprivileged run builds under /tmp), and owned by the sandbox's uid
+ * The victim lives in a directory under /run/lock (world-writable, sticky): not the current
+ * directory, /tmp nor /var/tmp (the suite's unprivileged run builds under /tmp), nor /dev/shm
+ * (the sandbox has a private one), and owned by the sandbox's uid
  * so that DAC alone would let the attack through. The workspace (the run's current
  * directory) is a fresh directory in the test's own directory, owned by the same uid.
  */
@@ -108,14 +109,15 @@ static int setup(void **state)
 
         sbx_uid = geteuid() == 0 ? 65534 : getuid();
         sbx_gid = geteuid() == 0 ? 65534 : getgid();
-        if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode)) {
-                print_message("skipped: no /dev/shm for a directory outside the writable places\n");
+        if (stat("/run/lock", &st) < 0 || !S_ISDIR(st.st_mode) || access("/run/lock", W_OK) < 0) {
+                print_message("skipped: no writable /run/lock for a directory outside the "
+                              "writable places\n");
                 exit(77);
         }
         assert_non_null(getcwd(cwd_saved, sizeof(cwd_saved)));
         snprintf(work, sizeof(work), "%s/fsw-work-XXXXXX", cwd_saved);
         assert_non_null(mkdtemp(work));
-        strcpy(out_dir, "/dev/shm/stockade-fsw-XXXXXX");
+        strcpy(out_dir, "/run/lock/stockade-fsw-XXXXXX");
         assert_non_null(mkdtemp(out_dir));
         assert_int_equal(chown(work, sbx_uid, sbx_gid), 0);
         assert_int_equal(chmod(work, 0755), 0); /* --user root must search it */

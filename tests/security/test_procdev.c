@@ -185,12 +185,67 @@ static void test_host_terminal_and_devices(void **state)
         runner_free(&r);
 }
 
+/* POSIX shared memory is the sandbox's own: a host segment in /dev/shm is neither readable
+ * nor removable, what the sandbox makes there never reaches the host's /dev/shm, and
+ * shm_open/sem_open work (Python's multiprocessing locks). */
+static void test_dev_shm_private(void **state)
+{
+        char host[64], made[64], script[1024], buf[128];
+        struct run_result native, r;
+        struct stat st;
+        FILE *f;
+
+        (void)state;
+        snprintf(host, sizeof(host), "/dev/shm/stockade-host-%d", (int)getpid());
+        snprintf(made, sizeof(made), "/dev/shm/stockade-made-%d", (int)getpid());
+        if (stat("/dev/shm", &st) < 0) {
+                print_message("  no /dev/shm on this host\n");
+                skip();
+        }
+        f = fopen(host, "w");
+        assert_non_null(f);
+        fprintf(f, "%s\n", secret);
+        fclose(f);
+        assert_int_equal(chmod(host, 0666), 0);
+        snprintf(script, sizeof(script),
+                 "cat %s; ls /dev/shm; rm -f %s; echo mine > %s && cat %s\n"
+                 "python3 -c 'import multiprocessing as m; m.Lock(); print(\"lock-ok\")'\n",
+                 host, host, made, made);
+        both(script, &native, &r);
+        if (!strstr(native.out, secret))
+                fail_msg("natively the host segment was not readable: %s", native.err);
+        /* The native run removed it and made the other: put things back as they were. */
+        unlink(made);
+        f = fopen(host, "w");
+        assert_non_null(f);
+        fprintf(f, "%s\n", secret);
+        fclose(f);
+        runner_free(&r);
+        assert_int_equal(runner_stockade_sh(dir, NULL, script, TIMEOUT_S, &r), 0);
+        if (strstr(r.out, secret) || strstr(r.out, "stockade-host-"))
+                fail_msg("the sandbox saw the host's /dev/shm:\n%s", r.out);
+        if (!strstr(r.out, "mine\n") || !strstr(r.out, "lock-ok"))
+                fail_msg("the sandbox's own /dev/shm does not work:\n%s\n%s", r.out, r.err);
+        f = fopen(host, "r");
+        if (!f)
+                fail_msg("the sandbox removed a host segment");
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        assert_non_null(strstr(buf, secret));
+        if (stat(made, &st) == 0)
+                fail_msg("what the sandbox made in /dev/shm reached the host's");
+        unlink(host);
+        runner_free(&native);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_host_process_not_in_proc),
                 cmocka_unit_test(test_path_flip_race),
                 cmocka_unit_test(test_host_terminal_and_devices),
+                cmocka_unit_test(test_dev_shm_private),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -336,12 +336,20 @@ static void races(void **state)
         for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
                 struct run_result r;
 
-                reset_counts();
-                run_sandboxed(scripts[i], &r);
-                if (strstr(r.out, "SECRET") || !strstr(r.out, "secret=0 ") || hidden_accepted())
-                        fail_msg("`%s` reached a hidden socket (%d connections): %s %s", scripts[i],
-                                 hidden_accepted(), r.out, r.err);
-                /* Meaningful only if the harmless target was reached in the loop too. */
+                /* Meaningful only if the harmless target was reached in the loop too; on a
+                 * loaded machine the flips can land on the other path every time: again. */
+                for (int attempt = 0; attempt < 4; attempt++) {
+                        if (attempt)
+                                runner_free(&r);
+                        reset_counts();
+                        run_sandboxed(scripts[i], &r);
+                        if (strstr(r.out, "SECRET") || !strstr(r.out, "secret=0 ") ||
+                            hidden_accepted())
+                                fail_msg("`%s` reached a hidden socket (%d connections): %s %s",
+                                         scripts[i], hidden_accepted(), r.out, r.err);
+                        if (!strstr(r.out, "hello=0 ") && atomic_load(&srvs[SRV_OK].accepted) != 0)
+                                break;
+                }
                 if (strstr(r.out, "hello=0 ") || atomic_load(&srvs[SRV_OK].accepted) == 0)
                         fail_msg("`%s`: the workspace socket was never reached: %s %s", scripts[i],
                                  r.out, r.err);

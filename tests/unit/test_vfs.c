@@ -1007,8 +1007,7 @@ static void special_views(void **state)
                 {false, "../../1/cmdline", -ENOENT},
                 {false, ".//./self/./fd/3", 0, "/proc/100/fd/3", true, VFS_SP_PROC},
                 {false, "cpuinfo", 0, "/proc/cpuinfo", false, VFS_SP_PROC},
-                {false, "sys/kernel/hostname", 0, "/proc/sys/kernel/hostname", false,
-                 VFS_SP_PROC},
+                {false, "sys/kernel/hostname", 0, "/proc/sys/kernel/hostname", false, VFS_SP_PROC},
                 {false, "selfish", 0, "/proc/selfish", false, VFS_SP_PROC},
                 {true, "", 0, "/dev", false, VFS_SP_DEV},
                 {true, "null", 0, "/dev/null", false, VFS_SP_DEV},
@@ -1028,6 +1027,16 @@ static void special_views(void **state)
         };
         struct vfs_special_ctx ctx = {
                 .tgid = 100, .tid = 101, .in_tree = sp_in_tree, .pts_allowed = sp_pts};
+        struct vfs_special_ctx private_shm = ctx;
+        struct vfs_special shm_sp;
+
+        private_shm.shm = "/dev/shm/stockade-x/shm";
+        assert_int_equal(vfs_dev_map("shm/sem.a", &private_shm, &shm_sp), 0);
+        assert_string_equal(shm_sp.host, "/dev/shm/stockade-x/shm/sem.a");
+        assert_int_equal(shm_sp.kind, VFS_SP_SHM);
+        assert_int_equal(vfs_dev_map("shm/../shm", &private_shm, &shm_sp), 0);
+        assert_string_equal(shm_sp.host, "/dev/shm/stockade-x/shm");
+        assert_int_equal(vfs_dev_map("shmx", &private_shm, &shm_sp), -ENOENT);
 
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

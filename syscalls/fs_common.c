@@ -1,0 +1,157 @@
+#include "syscalls/fs_common.h"
+#include "supervisor/notify.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
+long fs_status_field(pid_t tid, const char *field, int base)
+{
+        char path[48], buf[1024], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        p = strstr(buf, field);
+        return p ? strtol(p + strlen(field), NULL, base) : -1;
+}
+
+/* The caller's umask; 022 if it cannot be read. */
+mode_t fs_caller_umask(pid_t tid)
+{
+        long mask = fs_status_field(tid, "\nUmask:", 8);
+
+        return mask < 0 ? 022 : (mode_t)mask & 0777;
+}
+
+static bool in_tree(void *arg, pid_t pid)
+{
+        struct supervisor *sup = arg;
+        bool found;
+
+        pthread_mutex_lock(&sup->lock);
+        found = tracee_find_live(&sup->tree, pid) != NULL;
+        pthread_mutex_unlock(&sup->lock);
+        return found;
+}
+
+static bool pts_allowed(void *arg, unsigned n)
+{
+        struct supervisor *sup = arg;
+        bool found = false;
+
+        pthread_mutex_lock(&sup->pts_lock);
+        for (size_t i = 0; i < sup->n_pts && !found; i++)
+                found = sup->pts[i] == n;
+        pthread_mutex_unlock(&sup->pts_lock);
+        return found;
+}
+
+void fs_open_allow_pts(struct supervisor *sup, unsigned n)
+{
+        if (pts_allowed(sup, n))
+                return;
+        pthread_mutex_lock(&sup->pts_lock);
+        if (sup->n_pts == sup->cap_pts) {
+                sup->cap_pts = sup->cap_pts ? 2 * sup->cap_pts : 8;
+                sup->pts = xrealloc(sup->pts, sup->cap_pts * sizeof(*sup->pts));
+        }
+        sup->pts[sup->n_pts++] = n;
+        pthread_mutex_unlock(&sup->pts_lock);
+}
+
+int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ctx)
+{
+        *ctx = (struct vfs_special_ctx){.tgid = (pid_t)fs_status_field(tid, "\nTgid:", 10),
+                                        .tid = tid,
+                                        .in_tree = in_tree,
+                                        .pts_allowed = pts_allowed,
+                                        .arg = sup,
+                                        .shm = sup->shm_dir};
+        return ctx->tgid > 0 ? 0 : -ESRCH;
+}
+
+bool fs_pts_allowed(struct supervisor *sup, unsigned n)
+{
+        return pts_allowed(sup, n);
+}
+
+int fs_base_path(int base, char *out, size_t size)
+{
+        char link[48];
+        ssize_t n;
+
+        if (base == AT_FDCWD) {
+                snprintf(out, size, "/");
+                return 0;
+        }
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", base);
+        n = readlink(link, out, size - 1);
+        if (n < 0)
+                return -errno;
+        out[n] = '\0';
+        if (out[0] != '/')
+                return -ENOENT; /* not a directory of the file system ("anon_inode:...") */
+        return 0;
+}
+
+static bool lexically_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        while (path[0] == '/' && path[1] == '/')
+                path++;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
+{
+        struct stat st;
+
+        if (path[0] == '/')
+                return lexically_under(path, "/proc") || lexically_under(path, "/dev");
+        if (fstat(base, &st) < 0)
+                return true;
+        return st.st_dev == sup->proc_dev || st.st_dev == sup->dev_dev;
+}
+
+int fs_as_enter(struct supervisor *sup, pid_t tid, bool creates, struct fs_as *as)
+{
+        mode_t mask = creates && notify_own_fs ? fs_caller_umask(tid) : 0;
+        int r = creds_enter(sup->cfg, &as->saved);
+
+        as->umask_set = false;
+        if (r < 0)
+                return r;
+        if (creates && notify_own_fs) {
+                as->old_umask = umask(mask);
+                as->umask_set = true;
+        }
+        return 0;
+}
+
+void fs_as_leave(struct fs_as *as)
+{
+        if (as->umask_set)
+                umask(as->old_umask);
+        creds_leave(&as->saved);
+}
+
+mode_t fs_as_mode(pid_t tid, mode_t mode)
+{
+        return notify_own_fs ? mode : mode & ~fs_caller_umask(tid);
+}

@@ -1,0 +1,352 @@
+/*
+ * The calls that make, remove or rename a name — unlink, rmdir, mkdir, mknod, symlink, link,
+ * rename and their *at forms — emulated in the view, like open (fs_open.c): the supervisor
+ * copies each path ONCE, takes the bases (the caller's dirfds or cwd), checks ID_VALID, finds
+ * the directory each name lives in, and performs the call there itself, as the program
+ * (fsuid/fsgid, no capabilities, its umask), under the sandbox's Landlock rules, which it
+ * entered before the fork. Nothing is answered CONTINUE.
+ *
+ * Finding the directory: the fast way opens the path's directory part O_PATH with
+ * openat2(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS) from the base, so that the walk never
+ * crosses into /proc (whose "self" is the supervisor) or /dev; the last component, trailing
+ * slashes included, goes to the kernel as it was given, so its errors are the kernel's own.
+ * A path that starts on /proc or /dev, or a crossing (EXDEV, ELOOP), resolves in the view
+ * (vfs_resolve): hidden parents are ENOENT, and beneath /dev only the sandbox's private
+ * /dev/shm exists to change (its POSIX shared memory: shm_unlink, sem_open's link). Nothing
+ * else beneath /proc or /dev can be made or removed (EACCES, as for the program itself).
+ */
+#include "syscalls/fs_common.h"
+#include "supervisor/notify.h"
+#include "supervisor/tfd.h"
+#include "supervisor/tmem.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/resolve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum path_op { OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
+
+/* One path argument that names a place: its copy, its base, and where it lives. */
+struct place_arg {
+        int dirfd;
+        uint64_t addr;
+        unsigned arg; /* which argument, for the trace */
+        int base;     /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
+        int parent;   /* O_PATH of the directory the name lives in */
+        char path[PATH_MAX];
+        char last[NAME_MAX + 2]; /* the last component, with a trailing '/' if it had one */
+};
+
+struct path_call {
+        enum path_op op;
+        pid_t tid;
+        mode_t mode;
+        unsigned flags;       /* renameat2's, or linkat's AT_SYMLINK_FOLLOW */
+        uint64_t target_addr; /* symlink: the link's content */
+        char target[PATH_MAX];
+        struct place_arg p[2]; /* link and rename: from, to */
+        int n;
+};
+
+static bool creates(enum path_op op)
+{
+        return op == OP_MKDIR || op == OP_MKNOD || op == OP_SYMLINK;
+}
+
+/* Split `path` into its directory part (in dir, "." when there is none) and its last
+ * component with one trailing '/' if it had any ("a/b//" -> "a", "b/"). */
+static int split(const char *path, char *dir, size_t size, char *last)
+{
+        size_t len = strlen(path), end = len, start;
+        bool slash;
+
+        while (end > 1 && path[end - 1] == '/')
+                end--;
+        slash = end < len;
+        start = end;
+        while (start > 0 && path[start - 1] != '/')
+                start--;
+        if (end - start > NAME_MAX)
+                return -ENAMETOOLONG;
+        if (start == 0) {
+                snprintf(dir, size, ".");
+        } else {
+                if (start >= size)
+                        return -ENAMETOOLONG;
+                memcpy(dir, path, start);
+                dir[start] = '\0';
+        }
+        if (end == start) /* "/" (or only slashes): the root itself */
+                snprintf(last, NAME_MAX + 2, ".");
+        else
+                snprintf(last, NAME_MAX + 2, "%.*s%s", (int)(end - start), path + start,
+                         slash ? "/" : "");
+        return 0;
+}
+
+/* The fast way: the directory part opened without crossing a mount or a magic link. */
+static int parent_fast(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS};
+        char dir[PATH_MAX];
+        struct fs_as as;
+        int r = split(pa->path, dir, sizeof(dir), pa->last), fd;
+
+        if (r < 0)
+                return r;
+        r = fs_as_enter(sup, pc->tid, false, &as);
+        if (r < 0)
+                return r;
+        fd = (int)syscall(SYS_openat2, pa->base, dir, &how, sizeof(how));
+        r = fd < 0 ? -errno : fd;
+        fs_as_leave(&as);
+        return r;
+}
+
+/* Beneath the sandbox's private /dev/shm: the directory of `host` (a path in shm_dir). */
+static int parent_shm(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa,
+                      const char *host)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+        size_t n = strlen(sup->shm_dir);
+        const char *rel = host + n + (host[n] == '/');
+        char dir[PATH_MAX];
+        struct fs_as as;
+        int root, fd, r;
+
+        if (!*rel)
+                return -EBUSY; /* /dev/shm itself */
+        r = split(rel, dir, sizeof(dir), pa->last);
+        if (r < 0)
+                return r;
+        root = open(sup->shm_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return -errno;
+        r = fs_as_enter(sup, pc->tid, false, &as);
+        if (r == 0) {
+                fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));
+                r = fd < 0 ? (errno == EXDEV ? -EACCES : -errno) : fd;
+                fs_as_leave(&as);
+        }
+        close(root);
+        return r;
+}
+
+/* The slow way: the name resolved in the view. */
+static int parent_slow(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
+{
+        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        struct vfs_special_ctx ctx;
+        struct vfs_special sp;
+        char start[PATH_MAX];
+        int r = fs_base_path(pa->base, start, sizeof(start)), fd;
+
+        if (r == 0)
+                r = vfs_resolve(&sup->view, start, pa->path, VFS_CREATE, &res);
+        if (r < 0)
+                return r;
+        if (res.kind == VFS_SPECIAL) {
+                if (res.mount->mode != VFS_DEV)
+                        return -EACCES; /* nothing beneath /proc is made or removed */
+                r = fs_special_ctx(sup, pc->tid, &ctx);
+                if (r == 0)
+                        r = vfs_dev_map(res.rest, &ctx, &sp);
+                if (r < 0)
+                        return r;
+                return sp.kind == VFS_SP_SHM ? parent_shm(sup, pc, pa, sp.host) : -EACCES;
+        }
+        if (res.parent_fd < 0 || !res.name[0])
+                return res.kind == VFS_ABSENT ? -ENOENT : -EBUSY; /* "/", or made up */
+        snprintf(pa->last, sizeof(pa->last), "%s%s", res.name, res.trailing_slash ? "/" : "");
+        fd = res.parent_fd;
+        res.parent_fd = -1;
+        return fd;
+}
+
+static int find_parent(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
+{
+        int r = -EXDEV;
+
+        if (!fs_starts_special(sup, pa->path, pa->base))
+                r = parent_fast(sup, pc, pa);
+        if (r == -EXDEV || r == -ELOOP || r == -EACCES)
+                r = parent_slow(sup, pc, pa);
+        if (r >= 0)
+                pa->parent = r;
+        return r < 0 ? r : 0;
+}
+
+/* The call itself, as the program, on the directories found. Returns 0 or -errno. */
+static int perform(struct supervisor *sup, const struct path_call *pc)
+{
+        const struct place_arg *a = &pc->p[0], *b = &pc->p[1];
+        struct fs_as as;
+        long r = fs_as_enter(sup, pc->tid, creates(pc->op), &as);
+
+        if (r < 0)
+                return (int)r;
+        switch (pc->op) {
+        case OP_UNLINK:
+                r = unlinkat(a->parent, a->last, 0);
+                break;
+        case OP_RMDIR:
+                r = unlinkat(a->parent, a->last, AT_REMOVEDIR);
+                break;
+        case OP_MKDIR:
+                r = mkdirat(a->parent, a->last, fs_as_mode(pc->tid, pc->mode));
+                break;
+        case OP_MKNOD:
+                r = mknodat(a->parent, a->last,
+                            (pc->mode & S_IFMT) | fs_as_mode(pc->tid, pc->mode & 07777), 0);
+                break;
+        case OP_SYMLINK:
+                r = symlinkat(pc->target, a->parent, a->last);
+                break;
+        case OP_LINK:
+                r = linkat(a->parent, a->last, b->parent, b->last, (int)pc->flags);
+                break;
+        case OP_RENAME:
+                r = syscall(SYS_renameat2, a->parent, a->last, b->parent, b->last, pc->flags);
+                break;
+        }
+        r = r < 0 ? -errno : 0;
+        fs_as_leave(&as);
+        return (int)r;
+}
+
+/* Copy every path, take every base, check ID_VALID, then find and perform. */
+static int run(struct supervisor *sup, struct call *call, struct path_call *pc)
+{
+        int r = 0;
+
+        if (pc->op == OP_SYMLINK) {
+                ssize_t n =
+                        tmem_read_string(pc->tid, pc->target_addr, pc->target, sizeof(pc->target));
+                r = n < 0 ? (int)n : n == 0 ? -ENOENT : 0;
+        }
+        for (int i = 0; i < pc->n && r == 0; i++) {
+                struct place_arg *pa = &pc->p[i];
+                ssize_t n = tmem_read_string(pc->tid, pa->addr, pa->path, sizeof(pa->path));
+
+                r = n < 0 ? (int)n : n == 0 ? -ENOENT : 0;
+                if (r == 0 && pa->path[0] == '/')
+                        pa->base = AT_FDCWD;
+                else if (r == 0)
+                        r = pa->base = pa->dirfd == AT_FDCWD ? tfd_cwd(pc->tid)
+                                                             : tfd_take(pc->tid, pa->dirfd);
+                r = r < 0 ? r : 0;
+        }
+        if (r == 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        for (int i = 0; i < pc->n && r == 0; i++) {
+                trace_call_path(call, pc->p[i].arg, pc->p[i].path);
+                r = find_parent(sup, pc, &pc->p[i]);
+        }
+        if (r == 0)
+                r = perform(sup, pc);
+        for (int i = 0; i < pc->n; i++) {
+                if (pc->p[i].base >= 0)
+                        close(pc->p[i].base);
+                if (pc->p[i].parent >= 0)
+                        close(pc->p[i].parent);
+        }
+        return r;
+}
+
+static void place(struct path_call *pc, int dirfd, uint64_t addr, unsigned arg)
+{
+        pc->p[pc->n++] = (struct place_arg){
+                .dirfd = dirfd, .addr = addr, .arg = arg, .base = -1, .parent = -1};
+}
+
+/* unlink, unlinkat, rmdir, mkdir, mkdirat, mknod, mknodat, symlink, symlinkat, link, linkat,
+ * rename, renameat, renameat2 */
+int fs_path(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        struct path_call pc = {.tid = (pid_t)call->req->pid};
+        int r = 0;
+
+        switch ((int)(call->row - syscall_table)) {
+        case SC_unlink:
+                pc.op = OP_UNLINK, place(&pc, AT_FDCWD, a[0], 0);
+                break;
+        case SC_unlinkat:
+                if (a[2] & ~(uint64_t)AT_REMOVEDIR)
+                        r = -EINVAL;
+                pc.op = a[2] & AT_REMOVEDIR ? OP_RMDIR : OP_UNLINK;
+                place(&pc, (int)a[0], a[1], 1);
+                break;
+        case SC_rmdir:
+                pc.op = OP_RMDIR, place(&pc, AT_FDCWD, a[0], 0);
+                break;
+        case SC_mkdir:
+                pc.op = OP_MKDIR, pc.mode = (mode_t)a[1] & 07777, place(&pc, AT_FDCWD, a[0], 0);
+                break;
+        case SC_mkdirat:
+                pc.op = OP_MKDIR, pc.mode = (mode_t)a[2] & 07777, place(&pc, (int)a[0], a[1], 1);
+                break;
+        case SC_mknod:
+        case SC_mknodat: {
+                bool at = (int)(call->row - syscall_table) == SC_mknodat;
+                mode_t mode = (mode_t)a[at ? 2 : 1];
+
+                pc.op = OP_MKNOD, pc.mode = mode;
+                /* No device nodes (the program has no capability for them anyway). */
+                if ((mode & S_IFMT) != S_IFIFO && (mode & S_IFMT) != S_IFSOCK &&
+                    (mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != 0)
+                        r = -EPERM;
+                if ((mode & S_IFMT) == 0)
+                        pc.mode |= S_IFREG;
+                place(&pc, at ? (int)a[0] : AT_FDCWD, a[at ? 1 : 0], at ? 1 : 0);
+                break;
+        }
+        case SC_symlink:
+                pc.op = OP_SYMLINK, pc.target_addr = a[0], place(&pc, AT_FDCWD, a[1], 1);
+                break;
+        case SC_symlinkat:
+                pc.op = OP_SYMLINK, pc.target_addr = a[0], place(&pc, (int)a[1], a[2], 2);
+                break;
+        case SC_link:
+                pc.op = OP_LINK, place(&pc, AT_FDCWD, a[0], 0), place(&pc, AT_FDCWD, a[1], 1);
+                break;
+        case SC_linkat:
+                /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH, which the program never has. */
+                if (a[4] & ~(uint64_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+                        r = -EINVAL;
+                else if (a[4] & AT_EMPTY_PATH)
+                        r = -ENOENT;
+                pc.op = OP_LINK, pc.flags = (unsigned)(a[4] & AT_SYMLINK_FOLLOW);
+                place(&pc, (int)a[0], a[1], 1), place(&pc, (int)a[2], a[3], 3);
+                break;
+        case SC_rename:
+                pc.op = OP_RENAME, place(&pc, AT_FDCWD, a[0], 0), place(&pc, AT_FDCWD, a[1], 1);
+                break;
+        case SC_renameat2:
+                pc.flags = (unsigned)a[4];
+                /* fall through */
+        case SC_renameat:
+                pc.op = OP_RENAME, place(&pc, (int)a[0], a[1], 1), place(&pc, (int)a[2], a[3], 3);
+                break;
+        default:
+                r = -ENOSYS;
+        }
+        if (r == 0)
+                r = run(sup, call, &pc);
+        if (r < 0)
+                call_fail(call, -r);
+        else
+                call_return(call, 0);
+        return 0;
+}
