@@ -255,6 +255,31 @@ static void pipe_output_is_exact(void **state)
         pty_close(&s);
 }
 
+/* --tty always with no terminal anywhere (stdin /dev/null, stdout and stderr pipes, as in
+ * CI): fds 0-2 all become the sandbox's pty, which is its controlling terminal, and what the
+ * command writes still arrives (through the pty: "\r\n"); --tty never keeps the pipes. */
+static void tty_always_without_terminal(void **state)
+{
+        const char *script = "tty; test -t 0 && echo in-tty; test -t 1 && echo out-tty; "
+                             "test -t 2 && echo err-tty; echo done";
+        const char *always[] = {"--tty", "always", "--", "sh", "-c", script, NULL};
+        const char *never[] = {"--tty", "never", "--", "sh", "-c", script, NULL};
+        struct run_result r;
+
+        (void)state;
+        assert_int_equal(runner_stockade_run(always, 30, &r), 0);
+        assert_int_equal(r.exit_code, 0);
+        if (!strstr(r.out, "/dev/pts/") || !strstr(r.out, "in-tty\r\n") ||
+            !strstr(r.out, "out-tty\r\n") || !strstr(r.out, "err-tty\r\n") ||
+            !strstr(r.out, "done\r\n"))
+                fail_msg("--tty always: %s / %s", r.out, r.err);
+        runner_free(&r);
+        assert_int_equal(runner_stockade_run(never, 30, &r), 0);
+        if (!strstr(r.out, "not a tty") || strstr(r.out, "in-tty") || !strstr(r.out, "done\n"))
+                fail_msg("--tty never: %s / %s", r.out, r.err);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -265,6 +290,7 @@ int main(void)
                 cmocka_unit_test(settings_restored),
                 cmocka_unit_test(tiocsti_stays_inside),
                 cmocka_unit_test(pipe_output_is_exact),
+                cmocka_unit_test(tty_always_without_terminal),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
