@@ -283,14 +283,15 @@ void signals_on_signal(struct supervisor *sup, int sig)
 /*
  * SIGSTOP cannot be caught: when it stops stockade, nothing of ours runs to stop the tree.
  * A small watcher process does: it looks every 100 ms whether stockade is stopped and, on
- * the transition, sends SIGSTOP to every process of the sandbox's session (the shim's
- * setsid; a process that made a session of its own is not reached). SIGCONT is stockade's
+ * the transition, sends SIGSTOP to every process that descends from stockade (the sandbox's
+ * tree: stockade is its subreaper, so an orphan's parent is stockade; a process that made a
+ * session or a group of its own is reached too). SIGCONT is stockade's
  * own business again (signals_on_signal). The watcher was forked from a process with
  * threads, so it makes raw system calls only: no allocation, no stdio.
  */
 
-/* The state letter and the session of /proc/PID/stat; 0 when unreadable. */
-static char proc_state(pid_t pid, pid_t *session)
+/* The state letter and the parent of /proc/PID/stat; 0 when unreadable. */
+static char proc_state(pid_t pid, pid_t *parent)
 {
         char path[32] = "/proc/", buf[512], *p;
         int i = 6, fd, field = 0;
@@ -314,23 +315,39 @@ static char proc_state(pid_t pid, pid_t *session)
         p = strrchr(buf, ')');
         if (!p || p[1] != ' ')
                 return 0;
-        /* ") S ppid pgrp session ..." */
-        for (char *q = p + 2; *q && session; q++) {
-                if (*q == ' ' && ++field == 3) {
-                        *session = (pid_t)strtol(q + 1, NULL, 10);
+        /* ") S ppid ..." */
+        for (char *q = p + 2; *q && parent; q++) {
+                if (*q == ' ' && ++field == 1) {
+                        *parent = (pid_t)strtol(q + 1, NULL, 10);
                         break;
                 }
         }
         return p[2];
 }
 
-/* SIGSTOP to each process of session `sid`, each through a pidfd opened before its session
- * is read. The session's number is the root's, which stays ours while the root is unreaped
- * (`root` still takes a signal 0 after the scan): no host process can hold it meanwhile. */
-static void stop_session(int root, pid_t sid)
+/* Whether `pid`'s parents lead to `ancestor` (64 generations at most). */
+static bool descends_from(pid_t pid, pid_t ancestor)
+{
+        for (int depth = 0; depth < 64 && pid > 1; depth++) {
+                pid_t parent = 0;
+
+                if (!proc_state(pid, &parent))
+                        return false;
+                if (parent == ancestor)
+                        return true;
+                pid = parent;
+        }
+        return false;
+}
+
+/* SIGSTOP to each descendant of `supervisor` but us, each through a pidfd opened before its
+ * parents are read: a number reused by a host process meanwhile names a process that does
+ * not descend from stockade, and a pidfd of a process gone since reaches nobody. */
+static void stop_tree(pid_t supervisor)
 {
         char buf[4096];
         int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        pid_t self = (pid_t)syscall(SYS_getpid);
         long n;
 
         if (dir < 0)
@@ -344,17 +361,16 @@ static void stop_session(int root, pid_t sid)
                                 unsigned char type;
                                 char name[];
                         } *d = (void *)(buf + off);
-                        pid_t pid = (pid_t)strtol(d->name, NULL, 10), s = 0;
+                        pid_t pid = (pid_t)strtol(d->name, NULL, 10);
                         int fd;
 
                         off += d->reclen;
-                        if (pid <= 0)
+                        if (pid <= 0 || pid == self)
                                 continue;
                         fd = (int)syscall(SYS_pidfd_open, pid, 0);
                         if (fd < 0)
                                 continue;
-                        if (proc_state(pid, &s) && s == sid &&
-                            syscall(SYS_pidfd_send_signal, root, 0, NULL, 0) == 0)
+                        if (descends_from(pid, supervisor))
                                 syscall(SYS_pidfd_send_signal, fd, SIGSTOP, NULL, 0);
                         close(fd);
                 }
@@ -362,7 +378,7 @@ static void stop_session(int root, pid_t sid)
         close(dir);
 }
 
-static _Noreturn void watch_stops(pid_t supervisor, int root, pid_t sid)
+static _Noreturn void watch_stops(pid_t supervisor)
 {
         struct timespec tick = {.tv_nsec = 100 * 1000000L};
         bool stopped = false;
@@ -371,16 +387,14 @@ static _Noreturn void watch_stops(pid_t supervisor, int root, pid_t sid)
         setpgid(0, 0);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
                 _exit(0);
-        if (dup2(root, 3) < 0)
-                _exit(0);
-        syscall(SYS_close_range, 4, ~0U, 0);
+        syscall(SYS_close_range, 3, ~0U, 0);
         for (;;) {
                 char state = proc_state(supervisor, NULL);
 
                 if (!state)
                         _exit(0);
                 if (state == 'T' && !stopped)
-                        stop_session(3, sid);
+                        stop_tree(supervisor);
                 stopped = state == 'T';
                 nanosleep(&tick, NULL);
         }
@@ -394,6 +408,6 @@ void signals_start_watcher(struct supervisor *sup)
                 return;
         pid = fork();
         if (pid == 0)
-                watch_stops(self, sup->root_pidfd, sup->root);
+                watch_stops(self);
         sup->watcher = pid > 0 ? pid : -1;
 }

@@ -218,9 +218,19 @@ static void wait_stopped(pid_t pid)
         }
 }
 
-static void stop_and_continue(int stop_sig)
+/* The same counter in a session of its own (setsid -w: the root waits for it). */
+static const char counter_own_session[] =
+        "exec setsid -w python3 -c 'import os\n"
+        "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "print(\"READY\", flush=True)\n"
+        "i = 0\n"
+        "while True:\n"
+        "    i += 1\n"
+        "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+
+static void stop_and_continue_script(int stop_sig, const char *script)
 {
-        pid_t pid = start(NULL, counter);
+        pid_t pid = start(NULL, script);
         long a, b, c;
 
         wait_output("READY");
@@ -242,9 +252,21 @@ static void stop_and_continue(int stop_sig)
         assert_int_equal(finish(pid, 15), 128 + SIGTERM);
 }
 
+static void stop_and_continue(int stop_sig)
+{
+        stop_and_continue_script(stop_sig, counter);
+}
+
 static void sigtstp_stops_the_tree(void **state)
 {
         stop_and_continue(SIGTSTP);
+}
+
+/* A process that left the sandbox's session is stopped too (the watcher follows the tree,
+ * not the session). */
+static void sigstop_stops_a_new_session(void **state)
+{
+        stop_and_continue_script(SIGSTOP, counter_own_session);
 }
 
 static void sigstop_stops_the_tree(void **state)
@@ -255,9 +277,13 @@ static void sigstop_stops_the_tree(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(sigint_reaches_the_tree), cmocka_unit_test(second_sigint_kills),
-                cmocka_unit_test(sigterm_then_kill_after), cmocka_unit_test(sigusr1_passed_on),
-                cmocka_unit_test(sigtstp_stops_the_tree),  cmocka_unit_test(sigstop_stops_the_tree),
+                cmocka_unit_test(sigint_reaches_the_tree),
+                cmocka_unit_test(second_sigint_kills),
+                cmocka_unit_test(sigterm_then_kill_after),
+                cmocka_unit_test(sigusr1_passed_on),
+                cmocka_unit_test(sigtstp_stops_the_tree),
+                cmocka_unit_test(sigstop_stops_the_tree),
+                cmocka_unit_test(sigstop_stops_a_new_session),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
