@@ -293,8 +293,10 @@ static bool sup_free(struct supervisor *sup, int code)
         pthread_mutex_unlock(&sup->lock);
         places_free(&sup->places);
         grants_free(&sup->grants);
-        if (stopped)
+        if (stopped) {
                 notify_free(sup);
+                netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
+        }
         return stopped;
 }
 
@@ -418,6 +420,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
                                       .fg_timer = -1};
         init_lock(&sup->lock);
         audit_init(&sup->audit);
+        netpol_own_init(&sup->net_own);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;

@@ -2,6 +2,8 @@
 #ifndef STOCKADE_OPTIONS_H
 #define STOCKADE_OPTIONS_H
 
+#include "supervisor/net/netpol.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +69,9 @@ struct config {
         int trace_backtrace;    /* enum trace_bt */
         bool trace_drop;        /* drop events rather than slow the sandbox down */
         bool trace_env;         /* record the environment's values, not only its names */
+        /* --net, --allow-net, --deny-net (supervisor/net/netpol.h); the policy file's
+         * network section adds its rules with netpol_add_rule. Zero: deny everything. */
+        struct netpol net;
 };
 
 /* Who the command runs as when stockade is root and --user is not given: nobody. uid 0

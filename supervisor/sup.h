@@ -108,6 +108,8 @@ struct supervisor {
         struct audit_log audit; /* --mode audit: the would-be denials by kind (audit.h) */
         struct trace *trace;    /* --trace: the recorder (supervisor/trace.h), or NULL */
         struct rlimit nofile;   /* RLIMIT_NOFILE as we found it: the command's */
+        /* The loopback ports the sandbox bound (syscalls/net_bind.c). */
+        struct netpol_own net_own;
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps

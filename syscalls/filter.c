@@ -133,6 +133,11 @@ static const struct arg_rule arg_rules[] = {
         {SC_mknodat, 2, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_mknodat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
+        /* sendto without a destination (a connected socket) stays in the kernel: its peer was
+         * judged at connect. With one, the network policy judges it (net_send.c). */
+        {SC_sendto, 4, C_EQ, ~0ull, 0, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_sendto, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
          * the supervisor takes the fd and judges what it designates. */
         {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_SCOPED},

@@ -1,0 +1,244 @@
+/*
+ * Runs inside the sandbox for tests/security/test_net.c: one network operation per
+ * invocation, its outcome on stdout ("got:REPLY", "sent:N", "err:ENAME", "inprogress").
+ * The test judges from outside by what its own loopback listeners received.
+ *
+ *   tcp ADDR PORT           blocking connect, read the reply
+ *   tcp-nb ADDR PORT        non-blocking connect, poll, SO_ERROR, read the reply
+ *   udp ADDR PORT           sendto
+ *   udp-msg ADDR PORT       sendmsg with msg_name
+ *   udp-mmsg ADDR P1 P2     sendmmsg of two datagrams, to P1 then P2
+ *   fastopen ADDR PORT      sendto(MSG_FASTOPEN) on a TCP socket
+ *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD
+ *   race-udp OK BAD N       the same with sendto
+ *   server ADDR             bind ADDR:0, listen, connect to it from inside (127.0.0.1 or
+ *                           ::1 per family), exchange a line; "inside:PORT:ok"
+ *
+ * ADDR is any spelling inet_pton takes: an IPv6 one (::ffff:127.0.0.1, ::127.0.0.1, ::)
+ * makes an AF_INET6 socket.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+
+static socklen_t make_addr(const char *host, int port, struct sockaddr_storage *ss)
+{
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+        memset(ss, 0, sizeof(*ss));
+        if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+                in->sin_family = AF_INET;
+                in->sin_port = htons((uint16_t)port);
+                return sizeof(*in);
+        }
+        if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons((uint16_t)port);
+                return sizeof(*in6);
+        }
+        fprintf(stderr, "bad address %s\n", host);
+        exit(2);
+}
+
+static int err(int e)
+{
+        printf("err:%s\n", e == EACCES         ? "EACCES"
+                           : e == ECONNREFUSED ? "ECONNREFUSED"
+                           : e == ENETUNREACH  ? "ENETUNREACH"
+                           : e == EPERM        ? "EPERM"
+                           : e == EINVAL       ? "EINVAL"
+                           : e == ETIMEDOUT    ? "ETIMEDOUT"
+                                               : strerror(e));
+        return 0;
+}
+
+static void read_reply(int s)
+{
+        char buf[128];
+        struct pollfd p = {.fd = s, .events = POLLIN};
+        ssize_t n;
+
+        poll(&p, 1, 10000);
+        n = read(s, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        printf("got:%s\n", buf);
+}
+
+static int tcp(const char *host, int port, bool nonblocking)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        int s = socket(ss.ss_family, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+
+        if (connect(s, (struct sockaddr *)&ss, len) < 0) {
+                struct pollfd p = {.fd = s, .events = POLLOUT};
+                int e = 0;
+                socklen_t elen = sizeof(e);
+
+                if (!nonblocking || errno != EINPROGRESS)
+                        return err(errno);
+                printf("inprogress\n");
+                if (poll(&p, 1, 10000) != 1 || getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+                        e = ETIMEDOUT;
+                if (e)
+                        return err(e);
+        }
+        read_reply(s);
+        return 0;
+}
+
+static int udp(const char *host, int port, int how, int port2)
+{
+        struct sockaddr_storage ss, ss2;
+        socklen_t len = make_addr(host, port, &ss), len2 = make_addr(host, port2, &ss2);
+        int s = socket(ss.ss_family, SOCK_DGRAM, 0);
+        char data[] = "DATAGRAM";
+        struct iovec iov = {.iov_base = data, .iov_len = sizeof(data) - 1};
+        struct mmsghdr mm[2] = {
+                {.msg_hdr =
+                         {.msg_name = &ss, .msg_namelen = len, .msg_iov = &iov, .msg_iovlen = 1}},
+                {.msg_hdr =
+                         {.msg_name = &ss2, .msg_namelen = len2, .msg_iov = &iov, .msg_iovlen = 1}},
+        };
+        ssize_t n;
+
+        if (how == 0)
+                n = sendto(s, data, sizeof(data) - 1, 0, (struct sockaddr *)&ss, len);
+        else if (how == 1)
+                n = sendmsg(s, &mm[0].msg_hdr, 0);
+        else
+                n = sendmmsg(s, mm, 2, 0);
+        if (n < 0)
+                return err(errno);
+        if (how == 2)
+                printf("sent:%zd len:%u,%u\n", n, mm[0].msg_len, mm[1].msg_len);
+        else
+                printf("sent:%zd\n", n);
+        return 0;
+}
+
+static int fastopen(const char *host, int port)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        int s = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (sendto(s, "FO", 2, MSG_FASTOPEN, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        read_reply(s);
+        return 0;
+}
+
+/* ---- a thread rewriting the address right after the call ------------------------------- */
+
+static struct sockaddr_in race_addr;
+static atomic_bool race_stop;
+static int race_ok, race_bad;
+
+static void *flipper(void *arg)
+{
+        (void)arg;
+        while (!atomic_load(&race_stop)) {
+                /* volatile stores: each lands in memory, whenever the supervisor reads. */
+                *(volatile uint16_t *)&race_addr.sin_port = htons((uint16_t)race_bad);
+                *(volatile uint16_t *)&race_addr.sin_port = htons((uint16_t)race_ok);
+        }
+        return NULL;
+}
+
+static int race(int ok, int bad, int n, bool use_udp)
+{
+        pthread_t t;
+        int got = 0, refused = 0, other = 0;
+
+        race_ok = ok;
+        race_bad = bad;
+        race_addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)ok)};
+        inet_pton(AF_INET, "127.0.0.1", &race_addr.sin_addr);
+        pthread_create(&t, NULL, flipper, NULL);
+        for (int i = 0; i < n; i++) {
+                int s = socket(AF_INET, use_udp ? SOCK_DGRAM : SOCK_STREAM, 0), r;
+
+                if (use_udp)
+                        r = (int)sendto(s, "RACE", 4, 0, (struct sockaddr *)&race_addr,
+                                        sizeof(race_addr));
+                else
+                        r = connect(s, (struct sockaddr *)&race_addr, sizeof(race_addr));
+                if (r >= 0)
+                        got++;
+                else if (errno == EACCES)
+                        refused++;
+                else
+                        other++;
+                close(s);
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        printf("race: ok=%d refused=%d other=%d\n", got, refused, other);
+        return 0;
+}
+
+/* ---- a server inside the sandbox, reached from inside --------------------------------------- */
+
+static int server(const char *host)
+{
+        struct sockaddr_storage ss, got;
+        socklen_t len = make_addr(host, 0, &ss), glen = sizeof(got);
+        int l = socket(ss.ss_family, SOCK_STREAM, 0), c, a, port;
+        const char *peer = ss.ss_family == AF_INET ? "127.0.0.1" : "::1";
+        char buf[16] = "";
+
+        if (bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, 4) < 0 ||
+            getsockname(l, (struct sockaddr *)&got, &glen) < 0)
+                return err(errno);
+        port = ntohs(((struct sockaddr_in *)&got)->sin_port); /* same offset in sin6 */
+        len = make_addr(peer, port, &ss);
+        c = socket(ss.ss_family, SOCK_STREAM, 0);
+        if (connect(c, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        a = accept(l, NULL, NULL);
+        if (a < 0 || write(a, "pong", 4) != 4 || read(c, buf, sizeof(buf) - 1) != 4)
+                return err(errno);
+        printf("inside:%s\n", buf);
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc == 4 && strcmp(argv[1], "tcp") == 0)
+                return tcp(argv[2], atoi(argv[3]), false);
+        if (argc == 4 && strcmp(argv[1], "tcp-nb") == 0)
+                return tcp(argv[2], atoi(argv[3]), true);
+        if (argc == 4 && strcmp(argv[1], "udp") == 0)
+                return udp(argv[2], atoi(argv[3]), 0, atoi(argv[3]));
+        if (argc == 4 && strcmp(argv[1], "udp-msg") == 0)
+                return udp(argv[2], atoi(argv[3]), 1, atoi(argv[3]));
+        if (argc == 5 && strcmp(argv[1], "udp-mmsg") == 0)
+                return udp(argv[2], atoi(argv[3]), 2, atoi(argv[4]));
+        if (argc == 4 && strcmp(argv[1], "fastopen") == 0)
+                return fastopen(argv[2], atoi(argv[3]));
+        if (argc == 5 && strcmp(argv[1], "race") == 0)
+                return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), false);
+        if (argc == 5 && strcmp(argv[1], "race-udp") == 0)
+                return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), true);
+        if (argc == 3 && strcmp(argv[1], "server") == 0)
+                return server(argv[2]);
+        fprintf(stderr, "usage: see the comment at the top of attack_net.c\n");
+        return 2;
+}
