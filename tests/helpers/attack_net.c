@@ -11,6 +11,7 @@
  *   fastopen ADDR PORT      sendto(MSG_FASTOPEN) on a TCP socket
  *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD
  *   race-udp OK BAD N       the same with sendto
+ *   unix-dgram PATH         sendto a unix datagram socket
  *   server ADDR             bind ADDR:0, listen, connect to it from inside (127.0.0.1 or
  *                           ::1 per family), exchange a line; "inside:PORT:ok"
  *
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #ifndef MSG_FASTOPEN
@@ -144,6 +146,20 @@ static int fastopen(const char *host, int port)
         return 0;
 }
 
+static int unix_dgram(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+        ssize_t n;
+
+        strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+        n = sendto(s, "DATAGRAM", 8, 0, (struct sockaddr *)&sa, sizeof(sa));
+        if (n < 0)
+                return err(errno);
+        printf("sent:%zd\n", n);
+        return 0;
+}
+
 /* ---- a thread rewriting the address right after the call ------------------------------- */
 
 static struct sockaddr_in race_addr;
@@ -237,6 +253,8 @@ int main(int argc, char **argv)
                 return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), false);
         if (argc == 5 && strcmp(argv[1], "race-udp") == 0)
                 return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), true);
+        if (argc == 3 && strcmp(argv[1], "unix-dgram") == 0)
+                return unix_dgram(argv[2]);
         if (argc == 3 && strcmp(argv[1], "server") == 0)
                 return server(argv[2]);
         fprintf(stderr, "usage: see the comment at the top of attack_net.c\n");

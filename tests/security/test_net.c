@@ -14,6 +14,7 @@
  * with MSG_FASTOPEN, sendmsg, sendmmsg, and with a thread rewriting the address during the
  * call. A refusal must be EACCES AND the listener must have received nothing.
  */
+#include "shim/landlock.h"
 #include "tests/helpers/runner.h"
 
 #include <arpa/inet.h>
@@ -29,14 +30,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 enum { TIMEOUT_S = 120 };
 
-enum srv_id { S_OK, S_BAD, S_OTHER_ADDR, S_OK6, S_BAD6, S_UOK, S_UBAD, S__COUNT };
+enum srv_id {
+        S_OK,
+        S_BAD,
+        S_OTHER_ADDR,
+        S_OK6,
+        S_BAD6,
+        S_UOK,
+        S_UBAD,
+        S_UNIX_OPEN,   /* a unix datagram socket in a directory the sandbox may reach */
+        S_UNIX_HIDDEN, /* ... and one in a --hide directory */
+        S__COUNT
+};
 
 struct srv {
         int fd;
@@ -47,6 +63,7 @@ struct srv {
 
 static struct srv srvs[S__COUNT];
 static bool have_v6;
+static char top[64], unix_open[160], unix_hidden[160], hidden_dir[96];
 static pthread_t server;
 static atomic_bool stop;
 
@@ -117,6 +134,34 @@ static int listen_on(struct srv *s, const char *host, int port, int type, const 
         return s->port;
 }
 
+static void listen_unix_dgram(struct srv *s, const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+        s->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        assert_true(s->fd >= 0);
+        strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+        assert_int_equal(bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(chmod(path, 0777), 0); /* only the walls keep the sandbox out */
+}
+
+static void make_unix_sockets(void)
+{
+        char open_dir[96];
+
+        snprintf(top, sizeof(top), "/tmp/netpol-XXXXXX");
+        assert_non_null(mkdtemp(top));
+        assert_int_equal(chmod(top, 0755), 0);
+        snprintf(open_dir, sizeof(open_dir), "%s/open", top);
+        snprintf(hidden_dir, sizeof(hidden_dir), "%s/secret", top);
+        assert_int_equal(mkdir(open_dir, 0755), 0);
+        assert_int_equal(mkdir(hidden_dir, 0755), 0);
+        snprintf(unix_open, sizeof(unix_open), "%s/s", open_dir);
+        snprintf(unix_hidden, sizeof(unix_hidden), "%s/s", hidden_dir);
+        listen_unix_dgram(&srvs[S_UNIX_OPEN], unix_open);
+        listen_unix_dgram(&srvs[S_UNIX_HIDDEN], unix_hidden);
+}
+
 static int setup(void **state)
 {
         (void)state;
@@ -133,6 +178,7 @@ static int setup(void **state)
                 fprintf(stderr, "note: no IPv6 loopback here: the IPv6 cases are skipped\n");
         assert_true(listen_on(&srvs[S_UOK], "127.0.0.1", 0, SOCK_DGRAM, NULL) > 0);
         assert_true(listen_on(&srvs[S_UBAD], "127.0.0.1", 0, SOCK_DGRAM, NULL) > 0);
+        make_unix_sockets();
         assert_int_equal(pthread_create(&server, NULL, serve, NULL), 0);
         return 0;
 }
@@ -145,6 +191,12 @@ static int teardown(void **state)
         for (int i = 0; i < S__COUNT; i++)
                 if (srvs[i].fd >= 0)
                         close(srvs[i].fd);
+        unlink(unix_open);
+        unlink(unix_hidden);
+        rmdir(hidden_dir);
+        *strrchr(unix_open, '/') = '\0';
+        rmdir(unix_open);
+        rmdir(top);
         return 0;
 }
 
@@ -166,9 +218,12 @@ static int settle(enum srv_id id, int want)
 /* `script` with $A the helper and $OK $BAD $OK6 $BAD6 $UOK $UBAD the ports. */
 static void expand(char *out, size_t size, const char *script)
 {
-        int n = snprintf(out, size, "A='%s'; OK=%d; BAD=%d; OK6=%d; BAD6=%d; UOK=%d; UBAD=%d; %s",
+        int n = snprintf(out, size,
+                         "A='%s'; OK=%d; BAD=%d; OK6=%d; BAD6=%d; UOK=%d; UBAD=%d; "
+                         "UNIX_OPEN='%s'; UNIX_HIDDEN='%s'; %s",
                          ATTACK_NET, srvs[S_OK].port, srvs[S_BAD].port, srvs[S_OK6].port,
-                         srvs[S_BAD6].port, srvs[S_UOK].port, srvs[S_UBAD].port, script);
+                         srvs[S_BAD6].port, srvs[S_UOK].port, srvs[S_UBAD].port, unix_open,
+                         unix_hidden, script);
         assert_true(n > 0 && (size_t)n < size);
 }
 
@@ -366,6 +421,26 @@ static void server_inside(void **state)
         runner_free(&r);
 }
 
+/* A unix datagram socket in a hidden place is refused like a connect to it (EACCES), and
+ * receives nothing; one elsewhere receives (unix sockets follow the filesystem's walls, not
+ * the network policy: no --allow-net needed). */
+static void unix_datagram(void **state)
+{
+        const char *v[] = {"--hide", hidden_dir, NULL};
+        struct run_result r;
+
+        (void)state;
+        reset();
+        run(v, false,
+            "$A unix-dgram \"$UNIX_HIDDEN\"; $A unix-dgram \"$UNIX_OPEN\"; "
+            "cd \"$(dirname \"$UNIX_HIDDEN\")\" && $A unix-dgram s",
+            &r);
+        expect(&r, "err:EACCES\nsent:8\nerr:EACCES\n");
+        assert_int_equal(settle(S_UNIX_OPEN, 1), 1);
+        assert_int_equal(settle(S_UNIX_HIDDEN, 0), 0);
+        runner_free(&r);
+}
+
 /* --net host: no restriction. */
 static void net_host(void **state)
 {
@@ -415,19 +490,71 @@ static void malformed_rule(void **state)
         runner_free(&r);
 }
 
+/* In a child: a TCP connect to the allowed listener and a TCP bind, made by the process
+ * itself, after entering the sandbox's Landlock ruleset or not. Returns "CB": C connect
+ * refused with EACCES (c: succeeded), B bind refused (b: succeeded). */
+static void landlock_probe(bool enter, char out[3])
+{
+        int pipefd[2], status;
+        pid_t pid;
+
+        assert_int_equal(pipe(pipefd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sockaddr_in sa = {.sin_family = AF_INET,
+                                         .sin_port = htons((uint16_t)srvs[S_OK].port),
+                                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+                char res[2];
+                int fd, c, b;
+
+                if (enter) {
+                        fd = landlock_ruleset_create(landlock_abi_version());
+                        if (fd < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                            landlock_restrict(fd) < 0)
+                                _exit(1);
+                }
+                fd = socket(AF_INET, SOCK_STREAM, 0);
+                c = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno == EACCES;
+                fd = socket(AF_INET, SOCK_STREAM, 0);
+                sa.sin_port = 0;
+                b = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno == EACCES;
+                res[0] = c ? 'C' : 'c';
+                res[1] = b ? 'B' : 'b';
+                _exit(write(pipefd[1], res, 2) == 2 ? 0 : 1);
+        }
+        close(pipefd[1]);
+        assert_int_equal(read(pipefd[0], out, 2), 2);
+        out[2] = '\0';
+        close(pipefd[0]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The second wall: with Landlock ABI 4 the sandbox's ruleset refuses every TCP connect and
+ * bind the program makes itself (the supervisor makes the allowed ones, outside it). */
+static void landlock_wall(void **state)
+{
+        char before[3], after[3];
+
+        (void)state;
+        if (landlock_abi_version() < 4)
+                skip(); /* no network rights in this kernel's Landlock */
+        landlock_probe(false, before);
+        landlock_probe(true, after);
+        assert_string_equal(before, "cb");
+        assert_string_equal(after, "CB");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(default_denies),
-                cmocka_unit_test(tcp_allowed_and_denied),
-                cmocka_unit_test(spellings),
-                cmocka_unit_test(udp),
-                cmocka_unit_test(fastopen),
-                cmocka_unit_test(rewritten_address),
-                cmocka_unit_test(server_inside),
-                cmocka_unit_test(net_host),
-                cmocka_unit_test(deny_wins),
-                cmocka_unit_test(malformed_rule),
+                cmocka_unit_test(default_denies), cmocka_unit_test(tcp_allowed_and_denied),
+                cmocka_unit_test(spellings),      cmocka_unit_test(udp),
+                cmocka_unit_test(fastopen),       cmocka_unit_test(rewritten_address),
+                cmocka_unit_test(server_inside),  cmocka_unit_test(net_host),
+                cmocka_unit_test(unix_datagram),  cmocka_unit_test(deny_wins),
+                cmocka_unit_test(malformed_rule), cmocka_unit_test(landlock_wall),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
