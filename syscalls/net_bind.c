@@ -81,6 +81,24 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
         return net_judge_inet(sup, call, s, &v4, len, "bind to", false);
 }
 
+/* Whether the port may be shared with a socket of someone else: SO_REUSEPORT (same uid),
+ * or SO_REUSEADDR on UDP (two UDP sockets that both set it share a port; for TCP it does not
+ * let a second socket bind a port that one listens on). The bind then proves nothing about
+ * who serves the port: a host service that set the same option would be reachable. */
+static bool shareable(const struct net_sock *s)
+{
+        int on = 0;
+        socklen_t len = sizeof(on);
+
+        if (getsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &on, &len) < 0 || on)
+                return true;
+        len = sizeof(on);
+        if (s->proto != NETPOL_TCP &&
+            (getsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &on, &len) < 0 || on))
+                return true;
+        return false;
+}
+
 /* After a successful bind: remember the port if the sandbox may be its own client. */
 static void remember(struct supervisor *sup, const struct net_sock *s,
                      const struct sockaddr_storage *ss, size_t len)
@@ -89,6 +107,8 @@ static void remember(struct supervisor *sup, const struct net_sock *s,
         socklen_t glen = sizeof(got);
         struct netpol_addr a;
 
+        if (shareable(s))
+                return; /* connects to it stay refused unless a rule allows them */
         if (getsockname(s->fd, (struct sockaddr *)&got, &glen) < 0 ||
             netpol_addr_from(&got, glen, &a) < 0)
                 return;

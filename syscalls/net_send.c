@@ -81,6 +81,7 @@ static void msg_free(struct out_msg *m)
                 close(m->fds[i]);
         cleanup_closep(&m->base);
         cleanup_closep(&m->dest.target);
+        m->base = m->dest.target = -1;
         m->data = m->control = NULL;
         m->n_fds = 0;
 }

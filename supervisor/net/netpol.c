@@ -32,13 +32,17 @@ static bool v4_compatible(const uint8_t a[16])
         return a[12] | a[13] | a[14] || a[15] > 1;
 }
 
+/* The NAT64 well-known prefix 64:ff9b::/96 (RFC 6052): a NAT64 gateway on the host's
+ * network forwards it to the embedded IPv4 address. */
+static const uint8_t nat64_prefix[12] = {0, 0x64, 0xff, 0x9b};
+
 /* The address the kernel reaches: IPv4 forms as ::ffff:a.b.c.d, 0.0.0.0 and :: as loopback. */
 static void normalise(uint8_t a[16])
 {
         static const uint8_t any[16], any4[4];
         static const uint8_t loop4[4] = {127, 0, 0, 1};
 
-        if (v4_compatible(a))
+        if (v4_compatible(a) || memcmp(a, nat64_prefix, 12) == 0)
                 memcpy(a, v4_mapped_prefix, 12);
         if (memcmp(a, any, 16) == 0)
                 a[15] = 1; /* :: -> ::1 */

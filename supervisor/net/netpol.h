@@ -23,9 +23,9 @@
  *   4. a loopback address and a port the sandbox itself bound (struct netpol_own): allowed,
  *      so that servers inside the sandbox are reachable from inside.
  *   5. denied.
- * Addresses are judged as the address the kernel really reaches: IPv4-mapped
- * (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) IPv6 as the IPv4 address, 0.0.0.0 as
- * 127.0.0.1 and :: as ::1 (both reach the local host).
+ * Addresses are judged as the address they really reach: IPv4-mapped (::ffff:a.b.c.d),
+ * IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, which a NAT64 gateway forwards)
+ * IPv6 as the IPv4 address, 0.0.0.0 as 127.0.0.1 and :: as ::1 (both reach the local host).
  *
  * Name rules are kept but match nothing yet: a connect carries an address, and only the
  * supervisor's DNS (not built yet) can say which name produced it.

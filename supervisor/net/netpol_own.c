@@ -9,7 +9,8 @@
  * Kept for the whole run: a port the sandbox released and a host program bound afterwards
  * stays reachable (a narrow window that needs the host's cooperation; the network namespace
  * of issue 8 item 5 removes it). A port reached only by listen() without bind (an autobind)
- * is not recorded: its connects are refused.
+ * is not recorded: its connects are refused. Nor is a port bound with SO_REUSEPORT, or with
+ * SO_REUSEADDR on UDP: a host socket may share it (net_bind.c).
  */
 #include "supervisor/net/netpol.h"
 #include "supervisor/util.h"
