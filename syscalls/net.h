@@ -76,5 +76,13 @@ int net_unix_judge(struct supervisor *sup, struct call *call, int base, const ch
  * sandbox CAP_NET_BIND_SERVICE or CAP_NET_ADMIN for a bind or a control message).
  * Returns fn's result (>= 0 or -errno). */
 long net_as_program(struct supervisor *sup, long (*fn)(int sock, void *arg), int sock, void *arg);
+/* Whether a connect or a send on socket `s` (with `controllen` bytes of control messages)
+ * needs net_as_program. An IPv4/IPv6 connect or send without control messages checks no
+ * capability and records no identity of the caller (a socket's owner is its creator's,
+ * fixed at socket()), so it runs as is: each switch of credentials costs several system
+ * calls (measured: most of the added cost of a sendto as root). Unix sockets record the
+ * caller's ids (SO_PEERCRED), control messages carry privileged options (SO_MARK,
+ * SO_PRIORITY), and bind checks CAP_NET_BIND_SERVICE: those switch. */
+bool net_needs_identity(const struct net_sock *s, size_t controllen);
 
 #endif

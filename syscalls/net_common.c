@@ -157,6 +157,11 @@ int net_unix_judge(struct supervisor *sup, struct call *call, int base, const ch
         return NET_ALLOWED;
 }
 
+bool net_needs_identity(const struct net_sock *s, size_t controllen)
+{
+        return !(s->domain == AF_INET || s->domain == AF_INET6) || controllen > 0;
+}
+
 long net_as_program(struct supervisor *sup, long (*fn)(int sock, void *arg), int sock, void *arg)
 {
         struct creds_saved saved;

@@ -85,12 +85,14 @@ static long do_connect(int sock, void *arg)
         return connect(sock, to->sa, to->len) < 0 ? -errno : 0;
 }
 
-/* Connect our copy `sock` of the program's socket, with its identity, and answer. */
-static void connect_answer(struct supervisor *sup, struct call *call, int sock, const void *sa,
-                           socklen_t len)
+/* Connect our copy of the program's socket, with its identity where that matters
+ * (net_needs_identity), and answer. */
+static void connect_answer(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                           const void *sa, socklen_t len)
 {
         struct connect_to to = {.sa = sa, .len = len};
-        long r = net_as_program(sup, do_connect, sock, &to);
+        long r = net_needs_identity(s, 0) ? net_as_program(sup, do_connect, s->fd, &to)
+                                          : do_connect(s->fd, &to);
 
         if (r < 0)
                 call_fail(call, (int)-r);
@@ -100,7 +102,7 @@ static void connect_answer(struct supervisor *sup, struct call *call, int sock, 
 
 /* A pathname socket: judge the inode the path leads to, then connect to that inode. */
 static void connect_path(struct supervisor *sup, struct call *call, struct connect_call *c,
-                         int sock, int base)
+                         const struct net_sock *s, int base)
 {
         struct net_unix_dest d;
         int r = net_unix_judge(sup, call, base, c->path, &d);
@@ -109,7 +111,7 @@ static void connect_path(struct supervisor *sup, struct call *call, struct conne
                 call_fail(call, -r);
         if (r != NET_ALLOWED)
                 return;
-        connect_answer(sup, call, sock, &d.via, d.via_len);
+        connect_answer(sup, call, s, &d.via, d.via_len);
         close(d.target);
 }
 
@@ -129,7 +131,7 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                         call_deny(sup, call, EPERM);
                         return;
                 }
-                connect_path(sup, call, c, s->fd, base);
+                connect_path(sup, call, c, s, base);
                 return;
         }
         if ((s->domain == AF_INET || s->domain == AF_INET6) && c->addr.ss_family != AF_UNSPEC) {
@@ -140,7 +142,7 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                         return;
         }
         /* No path is involved: the kernel only sees our copy of the address. */
-        connect_answer(sup, call, s->fd, &c->addr, (socklen_t)c->len);
+        connect_answer(sup, call, s, &c->addr, (socklen_t)c->len);
 }
 
 /* connect(fd, addr, addrlen) */

@@ -317,7 +317,8 @@ static long send_one(struct supervisor *sup, struct call *call, const struct net
         *answered = r == NET_ANSWERED;
         if (r != NET_ALLOWED)
                 return r < 0 ? r : 0;
-        r = net_as_program(sup, do_send, s->fd, &a);
+        r = net_needs_identity(s, m->controllen) ? net_as_program(sup, do_send, s->fd, &a)
+                                                 : do_send(s->fd, &a);
         if (r == -EPIPE && !(flags & MSG_NOSIGNAL))
                 sigpipe_caller(sup, call);
         return r;
