@@ -12,6 +12,11 @@
  *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD
  *   race-udp OK BAD N       the same with sendto
  *   unix-dgram PATH         sendto a unix datagram socket
+ *   bind ADDR               bind a TCP socket to ADDR:0; "bound" or the error
+ *   fdpass                  SCM_RIGHTS through sendmsg: a pipe's write end passed over a
+ *                           socketpair and used; then every fd number 3-99 that is NOT open
+ *                           here (but may be in the supervisor) must fail with EBADF:
+ *                           "fdpass:ok leaks:0", or "leak:N:WHAT" for each fd received
  *   server ADDR             bind ADDR:0, listen, connect to it from inside (127.0.0.1 or
  *                           ::1 per family), exchange a line; "inside:PORT:ok"
  *
@@ -160,6 +165,90 @@ static int unix_dgram(const char *path)
         return 0;
 }
 
+static int bind_to(const char *host)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, 0, &ss);
+        int s = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (bind(s, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        printf("bound\n");
+        return 0;
+}
+
+/* Send fd numbers over `a` with SCM_RIGHTS; returns sendmsg's result (errno in *e). */
+static ssize_t send_fds(int a, const int *fds, size_t n, int *e)
+{
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)] = {0};
+        struct iovec iov = {.iov_base = "F", .iov_len = 1};
+        struct msghdr h = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = cbuf,
+                           .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        ssize_t r;
+
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        r = sendmsg(a, &h, 0);
+        *e = errno;
+        return r;
+}
+
+/* Receive one message and the fd it carries (-1: none). */
+static int recv_fd(int b)
+{
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)], d;
+        struct iovec iov = {.iov_base = &d, .iov_len = 1};
+        struct msghdr h = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = cbuf,
+                           .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c;
+        int fd = -1;
+
+        if (recvmsg(b, &h, MSG_DONTWAIT) < 0)
+                return -1;
+        for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+        return fd;
+}
+
+static int fdpass(void)
+{
+        int sv[2], p[2], e, got, leaks = 0;
+        char buf[16] = "";
+
+        if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0 || pipe(p) < 0)
+                return err(errno);
+        if (send_fds(sv[0], &p[1], 1, &e) != 1)
+                return err(e);
+        got = recv_fd(sv[1]);
+        if (got < 0 || write(got, "via", 3) != 3 || read(p[0], buf, sizeof(buf) - 1) != 3)
+                return err(errno);
+        for (int fd = 3; fd < 100; fd++) {
+                char link[64], what[256] = "";
+                ssize_t n;
+
+                if (fcntl(fd, F_GETFD) >= 0)
+                        continue; /* ours */
+                if (send_fds(sv[0], &fd, 1, &e) < 0 && e == EBADF)
+                        continue;
+                got = recv_fd(sv[1]);
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", got);
+                n = readlink(link, what, sizeof(what) - 1);
+                what[n > 0 ? n : 0] = '\0';
+                printf("leak:%d:%s\n", fd, got >= 0 ? what : "(sent, nothing received)");
+                leaks++;
+        }
+        printf("fdpass:%s leaks:%d\n", strcmp(buf, "via") == 0 ? "ok" : buf, leaks);
+        return 0;
+}
+
 /* ---- a thread rewriting the address right after the call ------------------------------- */
 
 static struct sockaddr_in race_addr;
@@ -253,6 +342,10 @@ int main(int argc, char **argv)
                 return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), false);
         if (argc == 5 && strcmp(argv[1], "race-udp") == 0)
                 return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), true);
+        if (argc == 3 && strcmp(argv[1], "bind") == 0)
+                return bind_to(argv[2]);
+        if (argc == 2 && strcmp(argv[1], "fdpass") == 0)
+                return fdpass();
         if (argc == 3 && strcmp(argv[1], "unix-dgram") == 0)
                 return unix_dgram(argv[2]);
         if (argc == 3 && strcmp(argv[1], "server") == 0)

@@ -441,6 +441,37 @@ static void unix_datagram(void **state)
         runner_free(&r);
 }
 
+/* bind: loopback and wildcard addresses are allowed; another address only by a rule. The
+ * address tried is 192.0.2.1 (TEST-NET-1, on no interface here): natively EADDRNOTAVAIL,
+ * refused by the policy before the kernel sees it, so that nothing is ever bound on a real
+ * interface of this host even when the test fails. */
+static void bind_policy(void **state)
+{
+        const char *v[] = {"--allow-net", "192.0.2.1", NULL};
+        struct run_result r;
+
+        (void)state;
+        run(NULL, false, "$A bind 127.0.0.1; $A bind 0.0.0.0; $A bind 192.0.2.1", &r);
+        expect(&r, "bound\nbound\nerr:EACCES\n");
+        runner_free(&r);
+        run(v, false, "$A bind 192.0.2.1", &r);
+        expect(&r, "err:Cannot assign requested address\n");
+        runner_free(&r);
+}
+
+/* SCM_RIGHTS through the emulated sendmsg: the program's fds travel, and a number that is
+ * not open in the program is EBADF — never one of the supervisor's own fds (its listener,
+ * the trace file, pidfds of the tree). */
+static void fd_passing(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        run(NULL, false, "$A fdpass", &r);
+        expect(&r, "fdpass:ok leaks:0\n");
+        runner_free(&r);
+}
+
 /* --net host: no restriction. */
 static void net_host(void **state)
 {
@@ -548,14 +579,24 @@ static void landlock_wall(void **state)
 
 int main(void)
 {
+        /* clang-format off */
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(default_denies), cmocka_unit_test(tcp_allowed_and_denied),
-                cmocka_unit_test(spellings),      cmocka_unit_test(udp),
-                cmocka_unit_test(fastopen),       cmocka_unit_test(rewritten_address),
-                cmocka_unit_test(server_inside),  cmocka_unit_test(net_host),
-                cmocka_unit_test(unix_datagram),  cmocka_unit_test(deny_wins),
-                cmocka_unit_test(malformed_rule), cmocka_unit_test(landlock_wall),
+                cmocka_unit_test(default_denies),
+                cmocka_unit_test(tcp_allowed_and_denied),
+                cmocka_unit_test(spellings),
+                cmocka_unit_test(udp),
+                cmocka_unit_test(fastopen),
+                cmocka_unit_test(rewritten_address),
+                cmocka_unit_test(server_inside),
+                cmocka_unit_test(net_host),
+                cmocka_unit_test(bind_policy),
+                cmocka_unit_test(fd_passing),
+                cmocka_unit_test(unix_datagram),
+                cmocka_unit_test(deny_wins),
+                cmocka_unit_test(malformed_rule),
+                cmocka_unit_test(landlock_wall),
         };
+        /* clang-format on */
 
         return cmocka_run_group_tests(tests, setup, teardown);
 }
