@@ -30,6 +30,7 @@
 #include <linux/fs.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 
@@ -137,6 +138,20 @@ static const struct arg_rule arg_rules[] = {
          * judged at connect. With one, the network policy judges it (net_send.c). */
         {SC_sendto, 4, C_EQ, ~0ull, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_sendto, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+
+        /* Source routing: an IPv4 LSRR/SSRR option (IP_OPTIONS) or an IPv6 routing header
+         * (IPV6_RTHDR, also inside the RFC 2292 sticky options) sends each packet to the
+         * route's first address, not to the destination the policy judged. Unprivileged
+         * on Linux, needed by nothing a sandbox runs. (As control messages: net_send.c.) */
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IP, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IP_OPTIONS}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPV6_RTHDR}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPV6_2292RTHDR}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPV6_2292PKTOPTIONS}},
+        {SC_setsockopt, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
          * the supervisor takes the fd and judges what it designates. */

@@ -25,7 +25,9 @@
  * each is taken from the caller (pidfd_getfd) and replaced by our copy, walking the messages
  * exactly as the kernel's __scm_send does, so that no number of ours can ever be sent.
  * SCM_CREDENTIALS must name the program's own uid and gid when stockade is root (the kernel
- * would accept our real uid 0); its pid becomes ours, as SO_PEERCRED already shows.
+ * would accept our real uid 0); its pid becomes ours, as SO_PEERCRED already shows. Source
+ * routes (IP_RETOPTS, IPV6_RTHDR) are refused with EPERM: the packet would go first to an
+ * address nobody judged.
  *
  * The payload is copied: at most SEND_MAX bytes a message. A stream socket then sends a
  * prefix and returns a short count (programs loop on short writes); a datagram larger than
@@ -41,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -159,6 +162,12 @@ static int translate_control(struct supervisor *sup, pid_t tid, struct out_msg *
                                 memcpy((char *)c + sizeof(*c) + i * sizeof(int), &copy,
                                        sizeof(copy));
                         }
+                } else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RETOPTS) ||
+                           (c->cmsg_level == IPPROTO_IPV6 &&
+                            (c->cmsg_type == IPV6_RTHDR || c->cmsg_type == IPV6_2292RTHDR))) {
+                        /* Source routing: the packet would go to the route's first address,
+                         * not to the destination judged (see filter.c's setsockopt rules). */
+                        return -EPERM;
                 } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
                         int r = fix_creds(sup, c);
 

@@ -17,6 +17,11 @@
  *                           socketpair and used; then every fd number 3-99 that is NOT open
  *                           here (but may be in the supervisor) must fail with EBADF:
  *                           "fdpass:ok leaks:0", or "leak:N:WHAT" for each fd received
+ *   srcroute PORT           source routes: an IPv4 LSRR by setsockopt(IP_OPTIONS) and by a
+ *                           sendmsg with IP_RETOPTS to 127.0.0.1:PORT (the kernel wants
+ *                           CAP_NET_RAW for those), and an IPv6 segment routing header by
+ *                           setsockopt(IPV6_RTHDR) (which it does not); "EPERM EPERM EPERM"
+ *                           when all three are refused
  *   server ADDR             bind ADDR:0, listen, connect to it from inside (127.0.0.1 or
  *                           ::1 per family), exchange a line; "inside:PORT:ok"
  *
@@ -249,6 +254,46 @@ static int fdpass(void)
         return 0;
 }
 
+static const char *outcome(int e, const char *ok)
+{
+        return e == EPERM ? "EPERM" : e ? strerror(e) : ok;
+}
+
+static int srcroute(int port)
+{
+        /* NOP, LSRR of one hop (127.0.0.1) */
+        unsigned char opt[8] = {1, 0x83, 7, 4, 127, 0, 0, 1};
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        char cbuf[CMSG_SPACE(sizeof(opt))] = {0};
+        struct iovec iov = {.iov_base = "SR", .iov_len = 2};
+        struct msghdr h = {.msg_name = &sa,
+                           .msg_namelen = sizeof(sa),
+                           .msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = cbuf,
+                           .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        int s = socket(AF_INET, SOCK_DGRAM, 0), e1 = 0, e2 = 0;
+
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (setsockopt(s, IPPROTO_IP, IP_OPTIONS, opt, sizeof(opt)) < 0)
+                e1 = errno;
+        c->cmsg_level = IPPROTO_IP;
+        c->cmsg_type = IP_RETOPTS;
+        c->cmsg_len = CMSG_LEN(sizeof(opt));
+        memcpy(CMSG_DATA(c), opt, sizeof(opt));
+        if (sendmsg(s, &h, 0) < 0)
+                e2 = errno;
+        /* An SRH (type 4) with one segment, fd00::1, then fd00::2. */
+        unsigned char srh[40] = {17, 4, 4, 1, 1, [8] = 0xfd, [23] = 1, [24] = 0xfd, [39] = 2};
+        int s6 = socket(AF_INET6, SOCK_DGRAM, 0), e3 = 0;
+
+        if (setsockopt(s6, IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof(srh)) < 0)
+                e3 = errno;
+        printf("%s %s %s\n", outcome(e1, "set"), outcome(e2, "sent"), outcome(e3, "set"));
+        return 0;
+}
+
 /* ---- a thread rewriting the address right after the call ------------------------------- */
 
 static struct sockaddr_in race_addr;
@@ -344,6 +389,8 @@ int main(int argc, char **argv)
                 return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), true);
         if (argc == 3 && strcmp(argv[1], "bind") == 0)
                 return bind_to(argv[2]);
+        if (argc == 3 && strcmp(argv[1], "srcroute") == 0)
+                return srcroute(atoi(argv[2]));
         if (argc == 2 && strcmp(argv[1], "fdpass") == 0)
                 return fdpass();
         if (argc == 3 && strcmp(argv[1], "unix-dgram") == 0)

@@ -472,6 +472,20 @@ static void fd_passing(void **state)
         runner_free(&r);
 }
 
+/* Source routes would send packets to an address the policy never judged. The kernel
+ * already wants CAP_NET_RAW for IPv4's (refused here before it sees them anyway), not for an
+ * IPv6 segment routing header, which unprivileged code sets natively. */
+static void source_routes(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        reset();
+        run(NULL, false, "$A srcroute $UOK", &r);
+        expect(&r, "EPERM EPERM EPERM\n");
+        runner_free(&r);
+}
+
 /* --net host: no restriction. */
 static void net_host(void **state)
 {
@@ -591,6 +605,7 @@ int main(void)
                 cmocka_unit_test(net_host),
                 cmocka_unit_test(bind_policy),
                 cmocka_unit_test(fd_passing),
+                cmocka_unit_test(source_routes),
                 cmocka_unit_test(unix_datagram),
                 cmocka_unit_test(deny_wins),
                 cmocka_unit_test(malformed_rule),
