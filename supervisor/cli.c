@@ -83,6 +83,7 @@ enum {
         OPT_NET,
         OPT_ALLOW_NET,
         OPT_DENY_NET,
+        OPT_MAX_CONNECTIONS,
 };
 
 enum value_kind {
@@ -153,6 +154,10 @@ static const struct opt_def run_opts[] = {
          "connect fails with EACCES, -v says why"},
         {"deny-net", OPT_DENY_NET, V_STRING, "SPEC",
          "deny what SPEC covers even where --allow-net allows it (repeatable)"},
+        {"max-connections", OPT_MAX_CONNECTIONS, V_COUNT, "N",
+         "outbound connections (connect, MSG_FASTOPEN) the whole run may open, the "
+         "sandbox's own loopback servers aside; beyond it connect fails with EACCES (0 = "
+         "none, the default)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
         {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
@@ -450,6 +455,9 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 break;
         case OPT_MAX_FILE_SIZE:
                 dst = &cfg->limits.max_file_size;
+                break;
+        case OPT_MAX_CONNECTIONS:
+                dst = &cfg->limits.max_connections;
                 break;
         case OPT_ENV:
                 if (!*arg || *arg == '=')

@@ -29,6 +29,8 @@ struct limits {
         uint64_t max_procs;     /* tasks (processes and threads) alive in the tree */
         uint64_t max_files;     /* RLIMIT_NOFILE */
         uint64_t max_file_size; /* RLIMIT_FSIZE */
+        /* outbound connections (connect, MSG_FASTOPEN) to addresses outside the sandbox */
+        uint64_t max_connections;
 };
 
 /* One --env or --clear-env step, applied in order. */

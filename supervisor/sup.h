@@ -37,6 +37,7 @@ struct counters {
         atomic_ullong would_deny; /* audit mode */
         atomic_ullong forks_refused;
         atomic_ullong tasks_seen;
+        atomic_ullong connections; /* counted for --max-connections (syscalls/net_common.c) */
 };
 
 /* Notifier threads: STOCKADE_NOTIFIERS at the start, one more whenever every one of them is

@@ -43,9 +43,12 @@ enum {
  * NET_ANSWERED (denied with EACCES, said with -v, the rule in the trace), or -errno for an
  * address the kernel would refuse (EINVAL, EAFNOSUPPORT). In audit mode a denial is
  * reported and NET_ALLOWED returned: the caller performs the call on its copy.
+ * `connection`: the call opens a connection (connect, MSG_FASTOPEN), counted against
+ * --max-connections unless it goes to the sandbox's own loopback server.
  */
 int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_sock *s,
-                   const void *addr, size_t len, const char *what, bool unspec_is_v4);
+                   const void *addr, size_t len, const char *what, bool unspec_is_v4,
+                   bool connection);
 
 /* Say a network verdict: -v for denials, -vv for every decision. */
 void net_report(struct supervisor *sup, struct call *call, const char *what,

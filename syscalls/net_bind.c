@@ -78,7 +78,7 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
                 return r;
         if (netpol_classify(&a) == NETPOL_LOOPBACK)
                 return NET_ALLOWED;
-        return net_judge_inet(sup, call, s, &v4, len, "bind to", false);
+        return net_judge_inet(sup, call, s, &v4, len, "bind to", false, false);
 }
 
 /* Whether the port may be shared with a socket of someone else: SO_REUSEPORT (same uid),

@@ -65,8 +65,30 @@ void net_report(struct supervisor *sup, struct call *call, const char *what,
                 !v->allow && sup->fopts.audit ? " (audit mode: allowed)" : "");
 }
 
+/* --max-connections: count one more, or refuse it. Attempts count (a refused or timed-out
+ * connect too): the limit bounds what the sandbox may try, and counting only successes would
+ * need the answer of a non-blocking connect, which comes later. */
+static bool over_limit(struct supervisor *sup, struct call *call, const struct netpol_addr *a)
+{
+        uint64_t max = sup->cfg->limits.max_connections;
+        char addr[64];
+
+        if (!max || atomic_fetch_add(&sup->n.connections, 1) < max)
+                return false;
+        trace_call_limit(call, "max-connections", max);
+        if (sup->cfg->verbose) {
+                netpol_addr_str(a, addr, sizeof(addr));
+                fprintf(stderr,
+                        "stockade: net: pid %d: connect to %s: --max-connections (%llu) "
+                        "reached\n",
+                        (int)call->req->pid, addr, (unsigned long long)max);
+        }
+        return true;
+}
+
 int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_sock *s,
-                   const void *addr, size_t len, const char *what, bool unspec_is_v4)
+                   const void *addr, size_t len, const char *what, bool unspec_is_v4,
+                   bool connection)
 {
         struct sockaddr_in v4;
         struct netpol_verdict v;
@@ -87,7 +109,7 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
                 return r;
         v = netpol_decide(&sup->cfg->net, &sup->net_own, s->proto, &a);
         net_report(sup, call, what, &a, s->proto, &v);
-        if (v.allow)
+        if (v.allow && !(connection && v.reason != NETPOL_BY_OWN && over_limit(sup, call, &a)))
                 return NET_ALLOWED;
         /* EACCES, as Landlock answers a connect it refuses and as a broadcast without
          * SO_BROADCAST fails: a policy refusal, not a server that is down (ECONNREFUSED

@@ -135,7 +135,8 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                 return;
         }
         if ((s->domain == AF_INET || s->domain == AF_INET6) && c->addr.ss_family != AF_UNSPEC) {
-                r = net_judge_inet(sup, call, s, &c->addr, (size_t)c->len, "connect to", false);
+                r = net_judge_inet(sup, call, s, &c->addr, (size_t)c->len, "connect to", false,
+                                   true);
                 if (r < 0)
                         call_fail(call, -r);
                 if (r != NET_ALLOWED)

@@ -55,6 +55,9 @@
 #define CONTROL_MAX (64 * 1024)  /* control bytes (the kernel's optmem_max is about this) */
 #define FDS_MAX     1024         /* fds in the SCM_RIGHTS of one message */
 
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
@@ -247,7 +250,7 @@ static int read_msghdr(struct supervisor *sup, pid_t tid, const struct net_sock 
 /* Judge the name of the copy. NET_ALLOWED (m->name may now be a unix `via`), NET_ANSWERED,
  * or -errno. */
 static int judge(struct supervisor *sup, struct call *call, const struct net_sock *s,
-                 struct out_msg *m, const char *what)
+                 struct out_msg *m, int flags, const char *what)
 {
         char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
         int kind, r;
@@ -259,7 +262,8 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
 
                 if (m->name.ss_family == AF_UNSPEC && !v4dgram)
                         return NET_ALLOWED; /* no destination: the connected peer */
-                return net_judge_inet(sup, call, s, &m->name, (size_t)m->namelen, what, v4dgram);
+                return net_judge_inet(sup, call, s, &m->name, (size_t)m->namelen, what, v4dgram,
+                                      s->proto == NETPOL_TCP && (flags & MSG_FASTOPEN));
         }
         if (s->domain != AF_UNIX) {
                 trace_call_rule(call, "net: socket family not under the policy");
@@ -321,7 +325,7 @@ static long send_one(struct supervisor *sup, struct call *call, const struct net
                      struct out_msg *m, int flags, const char *what, bool *answered)
 {
         struct send_args a = {.m = m, .flags = flags};
-        long r = judge(sup, call, s, m, what);
+        long r = judge(sup, call, s, m, flags, what);
 
         *answered = r == NET_ANSWERED;
         if (r != NET_ALLOWED)

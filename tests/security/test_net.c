@@ -501,6 +501,24 @@ static void net_host(void **state)
         runner_free(&r);
 }
 
+/* --max-connections: the third connect is refused and never reaches the listener; the
+ * sandbox's own loopback server does not count. */
+static void max_connections(void **state)
+{
+        const char *v[] = {"--max-connections", "2", NULL};
+        struct run_result r;
+
+        (void)state;
+        reset();
+        run(v, true,
+            "$A tcp 127.0.0.1 $OK; $A tcp-nb 127.0.0.1 $OK; $A tcp 127.0.0.1 $OK; "
+            "$A server 127.0.0.1",
+            &r);
+        expect(&r, "got:ALLOWED\ninprogress\ngot:ALLOWED\nerr:EACCES\ninside:pong\n");
+        assert_int_equal(atomic_load(&srvs[S_OK].got), 2);
+        runner_free(&r);
+}
+
 /* A deny rule wins over an allow rule, and -v names it. */
 static void deny_wins(void **state)
 {
@@ -608,6 +626,7 @@ int main(void)
                 cmocka_unit_test(source_routes),
                 cmocka_unit_test(unix_datagram),
                 cmocka_unit_test(deny_wins),
+                cmocka_unit_test(max_connections),
                 cmocka_unit_test(malformed_rule),
                 cmocka_unit_test(landlock_wall),
         };
