@@ -392,6 +392,7 @@ static void rewritten_address(void **state)
         fprintf(stderr, "control, natively: %d connections/datagrams reached the denied ports\n",
                 control);
         runner_free(&r);
+        usleep(300000); /* let the server accept and drain what the control sent */
 
         reset();
         snprintf(script, sizeof(script), "$A race $OK $BAD 300; $A race-udp $UOK $UBAD 300");
