@@ -55,6 +55,9 @@
 #define CONTROL_MAX (64 * 1024)  /* control bytes (the kernel's optmem_max is about this) */
 #define FDS_MAX     1024         /* fds in the SCM_RIGHTS of one message */
 
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
 #endif
@@ -303,7 +306,10 @@ static long do_send(int sock, void *arg)
                            .msg_iovlen = 1,
                            .msg_control = a->m->controllen ? a->m->control : NULL,
                            .msg_controllen = a->m->controllen};
-        ssize_t n = sendmsg(sock, &h, a->flags | MSG_NOSIGNAL);
+        /* MSG_ZEROCOPY would let the kernel read our buffer after we free it (a NIC's DMA):
+         * whatever the heap puts there next would be sent. Copied, it is sent as given; the
+         * program gets no completion notification (MSG_ERRQUEUE) for it. */
+        ssize_t n = sendmsg(sock, &h, (a->flags & ~MSG_ZEROCOPY) | MSG_NOSIGNAL);
 
         return n < 0 ? -errno : (long)n;
 }
