@@ -316,7 +316,8 @@ static void sysv_ipc(void **state)
         assert_int_equal(filter_decide(&shared, &d), ALLOW);
 }
 
-/* Issue 8: sendto without a destination stays in the kernel; source routes are refused. */
+/* Issue 8: sendto without a destination stays in the kernel; source routes are refused;
+ * IPv4/IPv6 sockets only of the protocols the policy judges (no SCTP). */
 static void net_rules(void **state)
 {
         static const struct {
@@ -338,6 +339,19 @@ static void net_rules(void **state)
                 {"setsockopt", {3, SOL_SOCKET, IP_OPTIONS, 0x1000, 4}, ALLOW}, /* another level */
                 {"setsockopt", {3, IPPROTO_IPV6, IPV6_V6ONLY, 0x1000, 4}, ALLOW},
                 {"setsockopt", {3, SOL_SOCKET, SO_REUSEADDR, 0x1000, 4}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, IPPROTO_SCTP}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET6, SOCK_STREAM, IPPROTO_SCTP}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET, SOCK_SEQPACKET, 0}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_INET6, SOCK_SEQPACKET | SOCK_CLOEXEC, 0}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_INET, 6 /* SOCK_DCCP */, 33}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_INET, SOCK_DGRAM, 136 /* UDP-Lite */}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, IPPROTO_TCP}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, 262 /* MPTCP */}, ALLOW},
+                {"socket", {AF_INET, SOCK_DGRAM, IPPROTO_ICMP}, ALLOW},
+                {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6}, ALLOW},
+                {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_UDP}, ALLOW},
+                {"socket", {AF_UNIX, SOCK_SEQPACKET, 0}, ALLOW},
         };
         struct filter_opts o = {0};
         struct sock_fprog prog;
