@@ -74,10 +74,6 @@ struct arg_rule {
         struct arg_cond also;
 };
 
-#ifndef IPPROTO_MPTCP
-#define IPPROTO_MPTCP 262
-#endif
-
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
 /* New namespaces, and CLONE_UNTRACED: a child the kernel would not attach to our tracer
  * would escape the tree (teardown, --max-procs, EXITKILL). */
@@ -167,10 +163,12 @@ static const struct arg_rule arg_rules[] = {
         {SC_socket, 1, C_EQ, 0xf, SOCK_RAW, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_socket, 1, C_EQ, 0xf, SOCK_PACKET, V_ERRNO, EPERM, false, W_ALWAYS},
         /* IPv4 and IPv6: stream and datagram sockets of the protocols the network policy
-         * judges (TCP, MPTCP, UDP, ICMP ping sockets). Not SCTP (nor a SOCK_SEQPACKET that
+         * judges (TCP, UDP, ICMP ping sockets). Not SCTP (nor a SOCK_SEQPACKET that
          * protocol 0 would make SCTP when its module is loaded): it connects through
          * setsockopt(SCTP_SOCKOPT_CONNECTX) and sends to addresses in control messages,
-         * neither of which the supervisor sees. Nor DCCP, RDS-over-inet, UDP-Lite... */
+         * neither of which the supervisor sees. Not MPTCP: the kernel's path manager opens
+         * subflows to addresses the peer advertises (ADD_ADDR), connects nobody judges
+         * (programs fall back to TCP). Nor DCCP, UDP-Lite... */
         {SC_socket, 1, C_ANY, 0xc, 0, V_ERRNO, ESOCKTNOSUPPORT, false, W_ALWAYS}, /* type 4-15 */
         {SC_socket, 1, C_EQ, 0xf, 0, V_ERRNO, ESOCKTNOSUPPORT, false, W_ALWAYS},
         {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
@@ -181,8 +179,6 @@ static const struct arg_rule arg_rules[] = {
          .also = {2, C_EQ, INT_MASK, IPPROTO_UDP}},
         {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
          .also = {2, C_EQ, INT_MASK, IPPROTO_ICMP}},
-        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
-         .also = {2, C_EQ, INT_MASK, IPPROTO_MPTCP}},
         {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_ERRNO, EPROTONOSUPPORT, false, W_ALWAYS},
         {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
          .also = {2, C_EQ, INT_MASK, 0}},
@@ -192,8 +188,6 @@ static const struct arg_rule arg_rules[] = {
          .also = {2, C_EQ, INT_MASK, IPPROTO_UDP}},
         {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
          .also = {2, C_EQ, INT_MASK, IPPROTO_ICMPV6}},
-        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
-         .also = {2, C_EQ, INT_MASK, IPPROTO_MPTCP}},
         {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_ERRNO, EPROTONOSUPPORT, false, W_ALWAYS},
         {SC_socket, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false, W_ALWAYS},
         {SC_socketpair, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},

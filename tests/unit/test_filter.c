@@ -317,7 +317,7 @@ static void sysv_ipc(void **state)
 }
 
 /* Issue 8: sendto without a destination stays in the kernel; source routes are refused;
- * IPv4/IPv6 sockets only of the protocols the policy judges (no SCTP). */
+ * IPv4/IPv6 sockets only of the protocols the policy judges (no SCTP, no MPTCP). */
 static void net_rules(void **state)
 {
         static const struct {
@@ -347,7 +347,8 @@ static void net_rules(void **state)
                 {"socket", {AF_INET, SOCK_DGRAM, 136 /* UDP-Lite */}, ERR(EPROTONOSUPPORT)},
                 {"socket", {AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0}, ALLOW},
                 {"socket", {AF_INET, SOCK_STREAM, IPPROTO_TCP}, ALLOW},
-                {"socket", {AF_INET, SOCK_STREAM, 262 /* MPTCP */}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, 262 /* MPTCP */}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET6, SOCK_STREAM, 262 /* MPTCP */}, ERR(EPROTONOSUPPORT)},
                 {"socket", {AF_INET, SOCK_DGRAM, IPPROTO_ICMP}, ALLOW},
                 {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6}, ALLOW},
                 {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_UDP}, ALLOW},
