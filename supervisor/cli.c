@@ -150,14 +150,15 @@ static const struct opt_def run_opts[] = {
         {"allow-net", OPT_ALLOW_NET, V_STRING, "SPEC",
          "allow connections to [tcp/|udp/]HOST[:PORTS], CIDR[:PORTS] or *:PORTS (PORTS: 443, "
          "80,443, 8000-8100; IPv6 in brackets: [::1]:443; repeatable). Loopback, private, "
-         "link-local and metadata addresses open only to a rule inside their range; a denied "
+         "link-local and metadata addresses open only to a rule inside their range; host "
+         "names are kept but match nothing until the supervisor answers DNS; a denied "
          "connect fails with EACCES, -v says why"},
         {"deny-net", OPT_DENY_NET, V_STRING, "SPEC",
          "deny what SPEC covers even where --allow-net allows it (repeatable)"},
         {"max-connections", OPT_MAX_CONNECTIONS, V_COUNT, "N",
          "outbound connections (connect, MSG_FASTOPEN) the whole run may open, the "
-         "sandbox's own loopback servers aside; beyond it connect fails with EACCES (0 = "
-         "none, the default)"},
+         "sandbox's own loopback servers aside; beyond it connect fails with EACCES "
+         "(default 0: no limit)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
         {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
