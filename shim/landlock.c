@@ -55,8 +55,18 @@ int landlock_ruleset_create(int abi, bool scoped)
         size_t size = sizeof(attr.handled_access_fs);
         int fd;
 
-        if (abi >= 4)
+        if (abi >= 4 && scoped) {
+                /* A second wall under the network policy: no rule is ever added, so a TCP
+                 * bind or connect that reached the kernel in the program's own context (a
+                 * bug in the emulation, a path it does not know) is refused. The calls the
+                 * supervisor performs for the program are checked against the supervisor's own
+                 * domain (scoped false: no network right handled), so allowed connections are
+                 * unaffected. UDP is not covered by
+                 * Landlock. */
+                attr.handled_access_net = STOCKADE_LANDLOCK_ACCESS_NET_BIND_TCP |
+                                          STOCKADE_LANDLOCK_ACCESS_NET_CONNECT_TCP;
                 size += sizeof(attr.handled_access_net);
+        }
         if (abi >= 6 && scoped) {
                 attr.scoped = STOCKADE_LANDLOCK_SCOPE_SIGNAL |
                               STOCKADE_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;

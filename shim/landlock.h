@@ -18,6 +18,10 @@
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ull << 14)
 #endif
 
+/* ABI 4 network rights, absent from older kernel headers. */
+#define STOCKADE_LANDLOCK_ACCESS_NET_BIND_TCP    (1ull << 0)
+#define STOCKADE_LANDLOCK_ACCESS_NET_CONNECT_TCP (1ull << 1)
+
 struct grants;
 
 /* The Landlock ABI this kernel offers; 0 when absent. */
@@ -30,8 +34,11 @@ uint64_t landlock_write_access(int abi);
  * domain cannot ptrace — nor open /proc/PID/mem, environ, fd/ of — a task outside it; with
  * ABI 6, signals and abstract unix sockets are scoped to the domain too. Files: reading,
  * executing, listing and every write-type right are handled, so only what a rule grants is
- * allowed, whatever the uid. `scoped` false leaves signals and abstract sockets out (the
- * supervisor's own domain: supervisor/spawn.c). Returns the ruleset fd or -errno.
+ * allowed, whatever the uid. With ABI 4, TCP bind and connect are handled with no rule: the
+ * kernel refuses every one the program makes itself, since the supervisor makes all of them
+ * (outside this domain) after judging them (syscalls/net_*.c). `scoped` false leaves the
+ * network, signals and abstract sockets out: the supervisor's own domain (spawn.c), which
+ * performs the allowed connections. Returns the ruleset fd or -errno.
  */
 int landlock_ruleset_create(int abi, bool scoped);
 /* Add a rule for each grant (supervisor/grants.h), opened O_PATH now; a path that cannot be

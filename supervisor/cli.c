@@ -54,7 +54,8 @@ static const char usage_run[] =
         "  stockade run --timeout 30 --max-procs 64 -- ./build.sh\n"
         "  stockade run --clear-env --env PATH --env CI=1 -- make test\n"
         "  stockade run --mode audit -v -- ./agent-task.sh    # report, deny nothing\n"
-        "  stockade run --policy agent.yaml --timeout 1m -- ./task.sh\n";
+        "  stockade run --policy agent.yaml --timeout 1m -- ./task.sh\n"
+        "  stockade run --allow-net '*:443' --allow-net 127.0.0.1:8080 -- ./fetch.sh\n";
 
 enum {
         OPT_TIMEOUT = 256,
@@ -83,6 +84,10 @@ enum {
         OPT_WORKDIR,
         OPT_PASS_FD,
         OPT_POLICY,
+        OPT_NET,
+        OPT_ALLOW_NET,
+        OPT_DENY_NET,
+        OPT_MAX_CONNECTIONS,
 };
 
 enum value_kind {
@@ -147,6 +152,20 @@ static const struct opt_def run_opts[] = {
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
          "audit: deny nothing; at exit, count what would have been denied, by kind (-v: "
          "each kind once as it happens, with the process and the decoded arguments)"},
+        {"net", OPT_NET, V_STRING, "none|host",
+         "none (default): only what --allow-net allows; host: no network restriction"},
+        {"allow-net", OPT_ALLOW_NET, V_STRING, "SPEC",
+         "allow connections to [tcp/|udp/]HOST[:PORTS], CIDR[:PORTS] or *:PORTS (PORTS: 443, "
+         "80,443, 8000-8100; IPv6 in brackets: [::1]:443; repeatable). Loopback, private, "
+         "link-local and metadata addresses open only to a rule inside their range; host "
+         "names are kept but match nothing until the supervisor answers DNS; a denied "
+         "connect fails with EACCES, -v says why"},
+        {"deny-net", OPT_DENY_NET, V_STRING, "SPEC",
+         "deny what SPEC covers even where --allow-net allows it (repeatable)"},
+        {"max-connections", OPT_MAX_CONNECTIONS, V_COUNT, "N",
+         "outbound connections (connect, MSG_FASTOPEN) the whole run may open, the "
+         "sandbox's own loopback servers aside; beyond it connect fails with EACCES "
+         "(default 0: no limit)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
         {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
@@ -263,6 +282,8 @@ static const char *completion_words(const struct opt_def *o)
                 return "auto always never";
         case OPT_MODE:
                 return "enforce audit";
+        case OPT_NET:
+                return "none host";
         default:
                 return "";
         }
@@ -412,6 +433,25 @@ static int add_pass_fd(struct config *cfg, const struct opt_def *o, const char *
         return 0;
 }
 
+static int net_option(struct config *cfg, const struct opt_def *o, const char *arg,
+                      struct error *err)
+{
+        char why[200];
+
+        if (o->key == OPT_NET) {
+                if (strcmp(arg, "none") == 0)
+                        cfg->net.mode = NETPOL_MODE_NONE;
+                else if (strcmp(arg, "host") == 0)
+                        cfg->net.mode = NETPOL_MODE_HOST;
+                else
+                        return make_error(err, 0, "run: --net: `%s` is not none or host", arg);
+                return 0;
+        }
+        if (netpol_add_rule(&cfg->net, arg, o->key == OPT_DENY_NET, why, sizeof(why)) < 0)
+                return make_error(err, 0, "run: --%s `%s`: %s", o->name, arg, why);
+        return 0;
+}
+
 static int apply_value(struct config *cfg, const struct opt_def *o, const char *arg,
                        struct error *err)
 {
@@ -436,6 +476,9 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 break;
         case OPT_MAX_FILE_SIZE:
                 dst = &cfg->limits.max_file_size;
+                break;
+        case OPT_MAX_CONNECTIONS:
+                dst = &cfg->limits.max_connections;
                 break;
         case OPT_ENV:
                 if (!*arg || *arg == '=')
@@ -497,6 +540,10 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 return add_pass_fd(cfg, o, arg, err);
         case OPT_POLICY:
                 return 0; /* read before the other flags: load_policy() */
+        case OPT_NET:
+        case OPT_ALLOW_NET:
+        case OPT_DENY_NET:
+                return net_option(cfg, o, arg, err);
         case OPT_KILL_AFTER:
                 dst = &cfg->kill_after_ms;
                 break;
@@ -662,6 +709,7 @@ void cli_config_free(struct config *cfg)
         free(cfg->owned);
         cfg->owned = NULL;
         cfg->n_owned = 0;
+        netpol_free(&cfg->net);
 }
 
 static int cmd_run(int argc, char **argv)

@@ -187,6 +187,12 @@ void layers_print(const struct layers *l, FILE *out)
                 line(out, "Landlock on the supervisor", l->landlock_self, "not entered");
         } else
                 line(out, "Landlock", false, l->why_landlock);
+        if (l->landlock_abi >= 4)
+                fprintf(out, "stockade:   %-28s %s\n", "Landlock network (ABI 4)",
+                        "yes: the kernel refuses TCP bind/connect made by the program itself");
+        else
+                line(out, "Landlock network (ABI 4)", false,
+                     "the supervisor's emulation is the only network wall");
         if (l->user_namespaces)
                 fprintf(out, "stockade:   %-28s %s\n", "user namespaces",
                         l->ipc == IPC_NS_USERNS ? "yes (for the IPC namespace)"

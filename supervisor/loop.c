@@ -299,6 +299,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
                 scratch_remove(sup);
                 free(sup->pts);
+                netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
         }
         return stopped;
 }
@@ -424,6 +425,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         init_lock(&sup->lock);
         pthread_mutex_init(&sup->pts_lock, NULL);
         audit_init(&sup->audit);
+        netpol_own_init(&sup->net_own);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;

@@ -2,6 +2,8 @@
 #ifndef STOCKADE_OPTIONS_H
 #define STOCKADE_OPTIONS_H
 
+#include "supervisor/net/netpol.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +29,8 @@ struct limits {
         uint64_t max_procs;     /* tasks (processes and threads) alive in the tree */
         uint64_t max_files;     /* RLIMIT_NOFILE */
         uint64_t max_file_size; /* RLIMIT_FSIZE */
+        /* outbound connections (connect, MSG_FASTOPEN) to addresses outside the sandbox */
+        uint64_t max_connections;
 };
 
 /* One --env or --clear-env step, applied in order. */
@@ -71,6 +75,9 @@ struct config {
         bool trace_env;         /* record the environment's values, not only its names */
         char **owned;           /* strings the config owns (a policy file's values) */
         size_t n_owned;
+        /* --net, --allow-net, --deny-net (supervisor/net/netpol.h); the policy file's
+         * network section adds its rules with netpol_add_rule. Zero: deny everything. */
+        struct netpol net;
 };
 
 /* Who the command runs as when stockade is root and --user is not given: nobody. uid 0

@@ -38,6 +38,7 @@ struct counters {
         atomic_ullong would_deny; /* audit mode */
         atomic_ullong forks_refused;
         atomic_ullong tasks_seen;
+        atomic_ullong connections; /* counted for --max-connections (syscalls/net_common.c) */
 };
 
 /* Notifier threads: STOCKADE_NOTIFIERS at the start, one more whenever every one of them is
@@ -120,6 +121,8 @@ struct supervisor {
         struct audit_log audit; /* --mode audit: the would-be denials by kind (audit.h) */
         struct trace *trace;    /* --trace: the recorder (supervisor/trace.h), or NULL */
         struct rlimit nofile;   /* RLIMIT_NOFILE as we found it: the command's */
+        /* The loopback ports the sandbox bound (syscalls/net_bind.c). */
+        struct netpol_own net_own;
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps

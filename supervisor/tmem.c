@@ -72,6 +72,29 @@ ssize_t tmem_read_string(pid_t tid, uint64_t addr, char *buf, size_t size)
         return -ENAMETOOLONG;
 }
 
+int tmem_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+        struct iovec local = {.iov_base = (void *)buf, .iov_len = len};
+        struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+        _cleanup_close_ int fd = -1;
+        char path[48];
+        ssize_t n;
+
+        if (len == 0)
+                return 0;
+        n = process_vm_writev(tid, &local, 1, &remote, 1, 0);
+        if (n == (ssize_t)len)
+                return 0;
+        if (n >= 0 || errno == EFAULT || (errno != EPERM && errno != ENOSYS))
+                return n >= 0 ? -EFAULT : -errno;
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        n = pwrite(fd, buf, len, (off_t)addr);
+        return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
 int tmem_id_valid(int listener, uint64_t id)
 {
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)

@@ -332,6 +332,21 @@ static void show_backtrace(struct reader *r, const Stockade__Trace__Backtrace *b
                 printf("    ... (capped)\n");
 }
 
+/* "# network: none, allow *:443, deny 10.0.0.0/8" (traces from before issue 8: nothing). */
+static void show_network(const Stockade__Trace__Policy *p)
+{
+        if (!p || !p->net || !*p->net)
+                return;
+        printf("# network: %s", p->net);
+        for (size_t i = 0; i < p->n_net_allow; i++)
+                printf("%s %s", i ? "," : ", allow", p->net_allow[i]);
+        for (size_t i = 0; i < p->n_net_deny; i++)
+                printf("%s %s", i ? "," : ", deny", p->net_deny[i]);
+        if (p->limits && p->limits->max_connections)
+                printf(", max %llu connections", (unsigned long long)p->limits->max_connections);
+        putchar('\n');
+}
+
 static void show_one(struct reader *r, const Record *rec, void *arg)
 {
         switch (rec->kind_case) {
@@ -346,6 +361,7 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                         json_string(stdout, s->argv[i]);
                 }
                 printf("\n# cwd: %s\n", s->cwd);
+                show_network(s->policy);
                 break;
         }
         case STOCKADE__TRACE__RECORD__KIND_EVENT:

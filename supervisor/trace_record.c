@@ -33,7 +33,8 @@ static const char *ipc_name(enum ipc_isolation ipc)
 }
 
 static void fill_policy(const struct supervisor *sup, Stockade__Trace__Policy *p,
-                        Stockade__Trace__Limits *l, char **env_ops, char **writable)
+                        Stockade__Trace__Limits *l, char **env_ops, char **writable,
+                        char **net_rules)
 {
         const struct config *cfg = sup->cfg;
 
@@ -44,6 +45,7 @@ static void fill_policy(const struct supervisor *sup, Stockade__Trace__Policy *p
         l->max_procs = cfg->limits.max_procs;
         l->max_files = cfg->limits.max_files;
         l->max_file_size = cfg->limits.max_file_size;
+        l->max_connections = cfg->limits.max_connections;
         p->limits = l;
         p->set_user = cfg->set_user;
         p->uid = cfg->uid;
@@ -59,6 +61,15 @@ static void fill_policy(const struct supervisor *sup, Stockade__Trace__Policy *p
         for (size_t i = 0; i < sup->places.n; i++)
                 writable[p->n_writable++] = sup->places.v[i].path;
         p->writable = writable;
+        p->net = cfg->net.mode == NETPOL_MODE_HOST ? "host" : "none";
+        p->net_allow = net_rules; /* the allow rules, then the deny rules, in their order */
+        for (size_t i = 0; i < cfg->net.n; i++)
+                if (!cfg->net.rules[i].deny)
+                        net_rules[p->n_net_allow++] = cfg->net.rules[i].spec;
+        p->net_deny = net_rules + p->n_net_allow;
+        for (size_t i = 0; i < cfg->net.n; i++)
+                if (cfg->net.rules[i].deny)
+                        p->net_deny[p->n_net_deny++] = cfg->net.rules[i].spec;
 }
 
 void trace_write_session(struct supervisor *sup, char *const *envp)
@@ -82,6 +93,7 @@ void trace_write_session(struct supervisor *sup, char *const *envp)
         Stockade__Trace__EnvVar **pvars = xcalloc(nenv + 1, sizeof(*pvars));
         char **names = xcalloc(nenv + 1, sizeof(*names));
         char **env_ops = xcalloc(sup->cfg->n_env_ops + 1, sizeof(char *));
+        char **net_rules = xcalloc(sup->cfg->net.n + 1, sizeof(char *));
         char *writable[PLACES_MAX];
 
         for (size_t i = 0; i < nenv; i++) {
@@ -103,7 +115,7 @@ void trace_write_session(struct supervisor *sup, char *const *envp)
         s.cwd = cwd;
         s.n_env = nenv;
         s.env = pvars;
-        fill_policy(sup, &pol, &lim, env_ops, writable);
+        fill_policy(sup, &pol, &lim, env_ops, writable, net_rules);
         s.policy = &pol;
         if (uname(&u) == 0) {
                 snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.version);
@@ -139,6 +151,7 @@ void trace_write_session(struct supervisor *sup, char *const *envp)
         free(pvars);
         free(names);
         free(env_ops);
+        free(net_rules);
 }
 
 uint64_t trace_dropped(const struct trace *t);

@@ -30,6 +30,7 @@
 #include <linux/fs.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 
@@ -138,6 +139,25 @@ static const struct arg_rule arg_rules[] = {
         {SC_mknodat, 2, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_mknodat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
+        /* sendto without a destination (a connected socket) stays in the kernel: its peer was
+         * judged at connect. With one, the network policy judges it (net_send.c). */
+        {SC_sendto, 4, C_EQ, ~0ull, 0, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_sendto, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+
+        /* Source routing: an IPv4 LSRR/SSRR option (IP_OPTIONS) or an IPv6 routing header
+         * (IPV6_RTHDR, also inside the RFC 2292 sticky options) sends each packet to the
+         * route's first address, not to the destination the policy judged. Unprivileged
+         * on Linux, needed by nothing a sandbox runs. (As control messages: net_send.c.) */
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IP, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IP_OPTIONS}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPV6_RTHDR}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPV6_2292RTHDR}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPV6_2292PKTOPTIONS}},
+        {SC_setsockopt, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
+
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
          * the supervisor takes the fd and judges what it designates. */
         {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_SCOPED},
@@ -147,8 +167,33 @@ static const struct arg_rule arg_rules[] = {
         {SC_socket, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},
         {SC_socket, 1, C_EQ, 0xf, SOCK_RAW, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_socket, 1, C_EQ, 0xf, SOCK_PACKET, V_ERRNO, EPERM, false, W_ALWAYS},
-        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS},
-        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS},
+        /* IPv4 and IPv6: stream and datagram sockets of the protocols the network policy
+         * judges (TCP, UDP, ICMP ping sockets). Not SCTP (nor a SOCK_SEQPACKET that
+         * protocol 0 would make SCTP when its module is loaded): it connects through
+         * setsockopt(SCTP_SOCKOPT_CONNECTX) and sends to addresses in control messages,
+         * neither of which the supervisor sees. Not MPTCP: the kernel's path manager opens
+         * subflows to addresses the peer advertises (ADD_ADDR), connects nobody judges
+         * (programs fall back to TCP). Nor DCCP, UDP-Lite... */
+        {SC_socket, 1, C_ANY, 0xc, 0, V_ERRNO, ESOCKTNOSUPPORT, false, W_ALWAYS}, /* type 4-15 */
+        {SC_socket, 1, C_EQ, 0xf, 0, V_ERRNO, ESOCKTNOSUPPORT, false, W_ALWAYS},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, 0}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPPROTO_TCP}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPPROTO_UDP}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPPROTO_ICMP}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET, V_ERRNO, EPROTONOSUPPORT, false, W_ALWAYS},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, 0}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPPROTO_TCP}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPPROTO_UDP}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_KERNEL, 0, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, IPPROTO_ICMPV6}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_INET6, V_ERRNO, EPROTONOSUPPORT, false, W_ALWAYS},
         {SC_socket, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false, W_ALWAYS},
         {SC_socketpair, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},
         {SC_socketpair, 0, C_ALWAYS, 0, 0, V_ERRNO, EAFNOSUPPORT, false, W_ALWAYS},

@@ -24,9 +24,15 @@
  *     link to the very inode we checked, so a symlink or a directory swapped after the check
  *     changes nothing. The kernel still checks write permission on the socket inode with the
  *     program's rights.
- *   - anything else (AF_INET, AF_INET6, AF_UNSPEC, an AF_UNIX address on another family's
- *     socket, ...): our copy of the socket is connected with the copied address. The network
- *     policy (issue 8) will judge these; today all are allowed, as before.
+ *   - AF_INET / AF_INET6 sockets (issue 8): the copy is judged by the network policy
+ *     (supervisor/net/netpol.h, net_judge_inet): a denial fails with EACCES; allowed, our
+ *     copy of the socket is connected with the copied address, so the kernel connects to the
+ *     very address judged. AF_UNSPEC is a disconnect and always allowed. A non-blocking
+ *     socket stays non-blocking (our copy shares its file description): EINPROGRESS comes
+ *     back to the program, which polls and reads SO_ERROR on its own fd as natively.
+ *   - anything else (an AF_UNSPEC disconnect of a unix socket, a family the socket does not
+ *     take): our copy is connected with the copied address; the kernel refuses what it
+ *     would refuse natively.
  *
  * Every connect runs with the program's identity (creds_enter_identity), not only its
  * permissions: the listener of a unix socket reads the connecting thread's euid/egid with
@@ -42,24 +48,19 @@
  * ever answers CONTINUE. Concurrency: like every handler, no sup->lock, state on the stack;
  * sup->places and sup->cfg are read-only after the spawn.
  *
- * Left (documented in the README): sendto/sendmsg/sendmmsg with an AF_UNIX destination still
- * pass through, so a hidden *datagram* socket can still be written to.
+ * sendto/sendmsg/sendmmsg (net_send.c) and bind (net_bind.c) follow the same line.
  */
+#include "syscalls/net.h"
 #include "supervisor/creds.h"
-#include "supervisor/notify.h"
-#include "supervisor/places.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -69,95 +70,58 @@ struct connect_call {
         uint64_t uaddr;
         int len; /* addrlen, as the kernel takes it (an int) */
         struct sockaddr_storage addr;
-        int domain;                                                 /* of the socket (SO_DOMAIN) */
         char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1]; /* AF_UNIX pathname */
 };
 
-/* Connect our copy `sock` of the program's socket, with its identity. Returns 0 or -errno. */
-static int connect_as_program(struct supervisor *sup, int sock, const struct sockaddr *sa,
-                              socklen_t len)
-{
-        struct creds_saved saved;
-        int r = creds_enter_identity(sup->cfg, &saved);
+struct connect_to {
+        const struct sockaddr *sa;
+        socklen_t len;
+};
 
-        if (r < 0)
-                return r;
-        r = connect(sock, sa, len) < 0 ? -errno : 0;
-        creds_leave(&saved);
-        return r;
+static long do_connect(int sock, void *arg)
+{
+        const struct connect_to *to = arg;
+
+        return connect(sock, to->sa, to->len) < 0 ? -errno : 0;
 }
 
-/* What the copy is, for AF_UNIX: 1 a pathname (into c->path), 0 abstract, or -EINVAL as the
- * kernel's unix_validate_addr (too long, or no name: an unnamed address). */
-static int unix_kind(struct connect_call *c)
+/* Connect our copy of the program's socket, with its identity where that matters
+ * (net_needs_identity), and answer. */
+static void connect_answer(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                           const void *sa, socklen_t len)
 {
-        const struct sockaddr_un *sun = (const struct sockaddr_un *)&c->addr;
-        size_t max;
-
-        if (c->len > (int)sizeof(struct sockaddr_un) ||
-            c->len <= (int)offsetof(struct sockaddr_un, sun_path))
-                return -EINVAL;
-        if (sun->sun_path[0] == '\0')
-                return 0;
-        /* The kernel ends the name at addrlen (or at the first NUL before it). */
-        max = (size_t)c->len - offsetof(struct sockaddr_un, sun_path);
-        memcpy(c->path, sun->sun_path, max);
-        c->path[max] = '\0';
-        return 1;
-}
-
-/* Open the socket file `path` names, as the program would reach it. Returns the O_PATH fd
- * or -errno (ENOENT, EACCES, ELOOP for a magic link such as /proc/self/cwd/...). */
-static int open_path(struct supervisor *sup, int base, const char *path)
-{
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
-        struct creds_saved saved;
-        int fd, r = creds_enter(sup->cfg, &saved);
+        struct connect_to to = {.sa = sa, .len = len};
+        long r = net_needs_identity(s, 0) ? net_as_program(sup, do_connect, s->fd, &to)
+                                          : do_connect(s->fd, &to);
 
         if (r < 0)
-                return r;
-        fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
-        r = fd < 0 ? -errno : fd;
-        creds_leave(&saved);
-        return r;
-}
-
-/* A pathname socket: judge the inode the path leads to, then connect to that inode. */
-static void connect_path(struct supervisor *sup, struct call *call, struct connect_call *c,
-                         int sock, int base)
-{
-        _cleanup_close_ int target = open_path(sup, base, c->path);
-        struct sockaddr_un via = {.sun_family = AF_UNIX};
-        int r;
-
-        if (target < 0) {
-                call_fail(call, -target);
-                return;
-        }
-        r = places_hidden(&sup->places, target);
-        if (r != 0) {
-                /* Hidden (or not judgeable: the same answer). */
-                trace_call_rule(call, "unix socket in a hidden place");
-                call_deny(sup, call, EACCES);
-                return;
-        }
-        snprintf(via.sun_path, sizeof(via.sun_path), "/proc/self/fd/%d", target);
-        r = connect_as_program(
-                sup, sock, (struct sockaddr *)&via,
-                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1));
-        if (r < 0)
-                call_fail(call, -r);
+                call_fail(call, (int)-r);
         else
                 call_return(call, 0);
 }
 
+/* A pathname socket: judge the inode the path leads to, then connect to that inode. */
+static void connect_path(struct supervisor *sup, struct call *call, struct connect_call *c,
+                         const struct net_sock *s, int base)
+{
+        struct net_unix_dest d;
+        int r = net_unix_judge(sup, call, base, c->path, &d);
+
+        if (r < 0)
+                call_fail(call, -r);
+        if (r != NET_ALLOWED)
+                return;
+        connect_answer(sup, call, s, &d.via, d.via_len);
+        close(d.target);
+}
+
 /* Decide on the copy and act on it. `base` is the caller's cwd for a relative path. */
-static void decide(struct supervisor *sup, struct call *call, struct connect_call *c, int sock,
-                   int base, int kind)
+static void decide(struct supervisor *sup, struct call *call, struct connect_call *c,
+                   const struct net_sock *s, int base, int kind)
 {
         int r;
 
-        if (c->domain == AF_UNIX && c->addr.ss_family == AF_UNIX) {
+        if (s->domain == AF_UNIX && c->addr.ss_family == AF_UNIX) {
                 if (kind < 0) {
                         call_fail(call, -kind);
                         return;
@@ -167,15 +131,19 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                         call_deny(sup, call, EPERM);
                         return;
                 }
-                connect_path(sup, call, c, sock, base);
+                connect_path(sup, call, c, s, base);
                 return;
         }
+        if ((s->domain == AF_INET || s->domain == AF_INET6) && c->addr.ss_family != AF_UNSPEC) {
+                r = net_judge_inet(sup, call, s, &c->addr, (size_t)c->len, "connect to", false,
+                                   true);
+                if (r < 0)
+                        call_fail(call, -r);
+                if (r != NET_ALLOWED)
+                        return;
+        }
         /* No path is involved: the kernel only sees our copy of the address. */
-        r = connect_as_program(sup, sock, (struct sockaddr *)&c->addr, (socklen_t)c->len);
-        if (r < 0)
-                call_fail(call, -r);
-        else
-                call_return(call, 0);
+        connect_answer(sup, call, s, &c->addr, (socklen_t)c->len);
 }
 
 /* connect(fd, addr, addrlen) */
@@ -184,22 +152,24 @@ int net_connect(struct supervisor *sup, struct call *call)
         const __u64 *a = call->req->data.args;
         pid_t tid = (pid_t)call->req->pid;
         struct connect_call c = {.fd = (int)a[0], .uaddr = a[1], .len = (int)a[2]};
-        _cleanup_close_ int sock = -1, base = -1;
-        socklen_t dlen = sizeof(c.domain);
+        struct net_sock s;
+        _cleanup_close_ int base = -1;
         int r, kind = -EINVAL;
 
         /* In the kernel's order: the fd (EBADF), the address (EINVAL, EFAULT), ENOTSOCK. */
-        r = sock = tfd_take(tid, c.fd);
+        r = net_sock_take(tid, c.fd, &s);
+        if (r == -ENOTSOCK)
+                r = 0, s.domain = -1; /* reported after the address, as the kernel does */
         if (r >= 0 && (c.len < 0 || c.len > (int)sizeof(c.addr)))
                 r = -EINVAL;
         if (r >= 0 && c.len > 0)
                 r = tmem_read(tid, c.uaddr, &c.addr, (size_t)c.len);
-        if (r >= 0 && getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &c.domain, &dlen) < 0)
-                r = -errno;
+        if (r >= 0 && s.domain == -1)
+                r = -ENOTSOCK;
         if (r >= 0 && c.len < (int)sizeof(sa_family_t))
                 r = -EINVAL;
-        if (r >= 0 && c.domain == AF_UNIX && c.addr.ss_family == AF_UNIX &&
-            (kind = unix_kind(&c)) > 0 && c.path[0] != '/')
+        if (r >= 0 && s.domain == AF_UNIX && c.addr.ss_family == AF_UNIX &&
+            (kind = net_unix_kind(&c.addr, c.len, c.path)) > 0 && c.path[0] != '/')
                 r = base = tfd_cwd(tid);
         /* The socket, the copy and the cwd are the caller's only if it still waits for this
          * answer (its tid was not reused meanwhile). */
@@ -207,10 +177,12 @@ int net_connect(struct supervisor *sup, struct call *call)
                 r = -ESRCH;
         if (r < 0) {
                 call_fail(call, -r);
+                cleanup_closep(&s.fd);
                 return 0;
         }
         /* The address as decided on, for the trace (not re-read after the answer). */
         trace_call_mem(call, 1, &c.addr, (size_t)c.len);
-        decide(sup, call, &c, sock, base < 0 ? AT_FDCWD : base, kind);
+        decide(sup, call, &c, &s, base < 0 ? AT_FDCWD : base, kind);
+        cleanup_closep(&s.fd);
         return 0;
 }

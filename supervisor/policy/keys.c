@@ -5,6 +5,7 @@
  * behind the file's line and column. docs/policy.md documents every key.
  */
 #include "supervisor/cli.h"
+#include "supervisor/net/netpol.h"
 #include "supervisor/policy/net.h"
 #include "supervisor/policy/parse.h"
 #include "supervisor/util.h"
@@ -290,20 +291,6 @@ static const struct pkey env_keys[] = {
         {"set", env_set, "env", NULL},
 };
 
-/* ---- the places for later issues: checked in shape, then refused ------------------------ */
-
-static int key_not_yet_count(struct pctx *c, const struct pkey *k, yaml_node_t *v, const char *what)
-{
-        const char *s;
-        uint64_t n;
-
-        if (policy_scalar(c, v, what, &s) < 0)
-                return -1;
-        if (parse_count(s, &n) < 0)
-                return policy_error(c, v, "%s: `%s` is not a whole number", what, s);
-        return policy_not_yet(c, NULL, what);
-}
-
 /* A list of non-empty strings. */
 static int strings(struct pctx *c, yaml_node_t *v, const char *what)
 {
@@ -364,7 +351,9 @@ static int net_default(struct pctx *c, const struct pkey *k, yaml_node_t *v, con
                 return -1;
         if (strcmp(s, "deny") != 0 && strcmp(s, "allow") != 0)
                 return policy_error(c, v, "%s: `%s` is not deny or allow", what, s);
-        return policy_not_yet(c, NULL, what);
+        /* allow: no restriction, as --net host; deny: the rules only, as --net none. */
+        c->cfg->net.mode = strcmp(s, "allow") == 0 ? NETPOL_MODE_HOST : NETPOL_MODE_NONE;
+        return 0;
 }
 
 /* name: address, for both levels: the names are the user's, not keys of the schema. */
@@ -405,7 +394,7 @@ static const struct pkey limits_keys[] = {
         {"max_procs", key_flag, "max-procs", NULL},
         {"max_files", key_flag, "max-files", NULL},
         {"max_file_size", key_flag, "max-file-size", NULL},
-        {"max_connections", key_not_yet_count, NULL, NULL},
+        {"max_connections", key_flag, "max-connections", NULL},
 };
 
 static const struct pkey trace_keys[] = {

@@ -5,6 +5,7 @@
  * policy a run would get.
  */
 #include "supervisor/cli.h"
+#include "supervisor/net/netpol.h"
 #include "supervisor/policy/policy.h"
 #include "supervisor/trace.h"
 #include "supervisor/util.h"
@@ -182,6 +183,23 @@ static void show_limits(struct emit *m, const struct limits *l, uint64_t kill_af
         pair_u64(m, "max_procs", l->max_procs);
         pair_u64(m, "max_files", l->max_files);
         pair_size(m, "max_file_size", l->max_file_size);
+        pair_u64(m, "max_connections", l->max_connections);
+        end(m, true);
+}
+
+static void show_network(struct emit *m, const struct netpol *net)
+{
+        text(m, "network", YAML_PLAIN_SCALAR_STYLE);
+        start(m, true, false);
+        pair(m, "default", net->mode == NETPOL_MODE_HOST ? "allow" : "deny");
+        for (int deny = 0; deny <= 1; deny++) {
+                text(m, deny ? "deny" : "allow", YAML_PLAIN_SCALAR_STYLE);
+                start(m, false, true);
+                for (size_t i = 0; i < net->n; i++)
+                        if (net->rules[i].deny == (bool)deny)
+                                text(m, net->rules[i].spec, YAML_ANY_SCALAR_STYLE);
+                end(m, false);
+        }
         end(m, true);
 }
 
@@ -302,6 +320,7 @@ int policy_show(FILE *out, const struct config *cfg, struct error *err)
         start(&m, true, false);
         pair(&m, "version", "1");
         r = show_filesystem(&m, cfg, base, err);
+        show_network(&m, &cfg->net);
         show_limits(&m, &cfg->limits, cfg->kill_after_ms);
         show_env(&m, cfg);
         show_trace(&m, cfg, base);

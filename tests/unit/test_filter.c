@@ -29,6 +29,8 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -314,6 +316,62 @@ static void sysv_ipc(void **state)
         assert_int_equal(filter_decide(&shared, &d), ALLOW);
 }
 
+/* Issue 8: sendto without a destination stays in the kernel; source routes are refused;
+ * IPv4/IPv6 sockets only of the protocols the policy judges (no SCTP, no MPTCP). */
+static void net_rules(void **state)
+{
+        static const struct {
+                const char *name;
+                uint64_t args[6];
+                uint32_t want;
+        } cases[] = {
+                {"sendto", {3, 0x1000, 10, 0, 0, 0}, ALLOW},
+                {"sendto", {3, 0x1000, 10, 0, 0x2000, 16}, NOTIF},
+                {"sendto", {3, 0x1000, 10, 0, 0x100000000ull, 16}, NOTIF},
+                {"sendmsg", {3, 0x1000, 0}, NOTIF},
+                {"sendmmsg", {3, 0x1000, 2, 0}, NOTIF},
+                {"bind", {3, 0x1000, 16}, NOTIF},
+                {"setsockopt", {3, IPPROTO_IP, IP_OPTIONS, 0x1000, 8}, ERR(EPERM)},
+                {"setsockopt", {3, IPPROTO_IPV6, IPV6_RTHDR, 0x1000, 8}, ERR(EPERM)},
+                {"setsockopt", {3, IPPROTO_IPV6, IPV6_2292RTHDR, 0x1000, 8}, ERR(EPERM)},
+                {"setsockopt", {3, IPPROTO_IPV6, IPV6_2292PKTOPTIONS, 0x1000, 8}, ERR(EPERM)},
+                {"setsockopt", {3, IPPROTO_IP, IP_TTL, 0x1000, 4}, ALLOW},
+                {"setsockopt", {3, SOL_SOCKET, IP_OPTIONS, 0x1000, 4}, ALLOW}, /* another level */
+                {"setsockopt", {3, IPPROTO_IPV6, IPV6_V6ONLY, 0x1000, 4}, ALLOW},
+                {"setsockopt", {3, SOL_SOCKET, SO_REUSEADDR, 0x1000, 4}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, IPPROTO_SCTP}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET6, SOCK_STREAM, IPPROTO_SCTP}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET, SOCK_SEQPACKET, 0}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_INET6, SOCK_SEQPACKET | SOCK_CLOEXEC, 0}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_INET, 6 /* SOCK_DCCP */, 33}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_INET, SOCK_DGRAM, 136 /* UDP-Lite */}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, IPPROTO_TCP}, ALLOW},
+                {"socket", {AF_INET, SOCK_STREAM, 262 /* MPTCP */}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET6, SOCK_STREAM, 262 /* MPTCP */}, ERR(EPROTONOSUPPORT)},
+                {"socket", {AF_INET, SOCK_DGRAM, IPPROTO_ICMP}, ALLOW},
+                {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6}, ALLOW},
+                {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_UDP}, ALLOW},
+                {"socket", {AF_UNIX, SOCK_SEQPACKET, 0}, ALLOW},
+        };
+        struct filter_opts o = {0};
+        struct sock_fprog prog;
+
+        (void)state;
+        assert_int_equal(filter_build(&o, &prog), 0);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+                struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64,
+                                         .nr = syscall_by_name(cases[i].name)->nr};
+
+                memcpy(d.args, cases[i].args, sizeof(d.args));
+                if (filter_decide(&o, &d) != cases[i].want ||
+                    bpf_sim_run(&prog, &d) != cases[i].want)
+                        fail_msg("case %zu %s: decide %#x, program %#x, want %#x", i, cases[i].name,
+                                 filter_decide(&o, &d), bpf_sim_run(&prog, &d), cases[i].want);
+        }
+        free(prog.filter);
+}
+
 static void counting_notifies_forks(void **state)
 {
         struct filter_opts o = {.count_procs = true};
@@ -414,6 +472,7 @@ int main(void)
                 cmocka_unit_test(scoped_signals),
                 cmocka_unit_test(sigio_rules),
                 cmocka_unit_test(sysv_ipc),
+                cmocka_unit_test(net_rules),
                 cmocka_unit_test(kernel_enforces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

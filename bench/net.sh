@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# bench/net.sh [BUILD_DIR] - what the network policy costs per call, side by side with the
+# native run (issue 8 item 8). A listener (bench/net_cost serve) runs natively on 127.0.0.1;
+# each loop runs natively and under `stockade run --allow-net ...` alternately, rep by rep,
+# and the table reports medians:
+#   connect   socket + connect + close to the allowed port (the connect is emulated)
+#   sendto    UDP sendto with a destination (emulated: judged, sent by the supervisor)
+#   send      UDP send on a connected socket (no destination: stays in the kernel)
+# Knobs: REPS [11], CONNECT_ITERS [2000], UDP_ITERS [20000]. Uses loopback only.
+set -euo pipefail
+
+build=$(cd "${1:-./build}" && pwd)
+REPS=${REPS:-11}
+CONNECT_ITERS=${CONNECT_ITERS:-2000}
+UDP_ITERS=${UDP_ITERS:-20000}
+stockade=$build/stockade
+cost=$build/bench/net_cost
+for b in "$stockade" "$cost"; do
+	[[ -x $b ]] || { echo "net.sh: $b is missing (cmake --build $build --target bench)" >&2; exit 2; }
+done
+as_user=()
+[[ $(id -u) -eq 0 ]] && as_user=(--user root)
+
+work=$(mktemp -d)
+trap 'exec 3>&-; rm -rf "$work"' EXIT
+# The listener stops when its stdin (fd 3 here) closes.
+coproc SERVER { "$cost" serve; }
+exec 3>&"${SERVER[1]}"
+read -r port <&"${SERVER[0]}"
+allow=(--allow-net "tcp/127.0.0.1:$port" --allow-net "udp/127.0.0.1:$port")
+
+# median of the numbers on stdin
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+for mode in connect sendto send; do
+	iters=$UDP_ITERS
+	[[ $mode == connect ]] && iters=$CONNECT_ITERS
+	for ((i = 0; i < REPS; i++)); do
+		"$cost" "$mode" "$port" "$iters" | sed 's/.*=//' >>"$work/$mode.native"
+		"$stockade" run -q "${as_user[@]}" "${allow[@]}" -- "$cost" "$mode" "$port" "$iters" |
+			sed 's/.*=//' >>"$work/$mode.stockade"
+	done
+	echo "net.sh: $mode done" >&2
+done
+
+printf '| case | native | stockade | added per call | ratio |\n|---|---|---|---|---|\n'
+for mode in connect sendto send; do
+	n=$(median <"$work/$mode.native")
+	s=$(median <"$work/$mode.stockade")
+	awk -v m="$mode" -v n="$n" -v s="$s" 'BEGIN {
+		printf "| %s | %.2f us | %.2f us | %+.2f us | %.2fx |\n", m, n / 1000, s / 1000, (s - n) / 1000, s / n }'
+done

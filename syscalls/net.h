@@ -1,0 +1,91 @@
+/*
+ * What the network handlers share (syscalls/net_*.c): the program's socket taken into the
+ * supervisor, the policy's verdict on a copied destination, unix socket destinations judged
+ * against the hidden places, and calls performed with the program's rights.
+ *
+ * Every handler follows one line: take the socket (pidfd_getfd), copy what the call names in
+ * memory ONCE, ID_VALID, decide on the copy, and perform the call on our copy of the socket
+ * with our copy of the address. Nothing is ever answered CONTINUE after memory was read.
+ */
+#ifndef STOCKADE_SYSCALLS_NET_H
+#define STOCKADE_SYSCALLS_NET_H
+
+#include "supervisor/net/netpol.h"
+#include "supervisor/notify.h"
+
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+/* The program's socket, as the supervisor holds it. */
+struct net_sock {
+        int fd;         /* our copy (pidfd_getfd), or -1 */
+        int domain;     /* SO_DOMAIN */
+        int type;       /* SO_TYPE */
+        int protocol;   /* SO_PROTOCOL */
+        unsigned proto; /* NETPOL_TCP, NETPOL_UDP or NETPOL_OTHER */
+};
+
+/* Take fd `fd` of thread `tid` and learn what socket it is. Returns 0 or -errno (EBADF,
+ * ENOTSOCK, ESRCH); s->fd is ours to close either way (-1 when not taken). */
+int net_sock_take(pid_t tid, int fd, struct net_sock *s);
+
+/* What net_judge_inet answers. */
+enum {
+        NET_ALLOWED = 0,
+        NET_ANSWERED = 1, /* denied: the call has been answered (call_deny) */
+};
+
+/*
+ * Judge the destination `addr` (len bytes, our copy) of `what` ("connect", "sendto", ...)
+ * on an AF_INET/AF_INET6 socket. AF_UNSPEC is read as IPv4 when `unspec_is_v4` (sendto on
+ * an IPv4 UDP socket takes it so); otherwise callers handle it before. Returns NET_ALLOWED,
+ * NET_ANSWERED (denied with EACCES, said with -v, the rule in the trace), or -errno for an
+ * address the kernel would refuse (EINVAL, EAFNOSUPPORT). In audit mode a denial is
+ * reported and NET_ALLOWED returned: the caller performs the call on its copy.
+ * `connection`: the call opens a connection (connect, MSG_FASTOPEN), counted against
+ * --max-connections unless it goes to the sandbox's own loopback server.
+ */
+int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                   const void *addr, size_t len, const char *what, bool unspec_is_v4,
+                   bool connection);
+
+/* Say a network verdict: -v for denials, -vv for every decision. */
+void net_report(struct supervisor *sup, struct call *call, const char *what,
+                const struct netpol_addr *a, unsigned proto, const struct netpol_verdict *v);
+
+/* A unix destination, decided: `via` is what our copy of the socket is given instead of
+ * the program's path ("/proc/self/fd/N" of the O_PATH fd judged), `target` that fd. */
+struct net_unix_dest {
+        int target; /* -1 when none */
+        struct sockaddr_un via;
+        socklen_t via_len;
+};
+
+/* AF_UNIX address copy: 1 a pathname (copied into `path`, size >= sizeof(sun_path) + 1),
+ * 0 abstract, -EINVAL as the kernel's unix_validate_addr. */
+int net_unix_kind(const void *addr, int len, char *path);
+/*
+ * Judge a unix destination `path` (relative to `base`): opened O_PATH as the program, then
+ * refused with EACCES when it lies in a hidden place (abstract names: EPERM, see
+ * net_connect.c). Returns NET_ALLOWED with d filled, NET_ANSWERED, or -errno (ENOENT,
+ * ELOOP, ...) for the caller to fail the call with.
+ */
+int net_unix_judge(struct supervisor *sup, struct call *call, int base, const char *path,
+                   struct net_unix_dest *d);
+
+/* Run `fn(sock, arg)` with the program's identity (creds_enter_identity): its uid/gid for
+ * SO_PEERCRED and SCM_CREDENTIALS, no capabilities (a root supervisor must not lend the
+ * sandbox CAP_NET_BIND_SERVICE or CAP_NET_ADMIN for a bind or a control message).
+ * Returns fn's result (>= 0 or -errno). */
+long net_as_program(struct supervisor *sup, long (*fn)(int sock, void *arg), int sock, void *arg);
+/* Whether a connect or a send on socket `s` (with `controllen` bytes of control messages)
+ * needs net_as_program. An IPv4/IPv6 connect or send without control messages checks no
+ * capability and records no identity of the caller (a socket's owner is its creator's,
+ * fixed at socket()), so it runs as is: each switch of credentials costs several system
+ * calls (measured: most of the added cost of a sendto as root). Unix sockets record the
+ * caller's ids (SO_PEERCRED), control messages carry privileged options (SO_MARK,
+ * SO_PRIORITY), and bind checks CAP_NET_BIND_SERVICE: those switch. */
+bool net_needs_identity(const struct net_sock *s, size_t controllen);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * bind(2) (issue 8). For an AF_INET/AF_INET6 socket the address is copied once, judged, and
+ * the supervisor binds its copy of the program's socket (pidfd_getfd) with that copy, with
+ * the program's rights (no CAP_NET_BIND_SERVICE lent by a root supervisor). Then the port the
+ * kernel gave (getsockname: an ephemeral port is known only now) is remembered when the
+ * address covers loopback, so that the sandbox's own servers are reachable from inside under
+ * the default policy (supervisor/net/netpol_own.c).
+ *
+ * What a bind may name:
+ *   - a loopback address, or a wildcard (0.0.0.0, ::): allowed. A wildcard listens on the
+ *     host's interfaces too: without a network namespace (issue 8 item 5) a server in the
+ *     sandbox can be reached from outside. That is inbound, not a way out for the program,
+ *     and refusing it would break most servers (python -m http.server binds ::).
+ *   - another address of the host: only if an --allow-net rule (or --net host) covers it
+ *     (EACCES otherwise): nothing else needs one, and a deny rule wins as always.
+ *
+ * Unix sockets are left to the kernel: a pathname bind creates a file, which Landlock judges
+ * in the program's domain (MAKE_SOCK only in the writable places); performed by the
+ * supervisor it would escape that wall. They are answered CONTINUE without reading memory,
+ * decided by the family of the socket the fd NAMED when we looked: a thread may swap another
+ * socket under that number before the kernel runs the call, so a swapped-in inet socket is
+ * bound without our judgement. That gains nothing: any local address binds as well through
+ * a wildcard, the kernel runs the call with the program's (absent) capabilities, and an
+ * unremembered port only makes connects to it refused (fail closed).
+ */
+#include "syscalls/net.h"
+#include "supervisor/tmem.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <unistd.h>
+
+struct bind_to {
+        const struct sockaddr *sa;
+        socklen_t len;
+};
+
+static long do_bind(int sock, void *arg)
+{
+        const struct bind_to *to = arg;
+
+        return bind(sock, to->sa, to->len) < 0 ? -errno : 0;
+}
+
+/* Which loopback addresses a wildcard bind of this copy covers (NETPOL_ANY_*), 0 if none. */
+static unsigned wildcard(const struct net_sock *s, const struct sockaddr_storage *ss, size_t len)
+{
+        int v6only = 0;
+        socklen_t olen = sizeof(v6only);
+
+        if (!netpol_sockaddr_is_any(ss, len))
+                return 0;
+        if (ss->ss_family == AF_INET)
+                return NETPOL_ANY_V4;
+        if (memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &in6addr_any, 16) != 0)
+                return NETPOL_ANY_V4; /* ::ffff:0.0.0.0 */
+        if (getsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &olen) < 0)
+                v6only = 1;
+        return NETPOL_ANY_V6 | (v6only ? 0 : NETPOL_ANY_V4);
+}
+
+/* Judge the copy. NET_ALLOWED, NET_ANSWERED or -errno. */
+static int judge(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                 const struct sockaddr_storage *ss, size_t len)
+{
+        struct sockaddr_storage v4 = *ss;
+        struct netpol_addr a;
+        int r;
+
+        if (ss->ss_family == AF_UNSPEC && s->domain == AF_INET)
+                v4.ss_family = AF_INET; /* inet_bind takes AF_UNSPEC + INADDR_ANY as AF_INET */
+        if (netpol_sockaddr_is_any(&v4, len))
+                return NET_ALLOWED;
+        r = netpol_addr_from(&v4, len, &a);
+        if (r < 0)
+                return r;
+        if (netpol_classify(&a) == NETPOL_LOOPBACK)
+                return NET_ALLOWED;
+        return net_judge_inet(sup, call, s, &v4, len, "bind to", false, false);
+}
+
+/* Whether the port may be shared with a socket of someone else: SO_REUSEPORT (same uid),
+ * or SO_REUSEADDR on UDP (two UDP sockets that both set it share a port; for TCP it does not
+ * let a second socket bind a port that one listens on). The bind then proves nothing about
+ * who serves the port: a host service that set the same option would be reachable. */
+static bool shareable(const struct net_sock *s)
+{
+        int on = 0;
+        socklen_t len = sizeof(on);
+
+        if (getsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &on, &len) < 0 || on)
+                return true;
+        len = sizeof(on);
+        if (s->proto != NETPOL_TCP &&
+            (getsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &on, &len) < 0 || on))
+                return true;
+        return false;
+}
+
+/* After a successful bind: remember the port if the sandbox may be its own client. */
+static void remember(struct supervisor *sup, const struct net_sock *s,
+                     const struct sockaddr_storage *ss, size_t len)
+{
+        struct sockaddr_storage got;
+        socklen_t glen = sizeof(got);
+        struct netpol_addr a;
+
+        if (shareable(s))
+                return; /* connects to it stay refused unless a rule allows them */
+        if (getsockname(s->fd, (struct sockaddr *)&got, &glen) < 0 ||
+            netpol_addr_from(&got, glen, &a) < 0)
+                return;
+        netpol_own_add(&sup->net_own, s->proto, &a, wildcard(s, ss, len));
+}
+
+/* bind(fd, addr, addrlen) */
+int net_bind(struct supervisor *sup, struct call *call)
+{
+        const __u64 *arg = call->req->data.args;
+        pid_t tid = (pid_t)call->req->pid;
+        int len = (int)arg[2];
+        struct sockaddr_storage ss = {0};
+        struct bind_to to = {.sa = (struct sockaddr *)&ss, .len = (socklen_t)len};
+        struct net_sock s;
+        long r = net_sock_take(tid, (int)arg[0], &s);
+
+        if (r >= 0 && s.domain != AF_INET && s.domain != AF_INET6) {
+                /* Nothing was read: see above. */
+                cleanup_closep(&s.fd);
+                call_continue(call);
+                return 0;
+        }
+        if (r >= 0 && (len < 0 || len > (int)sizeof(ss)))
+                r = -EINVAL;
+        if (r >= 0)
+                r = tmem_read(tid, arg[1], &ss, (size_t)len);
+        if (tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r >= 0) {
+                trace_call_mem(call, 1, &ss, (size_t)len);
+                r = judge(sup, call, &s, &ss, (size_t)len);
+        }
+        if (r == NET_ALLOWED) {
+                r = net_as_program(sup, do_bind, s.fd, &to);
+                if (r == 0)
+                        remember(sup, &s, &ss, (size_t)len);
+        }
+        if (r < 0)
+                call_fail(call, (int)-r);
+        else if (r == 0)
+                call_return(call, 0);
+        cleanup_closep(&s.fd);
+        return 0;
+}

@@ -1,0 +1,197 @@
+/* What the network handlers share (syscalls/net.h). */
+#include "syscalls/net.h"
+#include "supervisor/creds.h"
+#include "supervisor/places.h"
+#include "supervisor/tfd.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+int net_sock_take(pid_t tid, int fd, struct net_sock *s)
+{
+        socklen_t len = sizeof(int);
+
+        s->fd = tfd_take(tid, fd);
+        if (s->fd < 0)
+                return s->fd;
+        /* Our copy is the very socket we act on later: these cannot change under us (the
+         * program may swap what its fd NUMBER names, not what our copy is). */
+        if (getsockopt(s->fd, SOL_SOCKET, SO_DOMAIN, &s->domain, &len) < 0)
+                return -errno; /* ENOTSOCK */
+        len = sizeof(int);
+        if (getsockopt(s->fd, SOL_SOCKET, SO_TYPE, &s->type, &len) < 0)
+                return -errno;
+        len = sizeof(int);
+        if (getsockopt(s->fd, SOL_SOCKET, SO_PROTOCOL, &s->protocol, &len) < 0)
+                s->protocol = 0;
+        if (s->type == SOCK_STREAM && (s->protocol == IPPROTO_TCP || s->protocol == IPPROTO_MPTCP))
+                s->proto = NETPOL_TCP;
+        else if (s->type == SOCK_DGRAM && s->protocol == IPPROTO_UDP)
+                s->proto = NETPOL_UDP;
+        else
+                s->proto = NETPOL_OTHER; /* ping sockets, SCTP, UDP-Lite */
+        return 0;
+}
+
+static const char *proto_name(unsigned proto)
+{
+        return proto == NETPOL_TCP ? "tcp" : proto == NETPOL_UDP ? "udp" : "other";
+}
+
+void net_report(struct supervisor *sup, struct call *call, const char *what,
+                const struct netpol_addr *a, unsigned proto, const struct netpol_verdict *v)
+{
+        char addr[64], why[256];
+
+        trace_call_rule(call, netpol_verdict_rule(v));
+        if (sup->cfg->verbose < 2 && (v->allow || !sup->cfg->verbose))
+                return;
+        netpol_addr_str(a, addr, sizeof(addr));
+        netpol_verdict_str(v, why, sizeof(why));
+        fprintf(stderr, "stockade: net: pid %d: %s %s (%s): %s%s\n", (int)call->req->pid, what,
+                addr, proto_name(proto), why,
+                !v->allow && sup->fopts.audit ? " (audit mode: allowed)" : "");
+}
+
+/* --max-connections: count one more, or refuse it. Attempts count (a refused or timed-out
+ * connect too): the limit bounds what the sandbox may try, and counting only successes would
+ * need the answer of a non-blocking connect, which comes later. */
+static bool over_limit(struct supervisor *sup, struct call *call, const struct netpol_addr *a)
+{
+        uint64_t max = sup->cfg->limits.max_connections;
+        char addr[64];
+
+        if (!max || atomic_fetch_add(&sup->n.connections, 1) < max)
+                return false;
+        trace_call_limit(call, "max-connections", max);
+        if (sup->cfg->verbose) {
+                netpol_addr_str(a, addr, sizeof(addr));
+                fprintf(stderr,
+                        "stockade: net: pid %d: connect to %s: --max-connections (%llu) "
+                        "reached\n",
+                        (int)call->req->pid, addr, (unsigned long long)max);
+        }
+        return true;
+}
+
+int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                   const void *addr, size_t len, const char *what, bool unspec_is_v4,
+                   bool connection)
+{
+        struct sockaddr_in v4;
+        struct netpol_verdict v;
+        struct netpol_addr a;
+        sa_family_t family = AF_UNSPEC;
+        int r;
+
+        if (len >= sizeof(family))
+                memcpy(&family, addr, sizeof(family));
+        if (family == AF_UNSPEC && unspec_is_v4 && len >= sizeof(v4)) {
+                /* udp_sendmsg reads an AF_UNSPEC destination as an IPv4 one. */
+                memcpy(&v4, addr, sizeof(v4));
+                v4.sin_family = AF_INET;
+                addr = &v4;
+        }
+        r = netpol_addr_from(addr, len, &a);
+        if (r < 0)
+                return r;
+        v = netpol_decide(&sup->cfg->net, &sup->net_own, s->proto, &a);
+        net_report(sup, call, what, &a, s->proto, &v);
+        if (v.allow && !(connection && v.reason != NETPOL_BY_OWN && over_limit(sup, call, &a)))
+                return NET_ALLOWED;
+        /* EACCES, as Landlock answers a connect it refuses and as a broadcast without
+         * SO_BROADCAST fails: a policy refusal, not a server that is down (ECONNREFUSED
+         * would send clients into retries). */
+        call_deny(sup, call, EACCES);
+        /* Audit mode: call_deny reported and counted it and answered CONTINUE; the call is
+         * performed here instead, on our copy like an allowed one (its answer replaces the
+         * CONTINUE), so that nothing is re-read from the program's memory. */
+        return sup->fopts.audit ? NET_ALLOWED : NET_ANSWERED;
+}
+
+int net_unix_kind(const void *addr, int len, char *path)
+{
+        const struct sockaddr_un *sun = addr;
+        size_t max;
+
+        if (len > (int)sizeof(struct sockaddr_un) ||
+            len <= (int)offsetof(struct sockaddr_un, sun_path))
+                return -EINVAL;
+        if (sun->sun_path[0] == '\0')
+                return 0;
+        /* The kernel ends the name at addrlen (or at the first NUL before it). */
+        max = (size_t)len - offsetof(struct sockaddr_un, sun_path);
+        memcpy(path, sun->sun_path, max);
+        path[max] = '\0';
+        return 1;
+}
+
+/* Open the socket file `path` names, as the program would reach it. Returns the O_PATH fd
+ * or -errno (ENOENT, EACCES, ELOOP for a magic link such as /proc/self/cwd/...). */
+static int open_path(struct supervisor *sup, int base, const char *path)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
+        struct creds_saved saved;
+        int fd, r = creds_enter(sup->cfg, &saved);
+
+        if (r < 0)
+                return r;
+        fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+        r = fd < 0 ? -errno : fd;
+        creds_leave(&saved);
+        return r;
+}
+
+int net_unix_judge(struct supervisor *sup, struct call *call, int base, const char *path,
+                   struct net_unix_dest *d)
+{
+        int target = open_path(sup, base, path), r;
+
+        d->target = -1;
+        if (target < 0)
+                return target;
+        r = places_hidden(&sup->places, target);
+        if (r != 0) {
+                /* Hidden (or not judgeable: the same answer). */
+                close(target);
+                trace_call_rule(call, "unix socket in a hidden place");
+                call_deny(sup, call, EACCES);
+                return NET_ANSWERED;
+        }
+        d->target = target;
+        memset(&d->via, 0, sizeof(d->via));
+        d->via.sun_family = AF_UNIX;
+        snprintf(d->via.sun_path, sizeof(d->via.sun_path), "/proc/self/fd/%d", target);
+        d->via_len =
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(d->via.sun_path) + 1);
+        return NET_ALLOWED;
+}
+
+bool net_needs_identity(const struct net_sock *s, size_t controllen)
+{
+        return !(s->domain == AF_INET || s->domain == AF_INET6) || controllen > 0;
+}
+
+long net_as_program(struct supervisor *sup, long (*fn)(int sock, void *arg), int sock, void *arg)
+{
+        struct creds_saved saved;
+        long r = creds_enter_identity(sup->cfg, &saved);
+
+        if (r < 0)
+                return r;
+        r = fn(sock, arg);
+        creds_leave(&saved);
+        return r;
+}

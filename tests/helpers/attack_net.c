@@ -1,0 +1,402 @@
+/*
+ * Runs inside the sandbox for tests/security/test_net.c: one network operation per
+ * invocation, its outcome on stdout ("got:REPLY", "sent:N", "err:ENAME", "inprogress").
+ * The test judges from outside by what its own loopback listeners received.
+ *
+ *   tcp ADDR PORT           blocking connect, read the reply
+ *   tcp-nb ADDR PORT        non-blocking connect, poll, SO_ERROR, read the reply
+ *   udp ADDR PORT           sendto
+ *   udp-msg ADDR PORT       sendmsg with msg_name
+ *   udp-mmsg ADDR P1 P2     sendmmsg of two datagrams, to P1 then P2
+ *   fastopen ADDR PORT      sendto(MSG_FASTOPEN) on a TCP socket
+ *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD
+ *   race-udp OK BAD N       the same with sendto
+ *   unix-dgram PATH         sendto a unix datagram socket
+ *   bind ADDR               bind a TCP socket to ADDR:0; "bound" or the error
+ *   fdpass                  SCM_RIGHTS through sendmsg: a pipe's write end passed over a
+ *                           socketpair and used; then every fd number 3-99 that is NOT open
+ *                           here (but may be in the supervisor) must fail with EBADF:
+ *                           "fdpass:ok leaks:0", or "leak:N:WHAT" for each fd received
+ *   srcroute PORT           source routes: an IPv4 LSRR by setsockopt(IP_OPTIONS) and by a
+ *                           sendmsg with IP_RETOPTS to 127.0.0.1:PORT (the kernel wants
+ *                           CAP_NET_RAW for those), and an IPv6 segment routing header by
+ *                           setsockopt(IPV6_RTHDR) (which it does not); "EPERM EPERM EPERM"
+ *                           when all three are refused
+ *   server ADDR             bind ADDR:0, listen, connect to it from inside (127.0.0.1 or
+ *                           ::1 per family), exchange a line; "inside:PORT:ok"
+ *
+ * ADDR is any spelling inet_pton takes: an IPv6 one (::ffff:127.0.0.1, ::127.0.0.1, ::)
+ * makes an AF_INET6 socket.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifndef MSG_FASTOPEN
+#define MSG_FASTOPEN 0x20000000
+#endif
+
+static socklen_t make_addr(const char *host, int port, struct sockaddr_storage *ss)
+{
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+        memset(ss, 0, sizeof(*ss));
+        if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+                in->sin_family = AF_INET;
+                in->sin_port = htons((uint16_t)port);
+                return sizeof(*in);
+        }
+        if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons((uint16_t)port);
+                return sizeof(*in6);
+        }
+        fprintf(stderr, "bad address %s\n", host);
+        exit(2);
+}
+
+static int err(int e)
+{
+        printf("err:%s\n", e == EACCES         ? "EACCES"
+                           : e == ECONNREFUSED ? "ECONNREFUSED"
+                           : e == ENETUNREACH  ? "ENETUNREACH"
+                           : e == EPERM        ? "EPERM"
+                           : e == EINVAL       ? "EINVAL"
+                           : e == ETIMEDOUT    ? "ETIMEDOUT"
+                                               : strerror(e));
+        return 0;
+}
+
+static void read_reply(int s)
+{
+        char buf[128];
+        struct pollfd p = {.fd = s, .events = POLLIN};
+        ssize_t n;
+
+        poll(&p, 1, 10000);
+        n = read(s, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        printf("got:%s\n", buf);
+}
+
+static int tcp(const char *host, int port, bool nonblocking)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        int s = socket(ss.ss_family, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+
+        if (connect(s, (struct sockaddr *)&ss, len) < 0) {
+                struct pollfd p = {.fd = s, .events = POLLOUT};
+                int e = 0;
+                socklen_t elen = sizeof(e);
+
+                if (!nonblocking || errno != EINPROGRESS)
+                        return err(errno);
+                printf("inprogress\n");
+                if (poll(&p, 1, 10000) != 1 || getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+                        e = ETIMEDOUT;
+                if (e)
+                        return err(e);
+        }
+        read_reply(s);
+        return 0;
+}
+
+static int udp(const char *host, int port, int how, int port2)
+{
+        struct sockaddr_storage ss, ss2;
+        socklen_t len = make_addr(host, port, &ss), len2 = make_addr(host, port2, &ss2);
+        int s = socket(ss.ss_family, SOCK_DGRAM, 0);
+        char data[] = "DATAGRAM";
+        struct iovec iov = {.iov_base = data, .iov_len = sizeof(data) - 1};
+        struct mmsghdr mm[2] = {
+                {.msg_hdr =
+                         {.msg_name = &ss, .msg_namelen = len, .msg_iov = &iov, .msg_iovlen = 1}},
+                {.msg_hdr =
+                         {.msg_name = &ss2, .msg_namelen = len2, .msg_iov = &iov, .msg_iovlen = 1}},
+        };
+        ssize_t n;
+
+        if (how == 0)
+                n = sendto(s, data, sizeof(data) - 1, 0, (struct sockaddr *)&ss, len);
+        else if (how == 1)
+                n = sendmsg(s, &mm[0].msg_hdr, 0);
+        else
+                n = sendmmsg(s, mm, 2, 0);
+        if (n < 0)
+                return err(errno);
+        if (how == 2)
+                printf("sent:%zd len:%u,%u\n", n, mm[0].msg_len, mm[1].msg_len);
+        else
+                printf("sent:%zd\n", n);
+        return 0;
+}
+
+static int fastopen(const char *host, int port)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        int s = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (sendto(s, "FO", 2, MSG_FASTOPEN, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        read_reply(s);
+        return 0;
+}
+
+static int unix_dgram(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+        ssize_t n;
+
+        strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+        n = sendto(s, "DATAGRAM", 8, 0, (struct sockaddr *)&sa, sizeof(sa));
+        if (n < 0)
+                return err(errno);
+        printf("sent:%zd\n", n);
+        return 0;
+}
+
+static int bind_to(const char *host)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, 0, &ss);
+        int s = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (bind(s, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        printf("bound\n");
+        return 0;
+}
+
+/* Send fd numbers over `a` with SCM_RIGHTS; returns sendmsg's result (errno in *e). */
+static ssize_t send_fds(int a, const int *fds, size_t n, int *e)
+{
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)] = {0};
+        struct iovec iov = {.iov_base = "F", .iov_len = 1};
+        struct msghdr h = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = cbuf,
+                           .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        ssize_t r;
+
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        r = sendmsg(a, &h, 0);
+        *e = errno;
+        return r;
+}
+
+/* Receive one message and the fd it carries (-1: none). */
+static int recv_fd(int b)
+{
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)], d;
+        struct iovec iov = {.iov_base = &d, .iov_len = 1};
+        struct msghdr h = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = cbuf,
+                           .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c;
+        int fd = -1;
+
+        if (recvmsg(b, &h, MSG_DONTWAIT) < 0)
+                return -1;
+        for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+        return fd;
+}
+
+static int fdpass(void)
+{
+        int sv[2], p[2], e, got, leaks = 0;
+        char buf[16] = "";
+
+        if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0 || pipe(p) < 0)
+                return err(errno);
+        if (send_fds(sv[0], &p[1], 1, &e) != 1)
+                return err(e);
+        got = recv_fd(sv[1]);
+        if (got < 0 || write(got, "via", 3) != 3 || read(p[0], buf, sizeof(buf) - 1) != 3)
+                return err(errno);
+        for (int fd = 3; fd < 100; fd++) {
+                char link[64], what[256] = "";
+                ssize_t n;
+
+                if (fcntl(fd, F_GETFD) >= 0)
+                        continue; /* ours */
+                if (send_fds(sv[0], &fd, 1, &e) < 0 && e == EBADF)
+                        continue;
+                got = recv_fd(sv[1]);
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", got);
+                n = readlink(link, what, sizeof(what) - 1);
+                what[n > 0 ? n : 0] = '\0';
+                printf("leak:%d:%s\n", fd, got >= 0 ? what : "(sent, nothing received)");
+                leaks++;
+        }
+        printf("fdpass:%s leaks:%d\n", strcmp(buf, "via") == 0 ? "ok" : buf, leaks);
+        return 0;
+}
+
+static const char *outcome(int e, const char *ok)
+{
+        return e == EPERM ? "EPERM" : e ? strerror(e) : ok;
+}
+
+static int srcroute(int port)
+{
+        /* NOP, LSRR of one hop (127.0.0.1) */
+        unsigned char opt[8] = {1, 0x83, 7, 4, 127, 0, 0, 1};
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        char cbuf[CMSG_SPACE(sizeof(opt))] = {0};
+        struct iovec iov = {.iov_base = "SR", .iov_len = 2};
+        struct msghdr h = {.msg_name = &sa,
+                           .msg_namelen = sizeof(sa),
+                           .msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = cbuf,
+                           .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        int s = socket(AF_INET, SOCK_DGRAM, 0), e1 = 0, e2 = 0;
+
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (setsockopt(s, IPPROTO_IP, IP_OPTIONS, opt, sizeof(opt)) < 0)
+                e1 = errno;
+        c->cmsg_level = IPPROTO_IP;
+        c->cmsg_type = IP_RETOPTS;
+        c->cmsg_len = CMSG_LEN(sizeof(opt));
+        memcpy(CMSG_DATA(c), opt, sizeof(opt));
+        if (sendmsg(s, &h, 0) < 0)
+                e2 = errno;
+        /* An SRH (type 4) with one segment, fd00::1, then fd00::2. */
+        unsigned char srh[40] = {17, 4, 4, 1, 1, [8] = 0xfd, [23] = 1, [24] = 0xfd, [39] = 2};
+        int s6 = socket(AF_INET6, SOCK_DGRAM, 0), e3 = 0;
+
+        if (setsockopt(s6, IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof(srh)) < 0)
+                e3 = errno;
+        printf("%s %s %s\n", outcome(e1, "set"), outcome(e2, "sent"), outcome(e3, "set"));
+        return 0;
+}
+
+/* ---- a thread rewriting the address right after the call ------------------------------- */
+
+static struct sockaddr_in race_addr;
+static atomic_bool race_stop;
+static int race_ok, race_bad;
+
+static void *flipper(void *arg)
+{
+        (void)arg;
+        while (!atomic_load(&race_stop)) {
+                /* volatile stores: each lands in memory, whenever the supervisor reads. */
+                *(volatile uint16_t *)&race_addr.sin_port = htons((uint16_t)race_bad);
+                *(volatile uint16_t *)&race_addr.sin_port = htons((uint16_t)race_ok);
+        }
+        return NULL;
+}
+
+static int race(int ok, int bad, int n, bool use_udp)
+{
+        pthread_t t;
+        int got = 0, refused = 0, other = 0;
+
+        race_ok = ok;
+        race_bad = bad;
+        race_addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)ok)};
+        inet_pton(AF_INET, "127.0.0.1", &race_addr.sin_addr);
+        pthread_create(&t, NULL, flipper, NULL);
+        for (int i = 0; i < n; i++) {
+                int s = socket(AF_INET, use_udp ? SOCK_DGRAM : SOCK_STREAM, 0), r;
+
+                if (use_udp)
+                        r = (int)sendto(s, "RACE", 4, 0, (struct sockaddr *)&race_addr,
+                                        sizeof(race_addr));
+                else
+                        r = connect(s, (struct sockaddr *)&race_addr, sizeof(race_addr));
+                if (r >= 0)
+                        got++;
+                else if (errno == EACCES)
+                        refused++;
+                else
+                        other++;
+                close(s);
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        printf("race: ok=%d refused=%d other=%d\n", got, refused, other);
+        return 0;
+}
+
+/* ---- a server inside the sandbox, reached from inside --------------------------------------- */
+
+static int server(const char *host)
+{
+        struct sockaddr_storage ss, got;
+        socklen_t len = make_addr(host, 0, &ss), glen = sizeof(got);
+        int l = socket(ss.ss_family, SOCK_STREAM, 0), c, a, port;
+        const char *peer = ss.ss_family == AF_INET ? "127.0.0.1" : "::1";
+        char buf[16] = "";
+
+        if (bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, 4) < 0 ||
+            getsockname(l, (struct sockaddr *)&got, &glen) < 0)
+                return err(errno);
+        port = ntohs(((struct sockaddr_in *)&got)->sin_port); /* same offset in sin6 */
+        len = make_addr(peer, port, &ss);
+        c = socket(ss.ss_family, SOCK_STREAM, 0);
+        if (connect(c, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        a = accept(l, NULL, NULL);
+        if (a < 0 || write(a, "pong", 4) != 4 || read(c, buf, sizeof(buf) - 1) != 4)
+                return err(errno);
+        printf("inside:%s\n", buf);
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc == 4 && strcmp(argv[1], "tcp") == 0)
+                return tcp(argv[2], atoi(argv[3]), false);
+        if (argc == 4 && strcmp(argv[1], "tcp-nb") == 0)
+                return tcp(argv[2], atoi(argv[3]), true);
+        if (argc == 4 && strcmp(argv[1], "udp") == 0)
+                return udp(argv[2], atoi(argv[3]), 0, atoi(argv[3]));
+        if (argc == 4 && strcmp(argv[1], "udp-msg") == 0)
+                return udp(argv[2], atoi(argv[3]), 1, atoi(argv[3]));
+        if (argc == 5 && strcmp(argv[1], "udp-mmsg") == 0)
+                return udp(argv[2], atoi(argv[3]), 2, atoi(argv[4]));
+        if (argc == 4 && strcmp(argv[1], "fastopen") == 0)
+                return fastopen(argv[2], atoi(argv[3]));
+        if (argc == 5 && strcmp(argv[1], "race") == 0)
+                return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), false);
+        if (argc == 5 && strcmp(argv[1], "race-udp") == 0)
+                return race(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), true);
+        if (argc == 3 && strcmp(argv[1], "bind") == 0)
+                return bind_to(argv[2]);
+        if (argc == 3 && strcmp(argv[1], "srcroute") == 0)
+                return srcroute(atoi(argv[2]));
+        if (argc == 2 && strcmp(argv[1], "fdpass") == 0)
+                return fdpass();
+        if (argc == 3 && strcmp(argv[1], "unix-dgram") == 0)
+                return unix_dgram(argv[2]);
+        if (argc == 3 && strcmp(argv[1], "server") == 0)
+                return server(argv[2]);
+        fprintf(stderr, "usage: see the comment at the top of attack_net.c\n");
+        return 2;
+}
