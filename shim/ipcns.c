@@ -22,7 +22,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int write_file(const char *path, const char *text)
@@ -95,6 +97,77 @@ int ipcns_enter(enum ipc_isolation how, const char **step)
         }
         *step = "unknown IPC isolation";
         return -EINVAL;
+}
+
+int ipcns_prepare(int fds[2], const char **step)
+{
+        char path[64];
+        int pipefd[2], r = 0, status;
+        pid_t pid;
+
+        fds[0] = fds[1] = -1;
+        *step = "pipe";
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid == 0) {
+                const char *s = "";
+                int e = ipcns_enter(IPC_NS_USERNS, &s);
+
+                close(pipefd[0]);
+                /* The error, then wait to be killed (the parent opens our namespaces). */
+                if (write(pipefd[1], &e, sizeof(e)) != sizeof(e) || e < 0)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        close(pipefd[1]);
+        if (pid < 0) {
+                close(pipefd[0]);
+                *step = "fork";
+                return -errno;
+        }
+        *step = "make the user and IPC namespaces";
+        if (read(pipefd[0], &r, sizeof(r)) != sizeof(r))
+                r = -EIO;
+        close(pipefd[0]);
+        if (r == 0) {
+                *step = "open the namespaces";
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+                fds[0] = open(path, O_RDONLY | O_CLOEXEC);
+                snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int)pid);
+                fds[1] = open(path, O_RDONLY | O_CLOEXEC);
+                if (fds[0] < 0 || fds[1] < 0)
+                        r = -errno;
+        }
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0) {
+                if (fds[0] >= 0)
+                        close(fds[0]);
+                if (fds[1] >= 0)
+                        close(fds[1]);
+                fds[0] = fds[1] = -1;
+        }
+        return r;
+}
+
+int ipcns_join(int user_fd, int ipc_fd, const char **step)
+{
+        int r = 0;
+
+        *step = "setns(CLONE_NEWUSER)";
+        if (setns(user_fd, CLONE_NEWUSER) < 0)
+                r = -errno;
+        if (r == 0) {
+                *step = "setns(CLONE_NEWIPC)";
+                if (setns(ipc_fd, CLONE_NEWIPC) < 0)
+                        r = -errno;
+        }
+        close(user_fd);
+        close(ipc_fd);
+        return r;
 }
 
 const char *ipcns_name(enum ipc_isolation how)

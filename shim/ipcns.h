@@ -19,6 +19,17 @@ enum ipc_isolation {
  * -errno with *step naming what failed. */
 int ipcns_enter(enum ipc_isolation how, const char **step);
 
+/*
+ * IPC_NS_USERNS, made before the supervisor enters its Landlock domain (which grants no
+ * write beneath /proc, where the uid and gid maps are): a throwaway child makes the user and
+ * IPC namespaces and writes its maps, and fds[0] and fds[1] keep its user and IPC namespaces
+ * once it is gone. Returns 0, or -errno with *step naming what failed.
+ */
+int ipcns_prepare(int fds[2], const char **step);
+/* The shim joins the namespaces of ipcns_prepare (setns: user first, then IPC, whose owner
+ * it is), and closes the fds. Returns 0, or -errno with *step naming what failed. */
+int ipcns_join(int user_fd, int ipc_fd, const char **step);
+
 /* "private IPC namespace", ... for `-v`. */
 const char *ipcns_name(enum ipc_isolation how);
 

@@ -93,11 +93,15 @@ static int cmp_int(const void *a, const void *b)
  * inheritable): the program inherits no fd of the supervisor. */
 static void close_fds(const struct shim_args *a)
 {
-        int keep[SHIM_MAX_PASS_FDS + 1];
+        int keep[SHIM_MAX_PASS_FDS + 3];
         size_t n = 0;
         unsigned from = 3;
 
         keep[n++] = a->sock;
+        if (a->ns_user >= 0) {
+                keep[n++] = a->ns_user;
+                keep[n++] = a->ns_ipc;
+        }
         for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
                 keep[n++] = a->pass_fds[i];
                 if (fcntl(a->pass_fds[i], F_SETFD, 0) < 0)
@@ -259,10 +263,13 @@ static void send_listener(int sock, int listener, unsigned flags, uint64_t key)
 /* The supervisor's probe showed that this works, and built a filter that allows SysV IPC
  * on that basis: fail closed if it does not. A PDEATHSIG set earlier survives (a new user
  * namespace owned by our euid is not a change of credentials for it). */
-static void enter_ipc_namespace(enum ipc_isolation how, unsigned *flags)
+static void enter_ipc_namespace(const struct shim_args *a, unsigned *flags)
 {
         const char *step = "";
-        int r = ipcns_enter(how, &step);
+        /* Unprivileged: join what the supervisor made before entering its Landlock domain,
+         * in which the maps under /proc cannot be written. */
+        int r = a->ipc == IPC_NS_USERNS ? ipcns_join(a->ns_user, a->ns_ipc, &step)
+                                        : ipcns_enter(a->ipc, &step);
 
         if (r < 0)
                 die(EXIT_STOCKADE, -r, "make the sandbox a private IPC namespace: %s", step);
@@ -305,12 +312,12 @@ _Noreturn void shim_run(const struct shim_args *a)
                 ruleset = build_ruleset(a);
         reset_signals();
         if (a->ipc == IPC_NS)
-                enter_ipc_namespace(a->ipc, &flags);
+                enter_ipc_namespace(a, &flags);
         drop_bounding_set();
         if (a->set_user)
                 become_user(a->uid, a->gid, a->supervisor);
         if (a->ipc == IPC_NS_USERNS) {
-                enter_ipc_namespace(a->ipc, &flags);
+                enter_ipc_namespace(a, &flags);
                 drop_bounding_set(); /* the new namespace's: full again, securebits reset */
         }
         drop_capabilities();

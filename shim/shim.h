@@ -24,6 +24,7 @@ struct shim_args {
         int landlock_abi;            /* enter a Landlock domain with this ABI; 0 = none */
         const struct grants *grants; /* what the Landlock domain allows (grants.h) */
         enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
+        int ns_user, ns_ipc;         /* IPC_NS_USERNS: the namespaces to join (ipcns_prepare) */
         bool set_user;               /* become uid:gid (from root) */
         int tty_slave;               /* the sandbox's pty (tty.h), or -1 */
         const bool *tty_fds;         /* [3]: which of fds 0-2 become the slave */

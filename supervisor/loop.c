@@ -299,6 +299,8 @@ static bool sup_free(struct supervisor *sup, int code)
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
                 scratch_remove(sup);
                 free(sup->pts);
+                for (size_t i = 0; i < sup->n_held; i++)
+                        close(sup->held_ptys[i]);
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
         }
         return stopped;
@@ -416,6 +418,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
+        sup->ns_fds[0] = sup->ns_fds[1] = -1;
         sup->tty = (struct tty_relay){.master = -1,
                                       .slave = -1,
                                       .host_in = -1,

@@ -1,4 +1,5 @@
 #include "supervisor/spawn.h"
+#include "shim/ipcns.h"
 #include "shim/landlock.h"
 #include "shim/shim.h"
 #include "supervisor/loop.h"
@@ -139,9 +140,9 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
  * scoped (the supervisor signals the tree and its own process group). The sandbox forks from
  * here and nests its own, scoped domain inside, so the supervisor may still ptrace it, take
  * its fds and read its memory; the sandbox cannot touch the supervisor (an outer domain).
- * Two rights more than the sandbox's: writing beneath /proc, for the shim's uid_map (the
- * handlers write only in the sandbox's own process directories there), and removing the
- * run's scratch directory at the end (scratch.c).
+ * One right more than the sandbox's: removing the run's scratch directory at the end
+ * (scratch.c). Nothing beneath /proc is writable, for the supervisor's threads either (the
+ * uid and gid maps of an unprivileged IPC namespace are written before: ipcns_prepare).
  */
 static int enter_own_domain(struct supervisor *sup, struct error *err)
 {
@@ -153,9 +154,7 @@ static int enter_own_domain(struct supervisor *sup, struct error *err)
         if (fd < 0)
                 return make_error(err, -fd, "create the supervisor's Landlock ruleset");
         r = landlock_add_grants(fd, &sup->grants);
-        if (r == 0)
-                r = landlock_add_path(fd, "/proc", LANDLOCK_ACCESS_FS_WRITE_FILE);
-        /* And removing the run's scratch directory at the end (its parent is /dev/shm or a
+        /* One right more than the sandbox's: removing the run's scratch directory at the end (its parent is /dev/shm or a
          * temporary directory; the handlers never remove anything there: the sandbox's
          * /dev/shm is inside the scratch). */
         if (r == 0 && scratch_parent(sup))
@@ -199,6 +198,8 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .landlock_abi = sup->layers.landlock_abi,
                                       .grants = &sup->grants,
                                       .ipc = sup->layers.ipc,
+                                      .ns_user = sup->ns_fds[0],
+                                      .ns_ipc = sup->ns_fds[1],
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
                                       .gid = plan->cfg->gid,
@@ -230,9 +231,21 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         int sock = -1, r;
         pid_t pid;
 
+        if (sup->layers.ipc == IPC_NS_USERNS) {
+                const char *step = "";
+
+                r = ipcns_prepare(sup->ns_fds, &step);
+                if (r < 0)
+                        return make_error(err, -r, "a private IPC namespace: %s", step);
+        }
         if (enter_own_domain(sup, err) < 0)
                 return -1;
         pid = fork_shim(sup, plan, &sock, err);
+        for (int i = 0; i < 2; i++)
+                if (sup->ns_fds[i] >= 0) {
+                        close(sup->ns_fds[i]);
+                        sup->ns_fds[i] = -1;
+                }
         if (pid < 0)
                 return -1;
         sup->root = pid;

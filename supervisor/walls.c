@@ -6,6 +6,7 @@
 #include "supervisor/util.h"
 #include "supervisor/vfs/default.h"
 #include "supervisor/scratch.h"
+#include "syscalls/table.h"
 #include "supervisor/vfs/view.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 const char *walls_user_home(void)
@@ -233,6 +235,46 @@ static void say_splits(const struct supervisor *sup, const struct vfs_view *view
                         sup->grants.n);
 }
 
+/* The devices of the mounts at or beneath /proc and /dev, from our mountinfo. */
+static void special_devices(struct supervisor *sup)
+{
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096];
+
+        sup->n_special_devs = 0;
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned maj, min;
+                char point[PATH_MAX];
+
+                if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, point) != 3)
+                        continue;
+                if ((strcmp(point, "/proc") == 0 || strncmp(point, "/proc/", 6) == 0 ||
+                     strcmp(point, "/dev") == 0 || strncmp(point, "/dev/", 5) == 0) &&
+                    sup->n_special_devs < ARRAY_SIZE(sup->special_devs))
+                        sup->special_devs[sup->n_special_devs++] = makedev(maj, min);
+        }
+        if (f)
+                fclose(f);
+}
+
+/* The terminals the sandbox holds from the start may be opened by name: its own pty, or
+ * (--tty never) a pty on fds 0-2, which it has already. */
+static void own_terminals(struct supervisor *sup)
+{
+        struct stat st;
+
+        if (sup->tty.active) {
+                if (fstat(sup->tty.slave, &st) == 0 && major(st.st_rdev) >= 136 &&
+                    major(st.st_rdev) <= 143)
+                        fs_open_allow_pts(sup, (major(st.st_rdev) - 136) * 256 + minor(st.st_rdev));
+                return;
+        }
+        for (int fd = 0; fd <= 2; fd++)
+                if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) >= 136 &&
+                    major(st.st_rdev) <= 143)
+                        fs_open_allow_pts(sup, (major(st.st_rdev) - 136) * 256 + minor(st.st_rdev));
+}
+
 int walls_setup(struct supervisor *sup, struct error *err)
 {
         struct vfs_view *view = &sup->view;
@@ -245,9 +287,10 @@ int walls_setup(struct supervisor *sup, struct error *err)
                 return make_error(err, errno, "getcwd");
         sup->proc_dev = stat("/proc", &st) == 0 ? st.st_dev : 0;
         sup->dev_dev = stat("/dev", &st) == 0 ? st.st_dev : 0;
+        special_devices(sup);
+        own_terminals(sup);
         if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
-            scratch_setup(sup, err) < 0 ||
-            build_view(view, sup->cfg, cwd, home, err) < 0 ||
+            scratch_setup(sup, err) < 0 || build_view(view, sup->cfg, cwd, home, err) < 0 ||
             apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0)
                 return -1;

@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
@@ -74,6 +78,28 @@ void fs_open_allow_pts(struct supervisor *sup, unsigned n)
         pthread_mutex_unlock(&sup->pts_lock);
 }
 
+int fs_hold_pty(struct supervisor *sup, int master)
+{
+        unsigned n;
+        int fd;
+
+        if (ioctl(master, TIOCGPTN, &n) < 0)
+                return -errno;
+        pthread_mutex_lock(&sup->pts_lock);
+        if (sup->n_held >= ARRAY_SIZE(sup->held_ptys)) {
+                pthread_mutex_unlock(&sup->pts_lock);
+                return -ENOSPC; /* what /dev/ptmx answers when no pty is left */
+        }
+        fd = fcntl(master, F_DUPFD_CLOEXEC, 3);
+        if (fd >= 0)
+                sup->held_ptys[sup->n_held++] = fd;
+        pthread_mutex_unlock(&sup->pts_lock);
+        if (fd < 0)
+                return -errno;
+        fs_open_allow_pts(sup, n);
+        return 0;
+}
+
 int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ctx)
 {
         *ctx = (struct vfs_special_ctx){.tgid = (pid_t)fs_status_field(tid, "\nTgid:", 10),
@@ -126,7 +152,42 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
                 return lexically_under(path, "/proc") || lexically_under(path, "/dev");
         if (fstat(base, &st) < 0)
                 return true;
-        return st.st_dev == sup->proc_dev || st.st_dev == sup->dev_dev;
+        if (st.st_dev == sup->proc_dev || st.st_dev == sup->dev_dev)
+                return true;
+        for (size_t i = 0; i < sup->n_special_devs; i++)
+                if (st.st_dev == sup->special_devs[i])
+                        return true;
+        return false;
+}
+
+int fs_check_result(struct supervisor *sup, int fd, bool proc_view)
+{
+        struct statfs sfs;
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+                unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
+
+                if (S_ISBLK(st.st_mode))
+                        return -EACCES;
+                /* null, zero, full, random, urandom; ptmx */
+                if ((maj == 1 && (min == 3 || min == 5 || min == 7 || min == 8 || min == 9)) ||
+                    (maj == 5 && min == 2))
+                        return 0;
+                /* /dev/tty is whoever opens it's terminal: here the supervisor's. */
+                if (maj == 5 && min == 0)
+                        return -ENXIO;
+                if (maj >= 136 && maj <= 143 && fs_pts_allowed(sup, (maj - 136) * 256 + min))
+                        return 0;
+                return -EACCES;
+        }
+        /* Another mount of procfs (a chroot's /proc): its "self" is the supervisor, and its
+         * numbers are not filtered. Only the sandbox's /proc view opens procfs. */
+        if (!proc_view && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+                return -EACCES;
+        return 0;
 }
 
 int fs_as_enter(struct supervisor *sup, pid_t tid, bool creates, struct fs_as *as)

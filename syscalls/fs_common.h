@@ -18,6 +18,11 @@ long fs_status_field(pid_t tid, const char *field, int base);
 mode_t fs_caller_umask(pid_t tid);
 /* The facts the /proc and /dev views need about caller `tid`. Returns 0 or -ESRCH. */
 int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ctx);
+/* A pty master the sandbox opened through /dev/ptmx: its slave becomes the sandbox's to
+ * open by name, and the supervisor keeps a copy of the master until the run ends, so that
+ * the number cannot pass to a host pty meanwhile. Returns 0, -ENOTTY for no pty master, or
+ * -ENOSPC when the sandbox holds too many. */
+int fs_hold_pty(struct supervisor *sup, int master);
 /* Whether /dev/pts/N is a terminal of the sandbox's. */
 bool fs_pts_allowed(struct supervisor *sup, unsigned n);
 /* The sandbox path of `base` (our copy of the caller's dirfd or cwd; AT_FDCWD: "/"). The view
@@ -26,6 +31,11 @@ int fs_base_path(int base, char *out, size_t size);
 /* Whether `path` from `base` may start on /proc or /dev, where only the view may resolve it:
  * an absolute path under them (lexically), or a base on their file systems. */
 bool fs_starts_special(const struct supervisor *sup, const char *path, int base);
+
+/* Judge what an open gave, whatever path led there (a reopen through /proc/self/fd/N, a
+ * symlink, another mount): a device must be one of the sandbox's (/dev's list, its own
+ * ptys), procfs only through the /proc view (`proc_view`). Returns 0 or -errno. */
+int fs_check_result(struct supervisor *sup, int fd, bool proc_view);
 
 /* Acting as the program: its fsuid/fsgid, no capabilities and, for a call that creates,
  * its umask (on a notifier thread with an fs_struct of its own). */

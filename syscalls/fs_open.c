@@ -64,7 +64,8 @@ struct open_call {
         int dirfd;
         int flags; /* as the program gave them, masked to OPEN_FLAGS */
         mode_t mode;
-        int base; /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
+        int base;       /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
+        bool proc_view; /* the fd came through the sandbox's /proc view */
         char path[PATH_MAX];
 };
 
@@ -204,8 +205,7 @@ static int open_shm(struct supervisor *sup, const struct open_call *oc,
         return fd == -EXDEV ? -EACCES : fd;
 }
 
-static int open_special(struct supervisor *sup, const struct open_call *oc,
-                        const struct vfs_result *res)
+static int open_special(struct supervisor *sup, struct open_call *oc, const struct vfs_result *res)
 {
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
@@ -222,6 +222,7 @@ static int open_special(struct supervisor *sup, const struct open_call *oc,
         case VFS_SP_TTY:
                 return open_tty(sup, oc);
         case VFS_SP_PROC:
+                oc->proc_view = true;
                 /* Nothing of the host's /proc is the sandbox's to change (the kernel's knobs
                  * under /proc/sys least of all); its own processes' files are, as the kernel
                  * judges them (/proc/self/mem, comm, oom_score_adj). */
@@ -235,17 +236,20 @@ static int open_special(struct supervisor *sup, const struct open_call *oc,
                 break;
         }
         fd = open_as(sup, oc, AT_FDCWD, sp.host, oc->flags, RESOLVE_NO_MAGICLINKS);
-        if (fd >= 0 && ioctl(fd, TIOCGPTN, &ptn) == 0)
-                fs_open_allow_pts(sup, ptn); /* a new pty master: its slave is the sandbox's */
+        if (fd >= 0 && ioctl(fd, TIOCGPTN, &ptn) == 0 && (r = fs_hold_pty(sup, fd)) < 0) {
+                close(fd); /* a new pty master: its slave is the sandbox's */
+                return r;
+        }
         return fd;
 }
 
 /* ---- the slow way: resolution in the view ----------------------------------------------- */
 
-static int open_slow(struct supervisor *sup, const struct open_call *oc)
+static int open_slow(struct supervisor *sup, struct open_call *oc)
 {
         _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
         char start[PATH_MAX], self[48];
+        struct fs_as as;
         unsigned flags = 0;
         int r = fs_base_path(oc->base, start, sizeof(start));
 
@@ -255,7 +259,11 @@ static int open_slow(struct supervisor *sup, const struct open_call *oc)
                 flags |= VFS_FOLLOW;
         if (oc->flags & O_CREAT)
                 flags |= VFS_CREATE;
+        r = fs_as_enter(sup, oc->tid, false, &as); /* lookups need the program's search rights */
+        if (r < 0)
+                return r;
         r = vfs_resolve(&sup->view, start, oc->path, flags, &res);
+        fs_as_leave(&as);
         if (r < 0)
                 return r;
         switch (res.kind) {
@@ -296,22 +304,30 @@ static int open_slow(struct supervisor *sup, const struct open_call *oc)
 /* Whether the fast way may try: not O_PATH, and not starting on /proc or /dev. */
 static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 {
-        return !(oc->flags & O_PATH) && !fs_starts_special(sup, oc->path, oc->base);
+        /* Without Landlock the kernel is no wall for hidden paths: always the view. */
+        return sup->layers.landlock_abi && !(oc->flags & O_PATH) &&
+               !fs_starts_special(sup, oc->path, oc->base);
 }
 
 /* ---- the handler ------------------------------------------------------------------------- */
 
 static int do_open(struct supervisor *sup, struct open_call *oc)
 {
-        int fd;
+        int fd = -EXDEV, r;
 
-        if (fast_candidate(sup, oc)) {
+        if (fast_candidate(sup, oc))
                 fd = open_as(sup, oc, oc->base, oc->path, oc->flags,
                              RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
-                if (fd != -EXDEV && fd != -ELOOP && fd != -EACCES)
-                        return fd;
+        if (fd == -EXDEV || fd == -ELOOP || fd == -EACCES)
+                fd = open_slow(sup, oc);
+        if (fd < 0)
+                return fd;
+        r = fs_check_result(sup, fd, oc->proc_view);
+        if (r < 0) {
+                close(fd);
+                return r;
         }
-        return open_slow(sup, oc);
+        return fd;
 }
 
 /* open, openat, creat */

@@ -150,10 +150,15 @@ static int parent_slow(struct supervisor *sup, const struct path_call *pc, struc
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
         char start[PATH_MAX];
+        struct fs_as as;
         int r = fs_base_path(pa->base, start, sizeof(start)), fd;
 
         if (r == 0)
-                r = vfs_resolve(&sup->view, start, pa->path, VFS_CREATE, &res);
+                r = fs_as_enter(sup, pc->tid, false, &as);
+        if (r < 0)
+                return r;
+        r = vfs_resolve(&sup->view, start, pa->path, VFS_CREATE, &res);
+        fs_as_leave(&as);
         if (r < 0)
                 return r;
         if (res.kind == VFS_SPECIAL) {
@@ -178,7 +183,8 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
 {
         int r = -EXDEV;
 
-        if (!fs_starts_special(sup, pa->path, pa->base))
+        /* Without Landlock the kernel is no wall for hidden paths: always the view. */
+        if (sup->layers.landlock_abi && !fs_starts_special(sup, pa->path, pa->base))
                 r = parent_fast(sup, pc, pa);
         if (r == -EXDEV || r == -ELOOP || r == -EACCES)
                 r = parent_slow(sup, pc, pa);

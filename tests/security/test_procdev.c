@@ -158,9 +158,12 @@ static void test_host_terminal_and_devices(void **state)
         assert_int_equal(chmod(slave, 0666), 0); /* natively anyone may write it */
         snprintf(script, sizeof(script),
                  "echo INJECTED > %s; echo INJECTED > /dev/pts/../pts/%s\n"
+                 "(cd /dev/pts && echo INJECTED > %s)\n"
+                 "python3 -c 'import os; p = os.open(\"%s\", os.O_PATH); "
+                 "os.write(os.open(\"/proc/self/fd/%%d\" %% p, os.O_WRONLY), b\"INJECTED\")'\n"
                  "head -c 3 /dev/zero | wc -c; echo x > /dev/null && echo null-ok\n"
                  "head -c 4 /dev/urandom | wc -c; cat /dev/mem\n",
-                 slave, slave + strlen("/dev/pts/"));
+                 slave, slave + strlen("/dev/pts/"), slave + strlen("/dev/pts/"), slave);
         both(script, &native, &r);
         usleep(100000);
         n = read(master, buf, sizeof(buf) - 1);
@@ -239,6 +242,107 @@ static void test_dev_shm_private(void **state)
         runner_free(&r);
 }
 
+/* Without Landlock (--allow-degraded on a host without it) the view alone keeps hidden
+ * paths away: the fast way, which leans on Landlock, is not taken. */
+static void hidden_without_landlock(void **state)
+{
+        char home[PATH_MAX + 16], key[PATH_MAX + 32], cmd[PATH_MAX * 8], buf[128];
+        const char *opts[] = {"--allow-degraded", NULL};
+        const char *old_home = getenv("HOME");
+        char *saved = old_home ? strdup(old_home) : NULL;
+        struct run_result r;
+        FILE *f;
+
+        (void)state;
+        snprintf(home, sizeof(home), "%s/home", dir);
+        snprintf(key, sizeof(key), "%s/.ssh/id_rsa", home);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.ssh' && echo %s > '%s' && chmod -R a+rwX '%s'",
+                 home, secret, key, home);
+        assert_int_equal(system(cmd), 0);
+        setenv("HOME", home, 1);
+        setenv("STOCKADE_TEST_DISABLE", "landlock", 1);
+        /* By its full path: run as root, the command's own HOME is nobody's. */
+        snprintf(cmd, sizeof(cmd),
+                 "cat '%s'; echo overwritten > '%s'; cd '%s/.ssh' && cat id_rsa; echo done", key,
+                 key, home);
+        assert_int_equal(runner_stockade_sh(dir, opts, cmd, TIMEOUT_S, &r), 0);
+        unsetenv("STOCKADE_TEST_DISABLE");
+        if (saved)
+                setenv("HOME", saved, 1);
+        free(saved);
+        if (!strstr(r.out, "done"))
+                fail_msg("the run did not happen: %s %s", r.out, r.err);
+        if (strstr(r.out, secret))
+                fail_msg("a hidden file was read without Landlock: %s", r.out);
+        f = fopen(key, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        if (!strstr(buf, secret))
+                fail_msg("a hidden file was overwritten without Landlock: %s", buf);
+        runner_free(&r);
+}
+
+/* As root with --user root (uid 0 without capabilities), a file inside another user's 0700
+ * directory stays out of reach: the supervisor's walk has the program's rights only. */
+static void other_users_directory(void **state)
+{
+        char priv[PATH_MAX + 16], cmd[PATH_MAX * 8];
+        const char *opts[] = {"--user", "root", NULL};
+        struct run_result r;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip();
+        snprintf(priv, sizeof(priv), "%s/priv", dir);
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p '%s' && echo %s > '%s/data' && chmod 644 '%s/data' && "
+                 "chown -R 65533:65533 '%s' && chmod 700 '%s'",
+                 priv, secret, priv, priv, priv, priv);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "cat '%s/data'; cd '%s' && cat data; echo done", priv, priv);
+        assert_int_equal(runner_stockade_sh(dir, opts, cmd, TIMEOUT_S, &r), 0);
+        if (!strstr(r.out, "done"))
+                fail_msg("the run did not happen: %s %s", r.out, r.err);
+        if (strstr(r.out, secret))
+                fail_msg("uid 0 without capabilities read through a 0700 directory: %s", r.out);
+        runner_free(&r);
+}
+
+/* A mount beneath /proc (binfmt_misc's place: its register file gave host root) cannot be
+ * written through a working directory or dirfd on it. Root only, in a mount namespace of
+ * the test's own, with a tmpfs standing in for binfmt_misc. */
+static void mount_beneath_proc(void **state)
+{
+        char cmd[PATH_MAX * 12];
+        struct run_result r;
+        char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+
+        (void)state;
+        if (geteuid() != 0)
+                skip();
+        snprintf(cmd, sizeof(cmd),
+                 "unshare -m --propagation private sh -c '"
+                 "mount -t tmpfs none /proc/sys/fs/binfmt_misc || exit 77; "
+                 "echo orig > /proc/sys/fs/binfmt_misc/f; chmod 666 /proc/sys/fs/binfmt_misc/f; "
+                 "%s run --user root -- sh -c \"cd /proc/sys/fs/binfmt_misc && echo pwn >> f\"; "
+                 "%s run -- sh -c \"cd /proc/sys/fs/binfmt_misc && echo pwn >> f\"; "
+                 "echo content: $(cat /proc/sys/fs/binfmt_misc/f); "
+                 "mkdir -p %s/proc2 && mount -t proc proc %s/proc2 && "
+                 "%s run -- sh -c \"xargs -0 echo < %s/proc2/%d/cmdline\"'",
+                 runner_stockade(), runner_stockade(), dir, dir, runner_stockade(), dir,
+                 (int)host_pid);
+        assert_int_equal(runner_run(argv, NULL, TIMEOUT_S, &r), 0);
+        if (r.exit_code == 77)
+                skip();
+        if (!strstr(r.out, "content: orig") || strstr(r.out, "pwn"))
+                fail_msg("a file beneath /proc was written: %s %s", r.out, r.err);
+        /* Another procfs mount is not a way round the /proc view. */
+        if (strstr(r.out, secret))
+                fail_msg("a second procfs mount showed a host process: %s", r.out);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -246,6 +350,9 @@ int main(void)
                 cmocka_unit_test(test_path_flip_race),
                 cmocka_unit_test(test_host_terminal_and_devices),
                 cmocka_unit_test(test_dev_shm_private),
+                cmocka_unit_test(hidden_without_landlock),
+                cmocka_unit_test(other_users_directory),
+                cmocka_unit_test(mount_beneath_proc),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
