@@ -55,7 +55,11 @@ ssize_t tmem_read_string(pid_t tid, uint64_t addr, char *buf, size_t size)
 
         while (got < size) {
                 uint64_t at = addr + got;
+                /* Most paths are short: a first copy of 256 bytes, then whole pages. */
                 size_t chunk = (size_t)(page - at % page);
+
+                if (got == 0 && chunk > 256)
+                        chunk = 256;
                 char *nul;
                 int r;
 
