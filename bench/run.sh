@@ -243,7 +243,7 @@ fi
 start=$(date +%s)
 
 bench_loop kernel kernel "$KERNEL_ITERS" "kernel: getppid loop" ratio 1.2
-bench_loop notify notify "$NOTIFY_ITERS" "notify: faccessat loop" delta 3000
+bench_loop notify notify "$NOTIFY_ITERS" "notify: getpgid loop" delta 3000
 # The same loop with program and supervisor held on one CPU: no cross-CPU wake-up
 # (on a VM, an IPI to an idle vCPU) on either leg. Not a target, a diagnosis: the
 # gap to the row above is what wake-up placement costs, this row what the round
@@ -305,7 +305,7 @@ awk -F'\t' '
 	END {
 		print ""
 		print "derived (stockade median - native median):"
-		split("kernel: getppid loop|notify: faccessat loop|notify: same, on one CPU|open+fstat+close loop", k, "|")
+		split("kernel: getppid loop|notify: getpgid loop|notify: same, on one CPU|open+fstat+close loop", k, "|")
 		split("BPF filter, per allowed syscall|notification round trip, per call|... with both on one CPU|open+fstat+close, per iteration", what, "|")
 		for (i = 1; i in k; i++)
 			if ((k[i] "/n") in med)

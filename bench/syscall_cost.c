@@ -11,9 +11,9 @@
  *
  *   kernel     getppid(): allowed in the kernel, so the only extra cost under
  *              stockade is running the BPF filter on the way in.
- *   notify     faccessat(AT_FDCWD, "/", F_OK): a NOTIFY row, so each call makes
- *              a round trip to the supervisor (which answers CONTINUE) and then
- *              does the kernel work itself.
+ *   notify     getpgid(0): a NOTIFY row (a call naming a process), so each call
+ *              makes a round trip to the supervisor, which finds the caller in
+ *              its tree and answers CONTINUE; the kernel work is next to none.
  *   openclose  open + fstat + close of a small file that is always present:
  *              DESIGN.md's "open+fstat+close loop", what a program really does.
  *
@@ -69,14 +69,10 @@ static void loop_kernel(long n)
 
 static void loop_notify(long n)
 {
-        /*
-         * The raw faccessat system call takes three arguments; the flags
-         * argument of the libc function exists only in faccessat2, and libc may
-         * pick either, so call the number directly to know which row we hit.
-         */
+        /* The raw call: libc may cache or answer some process queries itself. */
         for (long i = 0; i < n; i++)
-                if (syscall(SYS_faccessat, AT_FDCWD, "/", F_OK) < 0)
-                        die("faccessat");
+                if (syscall(SYS_getpgid, 0) < 0)
+                        die("getpgid");
 }
 
 static void loop_openclose(long n)
@@ -132,7 +128,7 @@ static void usage(FILE *out)
               "\n"
               "Modes:\n"
               "  kernel     getppid() - allowed in the kernel (BPF filter cost only)\n"
-              "  notify     faccessat(AT_FDCWD, \"/\", F_OK) - one supervisor round trip\n"
+              "  notify     getpgid(0) - one supervisor round trip\n"
               "  openclose  open + fstat + close of a small file\n"
               "\n"
               "Example:\n"

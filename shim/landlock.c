@@ -103,20 +103,6 @@ int landlock_add_grants(int ruleset, const struct grants *g)
         return 0;
 }
 
-int landlock_add_path(int ruleset, const char *path, uint64_t access)
-{
-        struct landlock_path_beneath_attr rule = {.allowed_access = access};
-        int r = 0;
-
-        rule.parent_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rule.parent_fd < 0)
-                return -errno;
-        if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
-                r = -errno;
-        close(rule.parent_fd);
-        return r;
-}
-
 int landlock_restrict(int ruleset)
 {
         return syscall(SYS_landlock_restrict_self, ruleset, 0) < 0 ? -errno : 0;

@@ -44,8 +44,6 @@ int landlock_ruleset_create(int abi, bool scoped);
 /* Add a rule for each grant (supervisor/grants.h), opened O_PATH now; a path that cannot be
  * opened, or is no longer the file the supervisor saw, is left out. Returns 0 or -errno. */
 int landlock_add_grants(int ruleset, const struct grants *g);
-/* One more rule: `access` beneath the directory `path`. Returns 0 or -errno. */
-int landlock_add_path(int ruleset, const char *path, uint64_t access);
 /* Enter the domain (needs NO_NEW_PRIVS). Returns 0 or -errno. */
 int landlock_restrict(int ruleset);
 

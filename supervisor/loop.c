@@ -419,6 +419,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = -1;
+        sup->cleaner_fd = -1;
         sup->tty = (struct tty_relay){.master = -1,
                                       .slave = -1,
                                       .host_in = -1,

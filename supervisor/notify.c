@@ -62,20 +62,32 @@ __thread bool notify_own_fs;
 int call_return_fd(struct supervisor *sup, struct call *call, int fd, bool cloexec)
 {
         struct seccomp_notif_addfd addfd = {.id = call->req->id,
-                                            .flags = SECCOMP_ADDFD_FLAG_SEND,
                                             .srcfd = (__u32)fd,
                                             .newfd_flags = cloexec ? O_CLOEXEC : 0};
-        int r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        int r;
 
-        if (r >= 0) {
-                call_return(call, r); /* for the trace: the kernel has the answer already */
-                call->sent = true;
-                return 0;
+        /*
+         * ADDFD wakes the caller to install the fd, and that wake-up is not a synchronous
+         * one: the caller may resume on another CPU. With ADDFD_FLAG_SEND it then returns
+         * from there; without it, it goes back to wait, and the answer (NOTIF_SEND) wakes it
+         * synchronously on ours (SYNC_WAKE_UP). Measured on the 2-core VM, open+fstat+close:
+         * 64-94 us an iteration with the flag, 44-46 us without. Two steps are safe only
+         * with WAIT_KILLABLE_RECV: nothing but a fatal signal ends the wait between the
+         * install and the answer, else a signal could restart the call after the install
+         * and leave a stray fd in the program.
+         */
+        if (!sup->layers.wait_killable_recv || !sup->layers.sync_wake_up) {
+                addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
+                r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+                if (r >= 0) {
+                        call_return(call, r); /* for the trace: the kernel has the answer */
+                        call->sent = true;
+                        return 0;
+                }
+                if (errno != EINVAL)
+                        return -errno;
+                addfd.flags = 0; /* before 5.14 */
         }
-        if (errno != EINVAL)
-                return -errno;
-        /* Before 5.14: install, then answer with the number. */
-        addfd.flags = 0;
         r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
         if (r < 0)
                 return -errno;

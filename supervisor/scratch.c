@@ -5,13 +5,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static int start_cleaner(struct supervisor *sup, struct error *err);
 
 static const char *scratch_base(void)
 {
@@ -34,6 +36,10 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         if (!mkdtemp(dir))
                 return make_error(err, errno, "create a scratch directory in `%s`", base);
         sup->scratch = xstrdup(dir);
+        if (start_cleaner(sup, err) < 0) {
+                rmdir(dir);
+                return -1;
+        }
         snprintf(shm, sizeof(shm), "%s/shm", dir);
         if (mkdir(shm, 0700) < 0)
                 return make_error(err, errno, "create `%s`", shm);
@@ -45,27 +51,52 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         return places_add(&sup->places, shm, PLACE_TREE, err);
 }
 
-const char *scratch_parent(const struct supervisor *sup)
+/*
+ * The cleaner: a process of its own, started before the supervisor enters its Landlock
+ * domain (which may not remove the scratch directory from its parent), and not its child (a
+ * double fork; nothing of the run waits for it). It waits for the end of the pipe — when
+ * stockade exits, however it exits, even killed — then makes every directory in the scratch
+ * searchable (the sandbox may have made one it cannot list) and removes the lot. It runs
+ * sh and rm, so its command line is theirs, not stockade's.
+ */
+static int start_cleaner(struct supervisor *sup, struct error *err)
 {
-        return sup->scratch ? scratch_base() : NULL;
-}
+        int p[2], status;
+        pid_t pid;
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-        (void)st;
-        (void)ftw;
-        if (type == FTW_DP)
-                rmdir(path);
-        else
-                unlink(path);
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return make_error(err, errno, "pipe for the scratch cleaner");
+        pid = fork();
+        if (pid < 0) {
+                close(p[0]);
+                close(p[1]);
+                return make_error(err, errno, "fork the scratch cleaner");
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (fork() != 0)
+                        _exit(0);
+                setsid(); /* ^C and the terminal's hang-up are not its business */
+                if (null < 0 || dup2(p[0], 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                        _exit(1);
+                execl("/bin/sh", "sh", "-c",
+                      "read x; chmod -R u+rwx -- \"$1\"; exec rm -rf -- \"$1\"", "stockade-cleaner",
+                      sup->scratch, (char *)NULL);
+                _exit(127);
+        }
+        close(p[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        sup->cleaner_fd = p[1];
         return 0;
 }
 
 void scratch_remove(struct supervisor *sup)
 {
-        if (!sup->scratch)
-                return;
-        nftw(sup->scratch, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        if (sup->cleaner_fd >= 0)
+                close(sup->cleaner_fd); /* the cleaner reads EOF and removes the scratch */
+        sup->cleaner_fd = -1;
         free(sup->scratch);
         free(sup->shm_dir);
         sup->scratch = sup->shm_dir = NULL;

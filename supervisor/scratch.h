@@ -2,7 +2,7 @@
  * The run's private scratch on the host: the directory behind the sandbox's /dev/shm, so
  * that its POSIX shared memory and named semaphores (shm_open, sem_open: files in /dev/shm)
  * are its own, not the host's (DESIGN.md: kernel state shared with the host is made
- * private). Removed at the end of the run.
+ * private). Removed at the end of the run, by a process of its own.
  */
 #ifndef STOCKADE_SCRATCH_H
 #define STOCKADE_SCRATCH_H
@@ -14,9 +14,8 @@ struct error;
  * program's uid, and make the run's directory a writable place. Before the walls are
  * computed. Returns 0 or -1 with *err set. */
 int scratch_setup(struct supervisor *sup, struct error *err);
-/* The supervisor's own Landlock domain may remove the run's directory (spawn.c). */
-const char *scratch_parent(const struct supervisor *sup);
-/* Remove the run's directory and everything in it. */
+/* The run is over: a cleaner process started by scratch_setup removes the run's directory
+ * and everything in it (it would also if stockade were killed). */
 void scratch_remove(struct supervisor *sup);
 
 #endif

@@ -140,9 +140,10 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
  * scoped (the supervisor signals the tree and its own process group). The sandbox forks from
  * here and nests its own, scoped domain inside, so the supervisor may still ptrace it, take
  * its fds and read its memory; the sandbox cannot touch the supervisor (an outer domain).
- * One right more than the sandbox's: removing the run's scratch directory at the end
- * (scratch.c). Nothing beneath /proc is writable, for the supervisor's threads either (the
- * uid and gid maps of an unprivileged IPC namespace are written before: ipcns_prepare).
+ * Not one right more than the sandbox's: nothing beneath /proc is writable for the
+ * supervisor's threads either (the uid and gid maps of an unprivileged IPC namespace are
+ * written before: ipcns_prepare), and the scratch directory is removed by a cleaner started
+ * before (scratch.c).
  */
 static int enter_own_domain(struct supervisor *sup, struct error *err)
 {
@@ -154,11 +155,6 @@ static int enter_own_domain(struct supervisor *sup, struct error *err)
         if (fd < 0)
                 return make_error(err, -fd, "create the supervisor's Landlock ruleset");
         r = landlock_add_grants(fd, &sup->grants);
-        /* One right more than the sandbox's: removing the run's scratch directory at the end (its parent is /dev/shm or a
-         * temporary directory; the handlers never remove anything there: the sandbox's
-         * /dev/shm is inside the scratch). */
-        if (r == 0 && scratch_parent(sup))
-                r = landlock_add_path(fd, scratch_parent(sup), LANDLOCK_ACCESS_FS_REMOVE_DIR);
         if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 r = -errno;
         if (r == 0)

@@ -72,13 +72,15 @@ struct supervisor {
          * after the spawn, like `places`. The emulated path calls resolve in it. */
         struct vfs_view view;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
+        dev_t devpts_dev;        /* st_dev of /dev/pts: the sandbox's ptys are there */
         /* st_dev of every mount at or beneath /proc and /dev (devpts, binfmt_misc, mqueue,
          * ...): a base on one of them resolves in the view too (fs_common.c). */
         dev_t special_devs[64];
         size_t n_special_devs;
-        char *scratch; /* the run's directory on the host (scratch.h) */
-        int ns_fds[2]; /* IPC_NS_USERNS: user and IPC namespaces, until the fork */
-        char *shm_dir; /* ... and in it, the sandbox's /dev/shm */
+        char *scratch;  /* the run's directory on the host (scratch.h) */
+        int ns_fds[2];  /* IPC_NS_USERNS: user and IPC namespaces, until the fork */
+        char *shm_dir;  /* ... and in it, the sandbox's /dev/shm */
+        int cleaner_fd; /* closing it has the cleaner remove the scratch */
         /* The terminals beneath /dev/pts the sandbox may open by name: its own and those it
          * made through /dev/ptmx (fs_open.c). Under pts_lock, never held across a call. */
         pthread_mutex_t pts_lock;

@@ -287,6 +287,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
                 return make_error(err, errno, "getcwd");
         sup->proc_dev = stat("/proc", &st) == 0 ? st.st_dev : 0;
         sup->dev_dev = stat("/dev", &st) == 0 ? st.st_dev : 0;
+        sup->devpts_dev = stat("/dev/pts", &st) == 0 ? st.st_dev : 0;
         special_devices(sup);
         own_terminals(sup);
         if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||

@@ -179,13 +179,16 @@ int fs_check_result(struct supervisor *sup, int fd, bool proc_view)
                 /* /dev/tty is whoever opens it's terminal: here the supervisor's. */
                 if (maj == 5 && min == 0)
                         return -ENXIO;
-                if (maj >= 136 && maj <= 143 && fs_pts_allowed(sup, (maj - 136) * 256 + min))
+                /* A pty of the host's devpts (another instance numbers its own from 0 too). */
+                if (maj >= 136 && maj <= 143 && st.st_dev == sup->devpts_dev &&
+                    fs_pts_allowed(sup, (maj - 136) * 256 + min))
                         return 0;
                 return -EACCES;
         }
         /* Another mount of procfs (a chroot's /proc): its "self" is the supervisor, and its
-         * numbers are not filtered. Only the sandbox's /proc view opens procfs. */
-        if (!proc_view && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+         * numbers are not filtered. Only the sandbox's /proc view opens procfs, the host's. */
+        if (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC &&
+            (!proc_view || st.st_dev != sup->proc_dev))
                 return -EACCES;
         return 0;
 }

@@ -44,7 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -125,13 +127,73 @@ static bool magic_last(const char *host)
 
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
  * process holds; the kernel (and Landlock, for what it points to) judges that open. */
+/*
+ * What a magic link led to (a reopen through /proc/PID/fd/N, exe, cwd, root, map_files):
+ * an object the program holds, but one it may hold only because the kernel opened it O_PATH,
+ * which no rule judges. It passes only if the view shows it under the path it has: resolved
+ * again in the view, that path must lead to this very object. A hidden file, the host's
+ * /dev/shm, another procfs or anything outside the view does not; nor does anything on
+ * procfs at all (the /proc view is reached by name only). Pipes, sockets and the like, which
+ * have no path, pass: they are the program's own.
+ */
+static int view_admits(struct supervisor *sup, const struct open_call *oc, int fd)
+{
+        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        char link[48], path[PATH_MAX];
+        struct vfs_special_ctx ctx;
+        struct vfs_special sp;
+        struct stat st, seen;
+        struct statfs sfs;
+        struct fs_as as;
+        ssize_t n;
+        int r;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+                return -EACCES;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n < 0)
+                return -errno;
+        path[n] = '\0';
+        if (path[0] != '/')
+                return 0; /* "pipe:[...]", "socket:[...]", "anon_inode:..." */
+        if (n > 10 && strcmp(path + n - 10, " (deleted)") == 0)
+                return S_ISREG(st.st_mode) ? 0 : -EACCES; /* no name left to judge */
+        r = fs_as_enter(sup, oc->tid, false, &as);
+        if (r < 0)
+                return r;
+        r = vfs_resolve(&sup->view, "/", path, 0, &res);
+        fs_as_leave(&as);
+        if (r < 0)
+                return r == -ENOENT ? -EACCES : r;
+        if (res.kind == VFS_HOST) {
+                r = fstat(res.fd, &seen) < 0 ? -errno : 0;
+        } else if (res.kind == VFS_SPECIAL && res.mount->mode == VFS_DEV) {
+                r = fs_special_ctx(sup, oc->tid, &ctx);
+                if (r == 0)
+                        r = vfs_dev_map(res.rest, &ctx, &sp);
+                if (r == 0 && sp.kind == VFS_SP_TTY)
+                        r = -ENXIO;
+                if (r == 0 && stat(sp.host, &seen) < 0)
+                        r = -errno;
+        } else {
+                r = -EACCES;
+        }
+        if (r < 0)
+                return r == -ENOENT ? -EACCES : r;
+        return seen.st_dev == st.st_dev && seen.st_ino == st.st_ino ? 0 : -EACCES;
+}
+
+/* /proc/PID/...: a magic link only as the last component, where it names an object the
+ * process holds, judged again by view_admits. */
 static int open_proc(struct supervisor *sup, const struct open_call *oc,
                      const struct vfs_special *sp)
 {
         char parent[PATH_MAX];
-        struct stat st;
         char *slash;
-        int dfd, fd;
+        int dfd, fd, r;
 
         fd = open_as(sup, oc, AT_FDCWD, sp->host, oc->flags, RESOLVE_NO_MAGICLINKS);
         if (fd != -ELOOP || !sp->process || !magic_last(sp->host))
@@ -144,11 +206,9 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
                 return dfd;
         fd = open_as(sup, oc, dfd, slash + 1, oc->flags & ~O_NOFOLLOW, 0);
         close(dfd);
-        /* A link that leads back into /proc (an O_PATH fd of another process's directory,
-         * made in the kernel) would step round the view's filter of process numbers. */
-        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == sup->proc_dev) {
+        if (fd >= 0 && (r = view_admits(sup, oc, fd)) < 0) {
                 close(fd);
-                return -EACCES;
+                return r;
         }
         return fd;
 }

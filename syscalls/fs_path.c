@@ -16,6 +16,7 @@
  * else beneath /proc or /dev can be made or removed (EACCES, as for the program itself).
  */
 #include "syscalls/fs_common.h"
+#include "supervisor/grants.h"
 #include "supervisor/notify.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
@@ -55,6 +56,7 @@ struct path_call {
         char target[PATH_MAX];
         struct place_arg p[2]; /* link and rename: from, to */
         int n;
+        int link_source; /* linkat AT_SYMLINK_FOLLOW: O_PATH of the followed source, or -1 */
 };
 
 static bool creates(enum path_op op)
@@ -173,6 +175,11 @@ static int parent_slow(struct supervisor *sup, const struct path_call *pc, struc
         }
         if (res.parent_fd < 0 || !res.name[0])
                 return res.kind == VFS_ABSENT ? -ENOENT : -EBUSY; /* "/", or made up */
+        /* Moving a directory with a hidden path beneath would give that path a new name the
+         * view does not hide (without Landlock, which hides by inode, nothing else would). */
+        if (pc->op == OP_RENAME && pa == &pc->p[0] && res.kind == VFS_HOST &&
+            grants_hidden_beneath(&sup->view, res.path))
+                return -EACCES;
         snprintf(pa->last, sizeof(pa->last), "%s%s", res.name, res.trailing_slash ? "/" : "");
         fd = res.parent_fd;
         res.parent_fd = -1;
@@ -191,6 +198,31 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
         if (r >= 0)
                 pa->parent = r;
         return r < 0 ? r : 0;
+}
+
+/* linkat(AT_SYMLINK_FOLLOW): the source followed in the view, never by the kernel in our
+ * context (a symlink to /proc/PID/fd/N would link whatever the program holds, a hidden file
+ * included). The result must be a file of the view. */
+static int follow_source(struct supervisor *sup, struct path_call *pc)
+{
+        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        char start[PATH_MAX];
+        struct fs_as as;
+        int r = fs_base_path(pc->p[0].base, start, sizeof(start));
+
+        if (r == 0)
+                r = fs_as_enter(sup, pc->tid, false, &as);
+        if (r < 0)
+                return r;
+        r = vfs_resolve(&sup->view, start, pc->p[0].path, VFS_FOLLOW, &res);
+        fs_as_leave(&as);
+        if (r < 0)
+                return r;
+        if (res.kind != VFS_HOST)
+                return -EPERM; /* nothing of /proc or /dev is linked */
+        pc->link_source = res.fd;
+        res.fd = -1;
+        return 0;
 }
 
 /* The call itself, as the program, on the directories found. Returns 0 or -errno. */
@@ -220,7 +252,14 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
                 r = symlinkat(pc->target, a->parent, a->last);
                 break;
         case OP_LINK:
-                r = linkat(a->parent, a->last, b->parent, b->last, (int)pc->flags);
+                if (pc->link_source >= 0) { /* AT_SYMLINK_FOLLOW: what the view resolved */
+                        char self[48];
+
+                        snprintf(self, sizeof(self), "/proc/self/fd/%d", pc->link_source);
+                        r = linkat(AT_FDCWD, self, b->parent, b->last, AT_SYMLINK_FOLLOW);
+                } else {
+                        r = linkat(a->parent, a->last, b->parent, b->last, 0);
+                }
                 break;
         case OP_RENAME:
                 r = syscall(SYS_renameat2, a->parent, a->last, b->parent, b->last, pc->flags);
@@ -259,8 +298,12 @@ static int run(struct supervisor *sup, struct call *call, struct path_call *pc)
                 trace_call_path(call, pc->p[i].arg, pc->p[i].path);
                 r = find_parent(sup, pc, &pc->p[i]);
         }
+        if (r == 0 && pc->op == OP_LINK && (pc->flags & AT_SYMLINK_FOLLOW))
+                r = follow_source(sup, pc);
         if (r == 0)
                 r = perform(sup, pc);
+        if (pc->link_source >= 0)
+                close(pc->link_source);
         for (int i = 0; i < pc->n; i++) {
                 if (pc->p[i].base >= 0)
                         close(pc->p[i].base);
@@ -281,7 +324,7 @@ static void place(struct path_call *pc, int dirfd, uint64_t addr, unsigned arg)
 int fs_path(struct supervisor *sup, struct call *call)
 {
         const __u64 *a = call->req->data.args;
-        struct path_call pc = {.tid = (pid_t)call->req->pid};
+        struct path_call pc = {.tid = (pid_t)call->req->pid, .link_source = -1};
         int r = 0;
 
         switch ((int)(call->row - syscall_table)) {

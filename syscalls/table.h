@@ -58,7 +58,6 @@ struct syscall_row {
 };
 
 /* The handlers named in syscalls.def. */
-int fs_passthrough(struct supervisor *sup, struct call *call);
 int fs_open(struct supervisor *sup, struct call *call);
 int fs_path(struct supervisor *sup, struct call *call);
 /* /dev/pts/N becomes the sandbox's to open by name (its own terminal, one it made). */

@@ -212,8 +212,10 @@ static void test_dev_shm_private(void **state)
         assert_int_equal(chmod(host, 0666), 0);
         snprintf(script, sizeof(script),
                  "cat %s; ls /dev/shm; rm -f %s; echo mine > %s && cat %s\n"
+                 "python3 -c 'import os; p = os.open(\"%s\", os.O_PATH); "
+                 "print(open(\"/proc/self/fd/%%d\" %% p).read())'\n"
                  "python3 -c 'import multiprocessing as m; m.Lock(); print(\"lock-ok\")'\n",
-                 host, host, made, made);
+                 host, host, made, made, host);
         both(script, &native, &r);
         if (!strstr(native.out, secret))
                 fail_msg("natively the host segment was not readable: %s", native.err);
@@ -263,8 +265,10 @@ static void hidden_without_landlock(void **state)
         setenv("STOCKADE_TEST_DISABLE", "landlock", 1);
         /* By its full path: run as root, the command's own HOME is nobody's. */
         snprintf(cmd, sizeof(cmd),
-                 "cat '%s'; echo overwritten > '%s'; cd '%s/.ssh' && cat id_rsa; echo done", key,
-                 key, home);
+                 "cat '%s'; echo overwritten > '%s'; cd '%s/.ssh' && cat id_rsa; "
+                 "python3 -c 'import os; p = os.open(\"%s\", os.O_PATH); "
+                 "print(open(\"/proc/self/fd/%%d\" %% p).read())'; echo done",
+                 key, key, home, key);
         assert_int_equal(runner_stockade_sh(dir, opts, cmd, TIMEOUT_S, &r), 0);
         unsetenv("STOCKADE_TEST_DISABLE");
         if (saved)
@@ -315,12 +319,28 @@ static void other_users_directory(void **state)
 static void mount_beneath_proc(void **state)
 {
         char cmd[PATH_MAX * 12];
+        FILE *f;
         struct run_result r;
         char *argv[] = {"/bin/sh", "-c", cmd, NULL};
 
         (void)state;
         if (geteuid() != 0)
                 skip();
+        /* Open each path O_PATH (no rule judges that), then reopen it through /proc/self/fd:
+         * what the supervisor opens for the sandbox. PPID: stockade's own directory. */
+        snprintf(cmd, sizeof(cmd), "%s/reopen.py", dir);
+        f = fopen(cmd, "w");
+        assert_non_null(f);
+        fputs("import os, sys\n"
+              "for path in sys.argv[1:]:\n"
+              "    path = path.replace('PPID', str(os.getppid()))\n"
+              "    try:\n"
+              "        p = os.open(path, os.O_PATH)\n"
+              "        print(open('/proc/self/fd/%d' % p, 'rb').read().replace(b'\\0', b' '))\n"
+              "    except OSError as e:\n"
+              "        print(path, e)\n",
+              f);
+        fclose(f);
         snprintf(cmd, sizeof(cmd),
                  "unshare -m --propagation private sh -c '"
                  "mount -t tmpfs none /proc/sys/fs/binfmt_misc || exit 77; "
@@ -329,9 +349,11 @@ static void mount_beneath_proc(void **state)
                  "%s run -- sh -c \"cd /proc/sys/fs/binfmt_misc && echo pwn >> f\"; "
                  "echo content: $(cat /proc/sys/fs/binfmt_misc/f); "
                  "mkdir -p %s/proc2 && mount -t proc proc %s/proc2 && "
-                 "%s run -- sh -c \"xargs -0 echo < %s/proc2/%d/cmdline\"'",
+                 "%s run -- sh -c \"xargs -0 echo < %s/proc2/%d/cmdline\"; "
+                 "MY_TOKEN=%s %s run --user root -- python3 %s/reopen.py "
+                 "%s/proc2/%d/cmdline %s/proc2/PPID/environ'",
                  runner_stockade(), runner_stockade(), dir, dir, runner_stockade(), dir,
-                 (int)host_pid);
+                 (int)host_pid, secret, runner_stockade(), dir, dir, (int)host_pid, dir);
         assert_int_equal(runner_run(argv, NULL, TIMEOUT_S, &r), 0);
         if (r.exit_code == 77)
                 skip();
