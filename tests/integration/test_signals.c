@@ -187,13 +187,15 @@ static void sigusr1_passed_on(void **state)
 }
 
 /* A CPU-bound program that writes its progress with pwrite (no notification). */
-static const char counter[] = "exec python3 -c 'import os\n"
-                              "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
-                              "print(\"READY\", flush=True)\n"
-                              "i = 0\n"
-                              "while True:\n"
-                              "    i += 1\n"
-                              "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+#define COUNTER                                                                                    \
+        "python3 -c 'import os\n"                                                                  \
+        "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"                               \
+        "print(\"READY\", flush=True)\n"                                                           \
+        "i = 0\n"                                                                                  \
+        "while True:\n"                                                                            \
+        "    i += 1\n"                                                                             \
+        "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'"
+static const char counter[] = "exec " COUNTER;
 
 static long count(void)
 {
@@ -219,14 +221,7 @@ static void wait_stopped(pid_t pid)
 }
 
 /* The same counter in a session of its own (setsid -w: the root waits for it). */
-static const char counter_own_session[] =
-        "exec setsid -w python3 -c 'import os\n"
-        "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
-        "print(\"READY\", flush=True)\n"
-        "i = 0\n"
-        "while True:\n"
-        "    i += 1\n"
-        "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+static const char counter_own_session[] = "exec setsid -w " COUNTER;
 
 static void stop_and_continue_script(int stop_sig, const char *script)
 {
