@@ -132,7 +132,8 @@ static const struct opt_def run_opts[] = {
          "writable workspace"},
         {"tty", OPT_TTY, V_STRING, "auto|always|never",
          "give the sandbox a terminal of its own, relayed to yours: auto (default) when "
-         "stdin or stdout is a terminal"},
+         "stdin or stdout is a terminal; never hands fds 0-2 over as they are (your "
+         "terminal included)"},
         {"pass-fd", OPT_PASS_FD, V_COUNT, "N",
          "keep inherited fd N open in the sandbox (repeatable; make's jobserver: "
          "`+stockade run --pass-fd 3 --pass-fd 4 -- $(MAKE)`)"},
@@ -426,6 +427,14 @@ static int add_pass_fd(struct config *cfg, const struct opt_def *o, const char *
                                   arg);
         if (fcntl((int)v, F_GETFD) < 0)
                 return make_error(err, 0, "run: --pass-fd %s: fd %s is not open", arg, arg);
+        /* The command would hold the terminal itself: read what is typed, change settings.
+         * It has a terminal of its own (--tty). */
+        if (isatty((int)v))
+                return make_error(err, 0,
+                                  "run: --pass-fd %s: fd %s is a terminal, which the command "
+                                  "could read what you type from; it gets a terminal of its "
+                                  "own (--tty)",
+                                  arg, arg);
         if (cfg->n_pass_fds >= SHIM_MAX_PASS_FDS)
                 return make_error(err, 0, "run: --pass-fd: at most %d", SHIM_MAX_PASS_FDS);
         cfg->pass_fds = xrealloc(cfg->pass_fds, (cfg->n_pass_fds + 1) * sizeof(*cfg->pass_fds));

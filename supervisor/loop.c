@@ -157,8 +157,11 @@ static bool loop_dispatch(struct supervisor *sup, struct epoll_event ev, struct 
 
 static void kill_child(const struct proc_stat *st, void *arg)
 {
-        /* Our child: its number is ours until we reap it, and only this thread reaps. */
-        if (st->ppid == getpid())
+        const struct supervisor *sup = arg;
+
+        /* Our child: its number is ours until we reap it, and only this thread reaps. The
+         * scratch's cleaner is ours too, and is left to finish (scratch.c). */
+        if (st->ppid == getpid() && st->pid != sup->cleaner)
                 kill(st->pid, SIGKILL);
 }
 
@@ -174,6 +177,10 @@ static void reap_all(struct supervisor *sup)
         struct epoll_event ev;
 
         sup_kill_tree(sup);
+        /* The scratch's cleaner may be our child after all (stockade as PID 1 of a pid
+         * namespace adopts orphans): let it do its work and end now, or we would wait for
+         * it here while it waits for us. */
+        scratch_release(sup);
         /* Our child: its number is ours until we reap it (ptrace.c forgets it then). */
         if (sup->watcher > 0)
                 kill(sup->watcher, SIGKILL);
@@ -181,7 +188,7 @@ static void reap_all(struct supervisor *sup)
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
                 sup_kill_tree(sup);
-                procscan_foreach(kill_child, NULL);
+                procscan_foreach(kill_child, sup);
         }
 }
 

@@ -53,15 +53,17 @@ int scratch_setup(struct supervisor *sup, struct error *err)
 
 /*
  * The cleaner: a process of its own, started before the supervisor enters its Landlock
- * domain (which may not remove the scratch directory from its parent), and not its child (a
- * double fork; nothing of the run waits for it). It waits for the end of the pipe — when
- * stockade exits, however it exits, even killed — then makes every directory in the scratch
- * searchable (the sandbox may have made one it cannot list) and removes the lot. It runs
- * sh and rm, so its command line is theirs, not stockade's.
+ * domain (which may not remove the scratch directory from its parent). It waits for the end
+ * of the pipe — closed when the tree is torn down, or when stockade dies, however — then
+ * makes every directory in the scratch searchable (the sandbox may have made one it cannot
+ * list) and removes the lot. It is our child, in a session of its own (^C and a hang-up of
+ * the terminal are not its business); the teardown reaps it like the tree, so that the
+ * scratch is gone when stockade exits, also as PID 1 of a pid namespace, where anything left
+ * would be killed with us. It runs sh and rm: its command line is theirs, not stockade's.
  */
 static int start_cleaner(struct supervisor *sup, struct error *err)
 {
-        int p[2], status;
+        int p[2];
         pid_t pid;
 
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -75,9 +77,7 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
         if (pid == 0) {
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-                if (fork() != 0)
-                        _exit(0);
-                setsid(); /* ^C and the terminal's hang-up are not its business */
+                setsid();
                 if (null < 0 || dup2(p[0], 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
                         _exit(1);
                 execl("/bin/sh", "sh", "-c",
@@ -86,17 +86,26 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
                 _exit(127);
         }
         close(p[0]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
         sup->cleaner_fd = p[1];
+        sup->cleaner = pid;
         return 0;
 }
 
-void scratch_remove(struct supervisor *sup)
+void scratch_release(struct supervisor *sup)
 {
         if (sup->cleaner_fd >= 0)
                 close(sup->cleaner_fd); /* the cleaner reads EOF and removes the scratch */
         sup->cleaner_fd = -1;
+}
+
+void scratch_remove(struct supervisor *sup)
+{
+        scratch_release(sup);
+        /* Wait for it unless the teardown reaped it already (ECHILD then). */
+        if (sup->cleaner > 0)
+                while (waitpid(sup->cleaner, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        sup->cleaner = 0;
         free(sup->scratch);
         free(sup->shm_dir);
         sup->scratch = sup->shm_dir = NULL;

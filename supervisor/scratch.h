@@ -17,5 +17,7 @@ int scratch_setup(struct supervisor *sup, struct error *err);
 /* The run is over: a cleaner process started by scratch_setup removes the run's directory
  * and everything in it (it would also if stockade were killed). */
 void scratch_remove(struct supervisor *sup);
+/* The same without freeing the paths: the tree is being torn down, the cleaner may start. */
+void scratch_release(struct supervisor *sup);
 
 #endif

@@ -340,10 +340,10 @@ static bool descends_from(pid_t pid, pid_t ancestor)
         return false;
 }
 
-/* SIGSTOP to each descendant of `supervisor` but us, each through a pidfd opened before its
+/* SIGSTOP to each descendant of `supervisor` but us and `spare` (the scratch cleaner), each through a pidfd opened before its
  * parents are read: a number reused by a host process meanwhile names a process that does
  * not descend from stockade, and a pidfd of a process gone since reaches nobody. */
-static void stop_tree(pid_t supervisor)
+static void stop_tree(pid_t supervisor, pid_t spare)
 {
         char buf[4096];
         int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -365,7 +365,7 @@ static void stop_tree(pid_t supervisor)
                         int fd;
 
                         off += d->reclen;
-                        if (pid <= 0 || pid == self)
+                        if (pid <= 0 || pid == self || pid == spare)
                                 continue;
                         fd = (int)syscall(SYS_pidfd_open, pid, 0);
                         if (fd < 0)
@@ -378,7 +378,7 @@ static void stop_tree(pid_t supervisor)
         close(dir);
 }
 
-static _Noreturn void watch_stops(pid_t supervisor)
+static _Noreturn void watch_stops(pid_t supervisor, pid_t spare)
 {
         struct timespec tick = {.tv_nsec = 100 * 1000000L};
         bool stopped = false;
@@ -394,7 +394,7 @@ static _Noreturn void watch_stops(pid_t supervisor)
                 if (!state)
                         _exit(0);
                 if (state == 'T' && !stopped)
-                        stop_tree(supervisor);
+                        stop_tree(supervisor, spare);
                 stopped = state == 'T';
                 nanosleep(&tick, NULL);
         }
@@ -408,6 +408,6 @@ void signals_start_watcher(struct supervisor *sup)
                 return;
         pid = fork();
         if (pid == 0)
-                watch_stops(self);
+                watch_stops(self, sup->cleaner); /* the scratch's cleaner is no task */
         sup->watcher = pid > 0 ? pid : -1;
 }

@@ -81,6 +81,7 @@ struct supervisor {
         int ns_fds[2];  /* IPC_NS_USERNS: user and IPC namespaces, until the fork */
         char *shm_dir;  /* ... and in it, the sandbox's /dev/shm */
         int cleaner_fd; /* closing it has the cleaner remove the scratch */
+        pid_t cleaner;  /* ... which is our child */
         /* The terminals beneath /dev/pts the sandbox may open by name: its own and those it
          * made through /dev/ptmx (fs_open.c). Under pts_lock, never held across a call. */
         pthread_mutex_t pts_lock;

@@ -110,12 +110,14 @@ int tty_open(struct tty_relay *r, enum tty_mode mode, bool quiet, struct error *
                                                   "--tty always: reopen the "
                                                   "terminal of fd %d",
                                                   first);
-                        error_warn("warning: cannot reopen the terminal "
-                                   "(%s): the sandbox gets no terminal of its own "
-                                   "(--tty never)\n",
-                                   strerror(-r->term));
-                        r->term = -1;
-                        return 0;
+                        /* Falling back to --tty never would hand the command this very
+                         * terminal: it could read what the user types (third review). */
+                        return make_error(err, -r->term,
+                                          "cannot reopen the terminal of fd %d (another "
+                                          "user's, or held exclusively): the command would "
+                                          "get your terminal itself; run from a terminal of "
+                                          "your own, or redirect stdin and stdout",
+                                          first);
                 }
                 r->host_out = fcntl(r->term, F_DUPFD_CLOEXEC, 3);
                 if (isatty(0))

@@ -264,6 +264,10 @@ static void own_terminals(struct supervisor *sup)
         struct stat st;
 
         if (sup->tty.active) {
+                /* Root running the command as another user: the pty is that user's, as login
+                 * makes it, or the command could not open its own terminal by name. */
+                if (sup->cfg->set_user && geteuid() == 0)
+                        (void)!fchown(sup->tty.slave, sup->cfg->uid, (gid_t)-1);
                 if (fstat(sup->tty.slave, &st) == 0 && major(st.st_rdev) >= 136 &&
                     major(st.st_rdev) <= 143)
                         fs_open_allow_pts(sup, (major(st.st_rdev) - 136) * 256 + minor(st.st_rdev));

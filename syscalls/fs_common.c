@@ -116,7 +116,18 @@ bool fs_pts_allowed(struct supervisor *sup, unsigned n)
         return pts_allowed(sup, n);
 }
 
-int fs_base_path(int base, char *out, size_t size)
+void fs_sandbox_path(const struct supervisor *sup, char *path, size_t size)
+{
+        size_t n = sup->shm_dir ? strlen(sup->shm_dir) : 0;
+        char rest[PATH_MAX];
+
+        if (!n || strncmp(path, sup->shm_dir, n) != 0 || (path[n] && path[n] != '/'))
+                return;
+        snprintf(rest, sizeof(rest), "%s", path + n);
+        snprintf(path, size, "/dev/shm%s", rest);
+}
+
+int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
 {
         char link[48];
         ssize_t n;
@@ -132,6 +143,7 @@ int fs_base_path(int base, char *out, size_t size)
         out[n] = '\0';
         if (out[0] != '/')
                 return -ENOENT; /* not a directory of the file system ("anon_inode:...") */
+        fs_sandbox_path(sup, out, size);
         return 0;
 }
 
@@ -172,10 +184,14 @@ int fs_check_result(struct supervisor *sup, int fd, bool proc_view)
 
                 if (S_ISBLK(st.st_mode))
                         return -EACCES;
-                /* null, zero, full, random, urandom; ptmx */
-                if ((maj == 1 && (min == 3 || min == 5 || min == 7 || min == 8 || min == 9)) ||
-                    (maj == 5 && min == 2))
+                /* null, zero, full, random, urandom */
+                if (maj == 1 && (min == 3 || min == 5 || min == 7 || min == 8 || min == 9))
                         return 0;
+                /* ptmx: the host's (/dev/ptmx, /dev/pts/ptmx), not another devpts instance's,
+                 * which would make a pty in a container's. */
+                if (maj == 5 && min == 2)
+                        return st.st_dev == sup->dev_dev || st.st_dev == sup->devpts_dev ? 0
+                                                                                         : -EACCES;
                 /* /dev/tty is whoever opens it's terminal: here the supervisor's. */
                 if (maj == 5 && min == 0)
                         return -ENXIO;

@@ -27,7 +27,10 @@ int fs_hold_pty(struct supervisor *sup, int master);
 bool fs_pts_allowed(struct supervisor *sup, unsigned n);
 /* The sandbox path of `base` (our copy of the caller's dirfd or cwd; AT_FDCWD: "/"). The view
  * is the identity, so it is the host path the fd names. Returns 0 or -errno. */
-int fs_base_path(int base, char *out, size_t size);
+int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size);
+/* A host path in the sandbox's private /dev/shm becomes the sandbox path (/dev/shm/...):
+ * the one place where the view is not the identity. In place. */
+void fs_sandbox_path(const struct supervisor *sup, char *path, size_t size);
 /* Whether `path` from `base` may start on /proc or /dev, where only the view may resolve it:
  * an absolute path under them (lexically), or a base on their file systems. */
 bool fs_starts_special(const struct supervisor *sup, const char *path, int base);

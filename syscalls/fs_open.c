@@ -161,6 +161,7 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int f
                 return 0; /* "pipe:[...]", "socket:[...]", "anon_inode:..." */
         if (n > 10 && strcmp(path + n - 10, " (deleted)") == 0)
                 return S_ISREG(st.st_mode) ? 0 : -EACCES; /* no name left to judge */
+        fs_sandbox_path(sup, path, sizeof(path));
         r = fs_as_enter(sup, oc->tid, false, &as);
         if (r < 0)
                 return r;
@@ -311,7 +312,7 @@ static int open_slow(struct supervisor *sup, struct open_call *oc)
         char start[PATH_MAX], self[48];
         struct fs_as as;
         unsigned flags = 0;
-        int r = fs_base_path(oc->base, start, sizeof(start));
+        int r = fs_base_path(sup, oc->base, start, sizeof(start));
 
         if (r < 0)
                 return r;

@@ -153,7 +153,7 @@ static int parent_slow(struct supervisor *sup, const struct path_call *pc, struc
         struct vfs_special sp;
         char start[PATH_MAX];
         struct fs_as as;
-        int r = fs_base_path(pa->base, start, sizeof(start)), fd;
+        int r = fs_base_path(sup, pa->base, start, sizeof(start)), fd;
 
         if (r == 0)
                 r = fs_as_enter(sup, pc->tid, false, &as);
@@ -208,7 +208,7 @@ static int follow_source(struct supervisor *sup, struct path_call *pc)
         _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
         char start[PATH_MAX];
         struct fs_as as;
-        int r = fs_base_path(pc->p[0].base, start, sizeof(start));
+        int r = fs_base_path(sup, pc->p[0].base, start, sizeof(start));
 
         if (r == 0)
                 r = fs_as_enter(sup, pc->tid, false, &as);

@@ -52,6 +52,8 @@
  */
 #include "syscalls/net.h"
 #include "supervisor/creds.h"
+#include "supervisor/sup.h"
+#include "supervisor/net/netpol.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
@@ -100,7 +102,48 @@ static void connect_answer(struct supervisor *sup, struct call *call, const stru
                 call_return(call, 0);
 }
 
-/* A pathname socket: judge the inode the path leads to, then connect to that inode. */
+/*
+ * Who listens on the stream socket `d` leads to: a probe of ours connects to that very inode
+ * (as the program) and reads the listener's pid (SO_PEERCRED), then hangs up. A server of
+ * the host's — tmux, screen, the X server, an editor's server, docker — would run what the
+ * sandbox sends it outside the sandbox, with the user's rights (the third outside review
+ * typed commands into the user's shell through tmux's socket in /tmp). Only the sandbox's
+ * own servers are reachable, unless --net host lifts the network policy. Returns 0 when
+ * allowed, -EACCES when not, or -errno of the probe (ECONNREFUSED: nobody listens).
+ */
+static int listener_ok(struct supervisor *sup, const struct net_sock *s,
+                       const struct net_unix_dest *d)
+{
+        struct creds_saved saved;
+        struct ucred peer = {0};
+        socklen_t len = sizeof(peer);
+        bool ours;
+        int probe, r;
+
+        if (sup->cfg->net.mode == NETPOL_MODE_HOST ||
+            (s->type != SOCK_STREAM && s->type != SOCK_SEQPACKET))
+                return 0;
+        probe = socket(AF_UNIX, s->type | SOCK_CLOEXEC, 0);
+        if (probe < 0)
+                return -errno;
+        r = creds_enter_identity(sup->cfg, &saved);
+        if (r == 0) {
+                if (connect(probe, (const struct sockaddr *)&d->via, d->via_len) < 0 ||
+                    getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
+                        r = -errno;
+                creds_leave(&saved);
+        }
+        close(probe);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&sup->lock);
+        ours = peer.pid > 0 && tracee_find_live(&sup->tree, peer.pid) != NULL;
+        pthread_mutex_unlock(&sup->lock);
+        return ours ? 0 : -EACCES;
+}
+
+/* A pathname socket: judge the inode the path leads to and who listens there, then connect
+ * to that inode. */
 static void connect_path(struct supervisor *sup, struct call *call, struct connect_call *c,
                          const struct net_sock *s, int base)
 {
@@ -111,7 +154,15 @@ static void connect_path(struct supervisor *sup, struct call *call, struct conne
                 call_fail(call, -r);
         if (r != NET_ALLOWED)
                 return;
-        connect_answer(sup, call, s, &d.via, d.via_len);
+        r = listener_ok(sup, s, &d);
+        if (r == -EACCES) {
+                trace_call_rule(call, "a unix socket served outside the sandbox");
+                call_deny(sup, call, EACCES);
+        } else if (r < 0) {
+                call_fail(call, -r);
+        } else {
+                connect_answer(sup, call, s, &d.via, d.via_len);
+        }
         close(d.target);
 }
 

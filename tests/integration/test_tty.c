@@ -280,6 +280,66 @@ static void tty_always_without_terminal(void **state)
         runner_free(&r);
 }
 
+/* A terminal stockade cannot reopen (another user's: after su or setpriv) is not handed to
+ * the command instead (the third review read what the user typed that way): the run is
+ * refused, and nothing runs. Root only (the terminal is given to another uid). */
+static void foreign_terminal_refused(void **state)
+{
+        int master = posix_openpt(O_RDWR | O_NOCTTY);
+        char script[1024];
+        const char *slave;
+        struct run_result r;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip();
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        slave = ptsname(master);
+        assert_non_null(slave);
+        assert_int_equal(chown(slave, 65533, 0), 0);
+        assert_int_equal(chmod(slave, 0620), 0);
+        snprintf(script, sizeof(script),
+                 "exec 0<>%s; exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "
+                 "%s run -- sh -c 'echo RAN; cat /proc/self/fdinfo/0 >/dev/null'",
+                 slave, runner_stockade());
+        {
+                char *argv[] = {"/bin/sh", "-c", script, NULL};
+                assert_int_equal(runner_run(argv, NULL, 30, &r), 0);
+        }
+        if (strstr(r.out, "RAN") || r.exit_code != 125 ||
+            !strstr(r.err, "cannot reopen the terminal"))
+                fail_msg("exit %d: %s / %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        close(master);
+}
+
+/* --pass-fd of a terminal is refused: the command would hold it itself. */
+static void pass_fd_terminal_refused(void **state)
+{
+        int master = posix_openpt(O_RDWR | O_NOCTTY), slave;
+        char fd[16];
+        struct run_result r;
+
+        (void)state;
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        slave = open(ptsname(master), O_RDWR | O_NOCTTY); /* inherited by stockade */
+        assert_true(slave > 2);
+        snprintf(fd, sizeof(fd), "%d", slave);
+        {
+                const char *args[] = {"--pass-fd", fd, "--", "sh", "-c", "echo RAN", NULL};
+                assert_int_equal(runner_stockade_run(args, 30, &r), 0);
+        }
+        if (r.exit_code != 125 || strstr(r.out, "RAN") || !strstr(r.err, "is a terminal"))
+                fail_msg("exit %d: %s / %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        close(slave);
+        close(master);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -291,6 +351,8 @@ int main(void)
                 cmocka_unit_test(tiocsti_stays_inside),
                 cmocka_unit_test(pipe_output_is_exact),
                 cmocka_unit_test(tty_always_without_terminal),
+                cmocka_unit_test(foreign_terminal_refused),
+                cmocka_unit_test(pass_fd_terminal_refused),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
