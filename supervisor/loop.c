@@ -46,8 +46,8 @@ static void kill_untracked(const struct proc_stat *st, void *arg)
         const struct supervisor *sup = arg;
         int pidfd;
 
-        if (st->pid == getpid())
-                return;
+        if (st->pid == getpid() || st->pid == sup->cleaner)
+                return; /* the scratch's cleaner is no task of the tree (scratch.c) */
         if (st->ppid == getpid()) {
                 /* Our child: its number is ours until we reap it, and only we do. */
                 kill(st->pid, SIGKILL);

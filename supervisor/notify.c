@@ -61,9 +61,8 @@ __thread bool notify_own_fs;
 
 int call_return_fd(struct supervisor *sup, struct call *call, int fd, bool cloexec)
 {
-        struct seccomp_notif_addfd addfd = {.id = call->req->id,
-                                            .srcfd = (__u32)fd,
-                                            .newfd_flags = cloexec ? O_CLOEXEC : 0};
+        struct seccomp_notif_addfd addfd = {
+                .id = call->req->id, .srcfd = (__u32)fd, .newfd_flags = cloexec ? O_CLOEXEC : 0};
         int r;
 
         /*

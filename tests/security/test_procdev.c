@@ -7,6 +7,7 @@
 #include "tests/helpers/runner.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -188,6 +189,21 @@ static void test_host_terminal_and_devices(void **state)
         runner_free(&r);
 }
 
+/* The runs' scratch directories in /dev/shm (not this test's own files there). */
+static int scratch_dirs(void)
+{
+        glob_t g;
+        int n = 0;
+
+        if (glob("/dev/shm/stockade-*", GLOB_ONLYDIR, NULL, &g) != 0)
+                return 0;
+        for (size_t i = 0; i < g.gl_pathc; i++)
+                n += !strstr(g.gl_pathv[i], "stockade-host-") &&
+                     !strstr(g.gl_pathv[i], "stockade-made-");
+        globfree(&g);
+        return n;
+}
+
 /* POSIX shared memory is the sandbox's own: a host segment in /dev/shm is neither readable
  * nor removable, what the sandbox makes there never reaches the host's /dev/shm, and
  * shm_open/sem_open work (Python's multiprocessing locks). */
@@ -195,6 +211,7 @@ static void test_dev_shm_private(void **state)
 {
         char host[64], made[64], script[1024], buf[128];
         struct run_result native, r;
+        int before;
         struct stat st;
         FILE *f;
 
@@ -226,7 +243,22 @@ static void test_dev_shm_private(void **state)
         fprintf(f, "%s\n", secret);
         fclose(f);
         runner_free(&r);
+        before = scratch_dirs();
         assert_int_equal(runner_stockade_sh(dir, NULL, script, TIMEOUT_S, &r), 0);
+        /* The run's scratch is gone with it, also without ptrace (another teardown). */
+        setenv("STOCKADE_TEST_DISABLE", "ptrace", 1);
+        {
+                const char *degraded[] = {"--allow-degraded", NULL};
+                struct run_result d;
+
+                assert_int_equal(
+                        runner_stockade_sh(dir, degraded, "echo x > /dev/shm/y", TIMEOUT_S, &d), 0);
+                runner_free(&d);
+        }
+        unsetenv("STOCKADE_TEST_DISABLE");
+        if (scratch_dirs() != before)
+                fail_msg("a run left its scratch directory in /dev/shm (%d before, %d after)",
+                         before, scratch_dirs());
         if (strstr(r.out, secret) || strstr(r.out, "stockade-host-"))
                 fail_msg("the sandbox saw the host's /dev/shm:\n%s", r.out);
         if (!strstr(r.out, "mine\n") || !strstr(r.out, "lock-ok"))
