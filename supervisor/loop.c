@@ -306,6 +306,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
                 scratch_remove(sup);
                 free(sup->pts);
+                free(sup->unix_own);
                 for (size_t i = 0; i < sup->n_held; i++)
                         close(sup->held_ptys[i]);
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
@@ -435,6 +436,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
                                       .fg_timer = -1};
         init_lock(&sup->lock);
         pthread_mutex_init(&sup->pts_lock, NULL);
+        pthread_mutex_init(&sup->unix_lock, NULL);
         audit_init(&sup->audit);
         netpol_own_init(&sup->net_own);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);

@@ -88,6 +88,11 @@ struct supervisor {
         unsigned *pts;
         size_t n_pts, cap_pts;
         int held_ptys[1024]; /* copies of the masters it made: the numbers stay its own */
+        /* The unix sockets the sandbox bound (sockfs inodes): its servers (net_unix_owner.c).
+         * Under unix_lock, never held across a call. */
+        pthread_mutex_t unix_lock;
+        ino_t *unix_own;
+        size_t n_unix_own, cap_unix_own;
         size_t n_held;
 
         int epfd;

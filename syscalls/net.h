@@ -62,6 +62,12 @@ struct net_unix_dest {
         socklen_t via_len;
 };
 
+/* The sandbox bound unix socket `sock` (our copy): a server of its own (net_unix_owner.c). */
+void net_unix_remember(struct supervisor *sup, int sock);
+/* Whether the listening socket bound to the socket file `target` (an O_PATH fd of it) is one
+ * the sandbox bound: 1 (also when nothing listens there), -EACCES (a host's), or -errno. */
+int net_unix_served_by_sandbox(struct supervisor *sup, int target);
+
 /* AF_UNIX address copy: 1 a pathname (copied into `path`, size >= sizeof(sun_path) + 1),
  * 0 abstract, -EINVAL as the kernel's unix_validate_addr. */
 int net_unix_kind(const void *addr, int len, char *path);

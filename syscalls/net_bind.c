@@ -127,7 +127,11 @@ int net_bind(struct supervisor *sup, struct call *call)
         long r = net_sock_take(tid, (int)arg[0], &s);
 
         if (r >= 0 && s.domain != AF_INET && s.domain != AF_INET6) {
-                /* Nothing was read: see above. */
+                /* Nothing was read: see above. A unix socket is remembered as the
+                 * sandbox's, whatever the address: its servers are reachable from inside
+                 * (net_unix_owner.c). */
+                if (s.domain == AF_UNIX)
+                        net_unix_remember(sup, s.fd);
                 cleanup_closep(&s.fd);
                 call_continue(call);
                 return 0;

@@ -103,43 +103,23 @@ static void connect_answer(struct supervisor *sup, struct call *call, const stru
 }
 
 /*
- * Who listens on the stream socket `d` leads to: a probe of ours connects to that very inode
- * (as the program) and reads the listener's pid (SO_PEERCRED), then hangs up. A server of
- * the host's — tmux, screen, the X server, an editor's server, docker — would run what the
- * sandbox sends it outside the sandbox, with the user's rights (the third outside review
- * typed commands into the user's shell through tmux's socket in /tmp). Only the sandbox's
- * own servers are reachable, unless --net host lifts the network policy. Returns 0 when
- * allowed, -EACCES when not, or -errno of the probe (ECONNREFUSED: nobody listens).
+ * Who listens on the stream socket `d` leads to (net_unix_owner.c). A server of the host's —
+ * tmux, screen, the X server, an editor's server, docker — would run what the sandbox sends
+ * it outside the sandbox, with the user's rights (the third outside review typed commands
+ * into the user's shell through tmux's socket in /tmp). Only the sandbox's own servers are
+ * reachable, unless --net host lifts the network policy. Returns 0 when allowed, -EACCES
+ * when not, or another -errno.
  */
 static int listener_ok(struct supervisor *sup, const struct net_sock *s,
                        const struct net_unix_dest *d)
 {
-        struct creds_saved saved;
-        struct ucred peer = {0};
-        socklen_t len = sizeof(peer);
-        bool ours;
-        int probe, r;
+        int r;
 
         if (sup->cfg->net.mode == NETPOL_MODE_HOST ||
             (s->type != SOCK_STREAM && s->type != SOCK_SEQPACKET))
                 return 0;
-        probe = socket(AF_UNIX, s->type | SOCK_CLOEXEC, 0);
-        if (probe < 0)
-                return -errno;
-        r = creds_enter_identity(sup->cfg, &saved);
-        if (r == 0) {
-                if (connect(probe, (const struct sockaddr *)&d->via, d->via_len) < 0 ||
-                    getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
-                        r = -errno;
-                creds_leave(&saved);
-        }
-        close(probe);
-        if (r < 0)
-                return r;
-        pthread_mutex_lock(&sup->lock);
-        ours = peer.pid > 0 && tracee_find_live(&sup->tree, peer.pid) != NULL;
-        pthread_mutex_unlock(&sup->lock);
-        return ours ? 0 : -EACCES;
+        r = net_unix_served_by_sandbox(sup, d->target);
+        return r > 0 ? 0 : r;
 }
 
 /* A pathname socket: judge the inode the path leads to and who listens there, then connect

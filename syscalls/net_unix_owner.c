@@ -1,0 +1,125 @@
+/*
+ * Who serves a unix stream socket: the sandbox or the host. The listening socket bound to a
+ * socket file is found with the kernel's socket diagnostics (NETLINK_SOCK_DIAG, the interface
+ * of `ss -x`, open to every user): each listening unix socket with the device and inode of
+ * the file it is bound to. It is the sandbox's if its own inode is one the sandbox bound
+ * (net_bind.c remembers them). Nothing connects to the server to find out.
+ */
+#include "syscalls/net.h"
+#include "supervisor/sup.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define TCP_LISTEN_STATE 10 /* the state a listening unix socket reports */
+
+void net_unix_remember(struct supervisor *sup, int sock)
+{
+        struct stat st;
+
+        if (fstat(sock, &st) < 0)
+                return;
+        pthread_mutex_lock(&sup->unix_lock);
+        if (sup->n_unix_own == sup->cap_unix_own) {
+                sup->cap_unix_own = sup->cap_unix_own ? 2 * sup->cap_unix_own : 16;
+                sup->unix_own = xrealloc(sup->unix_own, sup->cap_unix_own * sizeof(ino_t));
+        }
+        sup->unix_own[sup->n_unix_own++] = st.st_ino;
+        pthread_mutex_unlock(&sup->unix_lock);
+}
+
+static bool own_socket(struct supervisor *sup, ino_t ino)
+{
+        bool found = false;
+
+        pthread_mutex_lock(&sup->unix_lock);
+        for (size_t i = 0; i < sup->n_unix_own && !found; i++)
+                found = sup->unix_own[i] == ino;
+        pthread_mutex_unlock(&sup->unix_lock);
+        return found;
+}
+
+/* The attribute UNIX_DIAG_VFS of one message, or NULL. */
+static const struct unix_diag_vfs *vfs_of(const struct nlmsghdr *h)
+{
+        const struct unix_diag_msg *m = NLMSG_DATA(h);
+        int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+        const struct nlattr *a = (const struct nlattr *)(m + 1);
+
+        while (len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= (unsigned)len) {
+                if (a->nla_type == UNIX_DIAG_VFS &&
+                    a->nla_len >= NLA_HDRLEN + sizeof(struct unix_diag_vfs))
+                        return (const struct unix_diag_vfs *)((const char *)a + NLA_HDRLEN);
+                len -= NLA_ALIGN(a->nla_len);
+                a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
+        }
+        return NULL;
+}
+
+int net_unix_served_by_sandbox(struct supervisor *sup, int target)
+{
+        struct {
+                struct nlmsghdr h;
+                struct unix_diag_req r;
+        } req = {.h = {.nlmsg_len = sizeof(req),
+                       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+                 .r = {.sdiag_family = AF_UNIX,
+                       .udiag_states = 1u << TCP_LISTEN_STATE,
+                       .udiag_show = UDIAG_SHOW_VFS}};
+        static __thread char buf[32768];
+        struct stat st;
+        int fd, r = 0;
+        bool done = false;
+
+        if (fstat(target, &st) < 0)
+                return -errno;
+        fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+        if (fd < 0)
+                return -errno;
+        if (send(fd, &req, sizeof(req), 0) < 0)
+                r = -errno;
+        while (r == 0 && !done) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+                     h = NLMSG_NEXT(h, n)) {
+                        const struct unix_diag_vfs *v;
+
+                        if (h->nlmsg_type == NLMSG_DONE) {
+                                done = true;
+                                break;
+                        }
+                        if (h->nlmsg_type == NLMSG_ERROR) {
+                                r = -EIO;
+                                break;
+                        }
+                        v = vfs_of(h);
+                        /* The kernel's dev_t: major in the high 12 bits of 32. */
+                        if (v && v->udiag_vfs_ino == st.st_ino &&
+                            makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
+                                    st.st_dev &&
+                            r == 0)
+                                r = own_socket(sup, ((const struct unix_diag_msg *)NLMSG_DATA(h))
+                                                            ->udiag_ino)
+                                            ? 1
+                                            : -EACCES;
+                }
+        }
+        close(fd);
+        /* No listener at all: the connect itself will say so (ECONNREFUSED). */
+        return r == 0 ? 1 : r == 1 ? 1 : r;
+}
