@@ -265,6 +265,24 @@ static void host_served_socket_refused(void **state)
         if (strstr(r.out, "HELLO") || !strstr(r.out, "err:EACCES"))
                 fail_msg("a host's unix socket was reached: %s %s", r.out, r.err);
         runner_free(&r);
+        /* The sandbox's own server, which serves one client and ends, still gets that very
+         * client: nothing else connected to it first. */
+        assert_int_equal(
+                runner_stockade_sh(work, opts,
+                                   "python3 -c 'import socket, threading\n"
+                                   "s = socket.socket(socket.AF_UNIX); s.bind(\"own.sock\"); "
+                                   "s.listen()\n"
+                                   "def serve():\n"
+                                   "    c, _ = s.accept(); c.sendall(c.recv(10))\n"
+                                   "threading.Thread(target=serve).start()\n"
+                                   "c = socket.socket(socket.AF_UNIX); c.connect(\"own.sock\")\n"
+                                   "c.sendall(b\"ping\"); print(\"own:\", c.recv(10))'; "
+                                   "rm -f own.sock",
+                                   TIMEOUT_S, &r),
+                0);
+        if (!strstr(r.out, "own: b'ping'"))
+                fail_msg("the sandbox's own server was not reached: %s %s", r.out, r.err);
+        runner_free(&r);
 }
 
 /* The same script natively, as the sandbox's uid: the control. */
