@@ -1,4 +1,5 @@
 #include "supervisor/cli.h"
+#include "supervisor/cli_int.h"
 #include "supervisor/env.h"
 #include "supervisor/loop.h"
 #include "supervisor/policy/policy.h"
@@ -57,56 +58,7 @@ static const char usage_run[] =
         "  stockade run --policy agent.yaml --timeout 1m -- ./task.sh\n"
         "  stockade run --allow-net '*:443' --allow-net 127.0.0.1:8080 -- ./fetch.sh\n";
 
-enum {
-        OPT_TIMEOUT = 256,
-        OPT_CPU,
-        OPT_MEMORY,
-        OPT_MAX_PROCS,
-        OPT_MAX_FILES,
-        OPT_MAX_FILE_SIZE,
-        OPT_ENV,
-        OPT_CLEAR_ENV,
-        OPT_MODE,
-        OPT_ALLOW_DEGRADED,
-        OPT_USER,
-        OPT_HIDE,
-        OPT_RO,
-        OPT_RW,
-        OPT_TMP,
-        OPT_COW,
-        OPT_TRACE,
-        OPT_TRACE_LEVEL,
-        OPT_BACKTRACE,
-        OPT_TRACE_DROP,
-        OPT_TRACE_ENV,
-        OPT_TTY,
-        OPT_KILL_AFTER,
-        OPT_WORKDIR,
-        OPT_PASS_FD,
-        OPT_POLICY,
-        OPT_NET,
-        OPT_ALLOW_NET,
-        OPT_DENY_NET,
-        OPT_MAX_CONNECTIONS,
-};
-
-enum value_kind {
-        V_NONE,
-        V_DURATION,
-        V_SIZE,
-        V_COUNT,
-        V_STRING,
-};
-
-struct opt_def {
-        const char *name;
-        int key; /* getopt value; a letter for options with a short form */
-        enum value_kind kind;
-        const char *metavar;
-        const char *help;
-};
-
-static const struct opt_def run_opts[] = {
+const struct opt_def cli_run_opts[] = {
         {"policy", OPT_POLICY, V_STRING, "FILE",
          "read the policy from FILE (YAML, see docs/policy.md); the flags given with it "
          "override it"},
@@ -189,14 +141,15 @@ static const struct opt_def run_opts[] = {
          "no warnings of stockade's own, nor audit mode's summary at exit"},
         {"help", 'h', V_NONE, NULL, "show this help"},
 };
+const size_t cli_n_run_opts = ARRAY_SIZE(cli_run_opts);
 
 const char *cli_run_option(size_t i, const char **help)
 {
-        if (i >= ARRAY_SIZE(run_opts))
+        if (i >= cli_n_run_opts)
                 return NULL;
         if (help)
-                *help = run_opts[i].help;
-        return run_opts[i].name;
+                *help = cli_run_opts[i].help;
+        return cli_run_opts[i].name;
 }
 
 static void print_run_usage(FILE *out)
@@ -204,8 +157,8 @@ static void print_run_usage(FILE *out)
         char opts[8192];
         size_t n = 0;
 
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
-                const struct opt_def *o = &run_opts[i];
+        for (size_t i = 0; i < cli_n_run_opts; i++) {
+                const struct opt_def *o = &cli_run_opts[i];
                 char left[64];
 
                 if (o->key < 256)
@@ -216,191 +169,6 @@ static void print_run_usage(FILE *out)
                 n += (size_t)snprintf(opts + n, sizeof(opts) - n, "  %-28s %s\n", left, o->help);
         }
         fprintf(out, usage_run, opts);
-}
-
-/* troff: a leading dot or quote would be a request; backslashes and dashes escaped. */
-static void man_text(FILE *out, const char *s)
-{
-        if (*s == '.' || *s == '\'')
-                fputs("\\&", out);
-        for (; *s; s++) {
-                if (*s == '\\')
-                        fputs("\\e", out);
-                else if (*s == '-')
-                        fputs("\\-", out);
-                else
-                        fputc(*s, out);
-        }
-}
-
-void cli_print_man(FILE *out)
-{
-        fprintf(out, ".TH STOCKADE 1 \"\" \"stockade %s\" \"User Commands\"\n", STOCKADE_VERSION);
-        fputs(".SH NAME\nstockade \\- run untrusted code under a user-space syscall supervisor\n"
-              ".SH SYNOPSIS\n.B stockade run\n[\\fIOPTIONS\\fR] [\\fB\\-\\-\\fR] \\fICMD\\fR "
-              "[\\fIARGS\\fR...]\n.br\n.B stockade policy show\n[\\fIOPTIONS\\fR]\n.br\n"
-              ".B stockade help\n[\\fICOMMAND\\fR]\n.br\n"
-              ".B stockade version\n.SH DESCRIPTION\n"
-              "stockade runs CMD in a sandbox: a trusted supervisor catches its system calls with "
-              "seccomp user notification and ptrace and decides them against a policy. It needs "
-              "no root and no user namespaces.\n"
-              "A policy file (\\fB\\-\\-policy\\fR \\fIFILE\\fR, YAML) gives every option a key; "
-              "options given with it override it. \\fBstockade policy show\\fR prints the "
-              "effective policy as such a file.\n.SH OPTIONS\n",
-              out);
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
-                const struct opt_def *o = &run_opts[i];
-
-                fputs(".TP\n", out);
-                if (o->key < 256)
-                        fprintf(out, "\\fB\\-%c\\fR, ", o->key);
-                fputs("\\fB\\-\\-", out);
-                man_text(out, o->name);
-                fputs("\\fR", out);
-                if (o->metavar) {
-                        fputs(" \\fI", out);
-                        man_text(out, o->metavar);
-                        fputs("\\fR", out);
-                }
-                fputc('\n', out);
-                man_text(out, o->help);
-                fputc('\n', out);
-        }
-        fputs(".SH EXIT STATUS\nThe command's status, 128+N if signal N killed it, 124 when "
-              "\\-\\-timeout fired, 125 for stockade's own errors, 126 when CMD is not "
-              "executable, 127 when it is not found.\n"
-              ".SH EXAMPLES\n.nf\nstockade run \\-\\- python3 task.py\n"
-              "stockade run \\-\\-timeout 10m \\-\\-memory 2G \\-\\- make test\n"
-              "stockade run \\-\\-mode audit \\-v \\-\\- ./agent\\-task.sh\n.fi\n",
-              out);
-}
-
-/* Values an option's argument can take, for completion ("" when free). */
-static const char *completion_words(const struct opt_def *o)
-{
-        switch (o->key) {
-        case OPT_TTY:
-                return "auto always never";
-        case OPT_MODE:
-                return "enforce audit";
-        case OPT_NET:
-                return "none host";
-        default:
-                return "";
-        }
-}
-
-static void print_bash_completion(FILE *out)
-{
-        fputs("# bash completion for stockade (generated from its option table)\n"
-              "_stockade() {\n"
-              "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} i\n"
-              "    for ((i = 2; i < COMP_CWORD; i++)); do\n"
-              "        if [[ ${COMP_WORDS[i]} == -- ]]; then\n"
-              "            COMPREPLY=($(compgen -c -- \"$cur\")); return\n"
-              "        fi\n"
-              "    done\n"
-              "    if ((COMP_CWORD == 1)); then\n"
-              "        COMPREPLY=($(compgen -W 'run policy help version' -- \"$cur\")); return\n"
-              "    fi\n"
-              "    case ${COMP_WORDS[1]} in\n"
-              "    help) COMPREPLY=($(compgen -W 'run policy help version' -- \"$cur\")) ;;\n"
-              "    policy) if ((COMP_CWORD == 2)); then\n"
-              "            COMPREPLY=($(compgen -W 'show' -- \"$cur\")); return\n"
-              "        fi ;&\n"
-              "    run)\n"
-              "        case $prev in\n",
-              out);
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
-                if (*completion_words(&run_opts[i]))
-                        fprintf(out,
-                                "        --%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); "
-                                "return ;;\n",
-                                run_opts[i].name, completion_words(&run_opts[i]));
-        fputs("        --workdir) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
-              "        --policy) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-              "        --user) COMPREPLY=($(compgen -u -- \"$cur\")); return ;;\n"
-              "        esac\n"
-              "        COMPREPLY=($(compgen -W '",
-              out);
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
-                fprintf(out, "%s--%s", i ? " " : "", run_opts[i].name);
-        fputs(" -v -q -h --' -- \"$cur\")) ;;\n"
-              "    esac\n"
-              "}\n"
-              "complete -F _stockade stockade\n",
-              out);
-}
-
-/* zsh's _arguments takes "[help]:message:action": no brackets or colons in the help. */
-static void zsh_text(FILE *out, const char *s)
-{
-        for (; *s; s++)
-                fputc(*s == '['    ? '('
-                      : *s == ']'  ? ')'
-                      : *s == ':'  ? ';'
-                      : *s == '\'' ? '"'
-                                   : *s,
-                      out);
-}
-
-static void print_zsh_completion(FILE *out)
-{
-        fputs("#compdef stockade\n# zsh completion for stockade (generated from its option "
-              "table)\n_stockade() {\n"
-              "    local -a cmds\n"
-              "    cmds=('run:run a command in the sandbox' 'help:show help' "
-              "'policy:print the effective policy' 'version:print the version')\n"
-              "    if (( CURRENT == 2 )); then _describe command cmds; return; fi\n"
-              "    case $words[2] in\n"
-              "    help) _describe command cmds ;;\n"
-              "    policy)\n"
-              "        if (( CURRENT == 3 )); then compadd show; return; fi\n"
-              "        shift words; (( CURRENT-- )) ;&\n"
-              "    run)\n"
-              "        shift words; (( CURRENT-- ))\n"
-              "        _arguments -S \\\n",
-              out);
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++) {
-                const struct opt_def *o = &run_opts[i];
-                const char *words = completion_words(o);
-
-                fprintf(out, "            '%s--%s[", o->key == 'v' ? "*" : "", o->name);
-                zsh_text(out, o->help);
-                fputc(']', out);
-                if (o->metavar) {
-                        fputs(":", out);
-                        zsh_text(out, o->metavar);
-                        if (*words)
-                                fprintf(out, ":(%s)", words);
-                        else if (o->key == OPT_WORKDIR)
-                                fputs(":_directories", out);
-                        else if (o->key == OPT_POLICY)
-                                fputs(":_files", out);
-                        else if (o->key == OPT_USER)
-                                fputs(":_users", out);
-                        else
-                                fputs(": ", out);
-                }
-                fputs("' \\\n", out);
-        }
-        fputs("            '*-v' '-q' '-h' \\\n"
-              "            '(-)1:command:_command_names -e' '*::arguments:_normal' ;;\n"
-              "    esac\n"
-              "}\n"
-              "_stockade \"$@\"\n",
-              out);
-}
-
-int cli_print_completion(FILE *out, const char *shell)
-{
-        if (strcmp(shell, "bash") == 0)
-                print_bash_completion(out);
-        else if (strcmp(shell, "zsh") == 0)
-                print_zsh_completion(out);
-        else
-                return -EINVAL;
-        return 0;
 }
 
 static int bad_value(const struct opt_def *o, const char *arg, int r, struct error *err)
@@ -613,9 +381,9 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
 
 int cli_apply_option(struct config *cfg, const char *name, const char *value, struct error *err)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
-                if (strcmp(run_opts[i].name, name) == 0 && run_opts[i].key != 'h')
-                        return apply_value(cfg, &run_opts[i], value, err);
+        for (size_t i = 0; i < cli_n_run_opts; i++)
+                if (strcmp(cli_run_opts[i].name, name) == 0 && cli_run_opts[i].key != 'h')
+                        return apply_value(cfg, &cli_run_opts[i], value, err);
         return make_error(err, 0, "run: --%s: no such option", name);
 }
 
@@ -639,7 +407,7 @@ static int load_policy(int argc, char **argv, const char *shorts, const struct o
 
 static int parse_run(int argc, char **argv, struct config *cfg, struct error *err, bool command)
 {
-        struct option longs[ARRAY_SIZE(run_opts) + 1];
+        struct option longs[ARRAY_SIZE(cli_run_opts) + 1];
         char shorts[] = "+:vqh";
 
         memset(cfg, 0, sizeof(*cfg));
@@ -648,12 +416,12 @@ static int parse_run(int argc, char **argv, struct config *cfg, struct error *er
          * the program has mapped, which the program chooses (outside review R3). */
         cfg->trace_backtrace = TRACE_BT_NEVER;
         cfg->kill_after_ms = DEFAULT_KILL_AFTER_MS;
-        for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
-                longs[i] = (struct option){run_opts[i].name,
-                                           run_opts[i].kind == V_NONE ? no_argument
-                                                                      : required_argument,
-                                           NULL, run_opts[i].key};
-        memset(&longs[ARRAY_SIZE(run_opts)], 0, sizeof(longs[0]));
+        for (size_t i = 0; i < cli_n_run_opts; i++)
+                longs[i] = (struct option){cli_run_opts[i].name,
+                                           cli_run_opts[i].kind == V_NONE ? no_argument
+                                                                          : required_argument,
+                                           NULL, cli_run_opts[i].key};
+        memset(&longs[cli_n_run_opts], 0, sizeof(longs[0]));
         if (load_policy(argc, argv, shorts, longs, cfg, err) < 0)
                 return -1;
 
@@ -675,9 +443,9 @@ static int parse_run(int argc, char **argv, struct config *cfg, struct error *er
                         print_run_usage(stdout);
                         return 1;
                 }
-                for (size_t i = 0; i < ARRAY_SIZE(run_opts); i++)
-                        if (run_opts[i].key == c)
-                                o = &run_opts[i];
+                for (size_t i = 0; i < cli_n_run_opts; i++)
+                        if (cli_run_opts[i].key == c)
+                                o = &cli_run_opts[i];
                 if (apply_value(cfg, o, optarg, err) < 0)
                         return -1;
         }
