@@ -1,0 +1,105 @@
+/*
+ * lsdir: list a directory the ways programs do, printing what each way sees, so that a test
+ * can compare a run inside the sandbox with the native one.
+ *
+ *   lsdir 64 SIZE DIR    raw getdents64 with a SIZE-byte buffer: "name type" per entry
+ *   lsdir old SIZE DIR   the same with the old getdents format
+ *   lsdir seek DIR       readdir half, telldir, the rest, seekdir back, the rest again,
+ *                        rewinddir: prints "replay ok" when both passes agree
+ *
+ * An error prints "error ERRNO-NAME" and exits 1.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct old_dirent {
+        unsigned long d_ino;
+        unsigned long d_off;
+        unsigned short d_reclen;
+        char d_name[];
+};
+
+static int fail(const char *what)
+{
+        printf("error %s %s\n", what, strerrorname_np(errno));
+        return 1;
+}
+
+static int raw(const char *dir, size_t size, int old)
+{
+        char *buf = malloc(size ? size : 1);
+        int fd = open(dir, O_RDONLY | O_DIRECTORY);
+        long n;
+
+        if (fd < 0)
+                return fail("open");
+        while ((n = syscall(old ? SYS_getdents : SYS_getdents64, fd, buf, size)) > 0) {
+                for (long at = 0; at < n;) {
+                        if (old) {
+                                struct old_dirent *d = (struct old_dirent *)(buf + at);
+                                printf("%s %d\n", d->d_name, buf[at + d->d_reclen - 1]);
+                                at += d->d_reclen;
+                        } else {
+                                struct dirent64 *d = (struct dirent64 *)(buf + at);
+                                printf("%s %d\n", d->d_name, d->d_type);
+                                at += d->d_reclen;
+                        }
+                }
+        }
+        if (n < 0)
+                return fail("getdents");
+        close(fd);
+        free(buf);
+        return 0;
+}
+
+static int seek(const char *dir)
+{
+        DIR *d = opendir(dir);
+        char first[65536] = "", again[65536] = "";
+        struct dirent *e;
+        long mid = -1;
+        int i = 0;
+
+        if (!d)
+                return fail("opendir");
+        while ((e = readdir(d))) {
+                if (i++ == 10)
+                        mid = telldir(d);
+                if (mid >= 0 && strlen(first) + strlen(e->d_name) + 2 < sizeof(first))
+                        strcat(strcat(first, e->d_name), "\n");
+        }
+        if (mid < 0)
+                return fail("too few entries");
+        seekdir(d, mid);
+        while ((e = readdir(d)))
+                if (strlen(again) + strlen(e->d_name) + 2 < sizeof(again))
+                        strcat(strcat(again, e->d_name), "\n");
+        /* `first` began one entry before telldir's mark. */
+        printf("%s\n", strcmp(strchr(first, '\n') + 1, again) == 0 ? "replay ok" : "replay BAD");
+        rewinddir(d);
+        i = 0;
+        while (readdir(d))
+                i++;
+        printf("rewind %d\n", i);
+        closedir(d);
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        if (argc == 4 && strcmp(argv[1], "64") == 0)
+                return raw(argv[3], strtoul(argv[2], NULL, 0), 0);
+        if (argc == 4 && strcmp(argv[1], "old") == 0)
+                return raw(argv[3], strtoul(argv[2], NULL, 0), 1);
+        if (argc == 3 && strcmp(argv[1], "seek") == 0)
+                return seek(argv[2]);
+        fprintf(stderr, "usage: lsdir 64|old SIZE DIR | lsdir seek DIR\n");
+        return 2;
+}
