@@ -254,6 +254,7 @@ if command -v taskset >/dev/null && (($(nproc) > 1)); then
 	prefix=()
 fi
 bench_loop openclose openclose "$OPENCLOSE_ITERS" "open+fstat+close loop" abs 5000
+bench_loop statmissing statmissing "$OPENCLOSE_ITERS" "stat of a missing file" abs 3000
 
 bench_cmd true "/bin/true start-up" abs 5000000 /bin/true
 

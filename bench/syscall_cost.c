@@ -14,6 +14,7 @@
  *   notify     getpgid(0): a NOTIFY row (a call naming a process), so each call
  *              makes a round trip to the supervisor, which finds the caller in
  *              its tree and answers CONTINUE; the kernel work is next to none.
+ *   statmissing stat of a file that does not exist (a PATH or sys.path search).
  *   openclose  open + fstat + close of a small file that is always present:
  *              DESIGN.md's "open+fstat+close loop", what a program really does.
  *
@@ -96,6 +97,16 @@ static void loop_openclose(long n)
         }
 }
 
+static void loop_statmissing(long n)
+{
+        struct stat st;
+
+        /* A lookup that fails, as a search along PATH or sys.path mostly does. */
+        for (long i = 0; i < n; i++)
+                if (stat("/nonexistent-stockade-bench", &st) == 0 || errno != ENOENT)
+                        die("stat of a missing file");
+}
+
 static const char *pick_small_file(void)
 {
         for (size_t i = 0; i < sizeof(small_files) / sizeof(small_files[0]); i++) {
@@ -118,6 +129,7 @@ static const struct {
         {"kernel", loop_kernel},
         {"notify", loop_notify},
         {"openclose", loop_openclose},
+        {"statmissing", loop_statmissing},
 };
 
 static void usage(FILE *out)
@@ -130,6 +142,7 @@ static void usage(FILE *out)
               "  kernel     getppid() - allowed in the kernel (BPF filter cost only)\n"
               "  notify     getpgid(0) - one supervisor round trip\n"
               "  openclose  open + fstat + close of a small file\n"
+              "  statmissing stat of a file that does not exist\n"
               "\n"
               "Example:\n"
               "  syscall_cost notify 100000\n",
@@ -155,7 +168,7 @@ int main(int argc, char **argv)
                 if (strcmp(argv[1], modes[i].name) == 0)
                         loop = modes[i].loop;
         if (!loop) {
-                fprintf(stderr, "syscall_cost: unknown mode `%s` (kernel, notify or openclose)\n",
+                fprintf(stderr, "syscall_cost: unknown mode `%s` (kernel, notify, openclose or statmissing)\n",
                         argv[1]);
                 return 2;
         }

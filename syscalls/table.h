@@ -60,6 +60,8 @@ struct syscall_row {
 /* The handlers named in syscalls.def. */
 int fs_open(struct supervisor *sup, struct call *call);
 int fs_path(struct supervisor *sup, struct call *call);
+int fs_dir(struct supervisor *sup, struct call *call);
+int fs_look(struct supervisor *sup, struct call *call);
 /* /dev/pts/N becomes the sandbox's to open by name (its own terminal, one it made). */
 void fs_open_allow_pts(struct supervisor *sup, unsigned n);
 int fs_meta_chmod(struct supervisor *sup, struct call *call);

@@ -209,18 +209,28 @@ static void control_reads_secret(void **state)
         runner_free(&r);
 }
 
-/* What is not hidden still reads, and names are listed (contents hidden, not names). */
+/* What is not hidden still reads and lists; the hidden names are not listed, and do not
+ * exist for stat, access or readlink either. */
 static void the_rest_reads(void **state)
 {
         struct run_result r;
 
         run_script(NULL,
-                   "cat ~/notes.txt ~/.config/app.conf && ls -a ~/.ssh && "
-                   "python3 -c 'import json, email; print(\"py-ok\")'",
+                   "cat ~/notes.txt ~/.config/app.conf && ls -a ~ ~/.config && "
+                   "python3 -c 'import json, email; print(\"py-ok\")' && "
+                   "for p in ~/.ssh ~/.ssh/id_rsa ~/.aws/credentials; do "
+                   "  stat \"$p\" >/dev/null 2>&1 && echo \"stat-leak $p\"; "
+                   "  test -e \"$p\" && echo \"access-leak $p\"; "
+                   "  ls -d \"$p\" >/dev/null 2>&1 && echo \"ls-leak $p\"; "
+                   "done; ls -a ~/.ssh || echo ssh-absent",
                    &r);
         if (r.exit_code != 0 || !strstr(r.out, "visible-notes") || !strstr(r.out, "visible-conf") ||
-            !strstr(r.out, "id_rsa") || !strstr(r.out, "py-ok"))
+            !strstr(r.out, "notes.txt") || !strstr(r.out, "app.conf") ||
+            !strstr(r.out, "py-ok") || !strstr(r.out, "ssh-absent"))
                 fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+        if (strstr(r.out, ".ssh") || strstr(r.out, ".aws") || strstr(r.out, "id_rsa") ||
+            strstr(r.out, "leak"))
+                fail_msg("a hidden name shows: %s", r.out);
         runner_free(&r);
 }
 

@@ -1,0 +1,407 @@
+/*
+ * The calls that look at a name without opening it — stat, lstat, newfstatat, statx, access,
+ * faccessat, faccessat2, readlink, readlinkat — answered in the view, so that a hidden path,
+ * a process outside the tree in /proc or a device outside /dev's list does not exist for
+ * them either (ENOENT), however it is named. Landlock does not judge these calls at all
+ * (measured: it has no right for stat, access or readlink), so the view is their only wall.
+ *
+ * As for open (fs_open.c): the path is copied ONCE, the base (dirfd or cwd) taken, ID_VALID
+ * checked; the supervisor then finds the object itself, O_PATH, as the program (its fsuid,
+ * no capabilities: search rights are the program's), and answers from that object: fstat or
+ * statx of it, faccessat2 on it, readlinkat of it. The result is written into the caller's
+ * buffer. Nothing is answered CONTINUE.
+ *
+ * Finding the object, the fast way: a path without a ".." component, resolved with
+ * openat2(RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV), walks exactly the names it spells, on one
+ * file system, so its sandbox path is the base's joined with it, lexically, and the view
+ * judges that path (vfs_view_find: hidden entries and their subtrees, paths outside every
+ * mount). Anything else — a symlink on the way, a "..", a crossing, a start on /proc or
+ * /dev — is resolved in the view, component by component (vfs_resolve), as the slow open is.
+ *
+ * The fd forms (newfstatat and statx with AT_EMPTY_PATH and an empty path, which is how
+ * glibc's fstat is made) answer from our copy of the caller's fd: what it holds is its own.
+ *
+ * Not covered: an O_PATH open stays in the kernel (ADDFD cannot install O_PATH files), and
+ * fstat of such an fd tells what stat would; it gives no content (every reopen is judged).
+ */
+#include "syscalls/fs_common.h"
+#include "supervisor/notify.h"
+#include "supervisor/places.h"
+#include "supervisor/tfd.h"
+#include "supervisor/tmem.h"
+#include "supervisor/trace_decode.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/path.h"
+#include "supervisor/vfs/resolve.h"
+#include "supervisor/vfs/special.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef AT_EACCESS
+#define AT_EACCESS 0x200
+#endif
+
+enum look_op { LK_STAT, LK_STATX, LK_ACCESS, LK_READLINK };
+
+struct look_call {
+        enum look_op op;
+        pid_t tid;
+        int dirfd;
+        unsigned flags; /* AT_* of the call */
+        bool follow;
+        int base; /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
+        char path[PATH_MAX];
+        /* what readlink of a /proc view name gives, when the view makes it up ("self") */
+        char made_link[64];
+};
+
+static bool has_dotdot(const char *path)
+{
+        for (const char *p = path; (p = strstr(p, "..")); p += 2)
+                if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+                        return true;
+        return false;
+}
+
+/* openat2 O_PATH as the program (its search rights). Returns the fd or -errno. */
+static int find_as(struct supervisor *sup, const struct look_call *lc, int dirfd, const char *path,
+                   bool follow, uint64_t resolve)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+                               .resolve = resolve};
+        struct fs_as as;
+        int fd, r;
+
+        r = fs_as_enter(sup, lc->tid, false, &as);
+        if (r < 0)
+                return r;
+        fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        r = fd < 0 ? -errno : fd;
+        fs_as_leave(&as);
+        return r;
+}
+
+/*
+ * The fast way. Returns the O_PATH fd, -EXDEV when only the view can decide, or the
+ * kernel's -errno for this walk (ENOENT, ENOTDIR, EACCES of a search right, ...).
+ */
+static int find_fast(struct supervisor *sup, struct look_call *lc)
+{
+        char start[PATH_MAX], joined[2 * PATH_MAX + 2], path[PATH_MAX];
+        const struct vfs_mount *m;
+        int fd, r;
+
+        if (has_dotdot(lc->path) || fs_starts_special(sup, lc->path, lc->base))
+                return -EXDEV;
+        fd = find_as(sup, lc, lc->base, lc->path, lc->follow,
+                     RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
+        /* A symlink on the way: the view follows it. EACCES and ENOTDIR: the view may have
+         * hidden what the walk stumbled on (ENOTDIR would say ~/.ssh/id_rsa exists). */
+        if (fd == -ELOOP || fd == -EACCES || fd == -ENOTDIR)
+                return -EXDEV;
+        if (fd < 0)
+                return fd;
+        r = fs_base_path(sup, lc->base, start, sizeof(start));
+        if (r == 0 && lc->path[0] != '/')
+                snprintf(joined, sizeof(joined), "%s/%s", start, lc->path);
+        else
+                snprintf(joined, sizeof(joined), "%s", lc->path);
+        if (r == 0 && vfs_path_normalize(path, sizeof(path), joined) < 0)
+                r = -EXDEV;
+        if (r == 0) {
+                m = vfs_view_find(&sup->view, path);
+                if (!m || m->mode == VFS_HIDDEN)
+                        r = vfs_view_above_mount(&sup->view, path) ? -EXDEV : -ENOENT;
+                else if (m->mode == VFS_DEV || m->mode == VFS_PROC)
+                        r = -EXDEV;
+        }
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* A name of the /proc or /dev view: the host object it shows, O_PATH. */
+static int find_special(struct supervisor *sup, struct look_call *lc, const struct vfs_result *res)
+{
+        struct vfs_special_ctx ctx;
+        struct vfs_special sp;
+        int r = fs_special_ctx(sup, lc->tid, &ctx);
+
+        if (r < 0)
+                return r;
+        if (res->mount->mode == VFS_PROC) {
+                /* "self" and "thread-self" are symlinks to the caller's numbers. */
+                if (strcmp(res->rest, "self") == 0)
+                        snprintf(lc->made_link, sizeof(lc->made_link), "%d", (int)ctx.tgid);
+                else if (strcmp(res->rest, "thread-self") == 0)
+                        snprintf(lc->made_link, sizeof(lc->made_link), "%d/task/%d", (int)ctx.tgid,
+                                 (int)ctx.tid);
+                r = vfs_proc_map(res->rest, &ctx, &sp);
+        } else {
+                r = vfs_dev_map(res->rest, &ctx, &sp);
+        }
+        if (r < 0)
+                return r;
+        /* The host path is the view's own making: /proc/<the caller's number>/..., a /dev
+         * name of the list, the sandbox's /dev/shm. Magic links may be followed: what they
+         * lead to is an object the caller holds, and fstat of it would tell the same. */
+        return find_as(sup, lc, AT_FDCWD, sp.host, lc->follow, 0);
+}
+
+/* The slow way: resolution in the view. */
+static int find_slow(struct supervisor *sup, struct look_call *lc)
+{
+        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        char start[PATH_MAX];
+        struct fs_as as;
+        int r = fs_base_path(sup, lc->base, start, sizeof(start));
+
+        if (r < 0)
+                return r;
+        r = fs_as_enter(sup, lc->tid, false, &as);
+        if (r < 0)
+                return r;
+        r = vfs_resolve(&sup->view, start, lc->path, lc->follow ? VFS_FOLLOW : 0, &res);
+        fs_as_leave(&as);
+        if (r < 0)
+                return r;
+        switch (res.kind) {
+        case VFS_HOST:
+                r = res.fd;
+                res.fd = -1;
+                return r;
+        case VFS_SPECIAL:
+                return find_special(sup, lc, &res);
+        case VFS_SYNTHETIC:
+                /* A directory the view makes up above a mount point: show the host root's. */
+                r = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                return r < 0 ? -errno : r;
+        case VFS_ABSENT:
+                break;
+        }
+        return -ENOENT;
+}
+
+static int look_find(struct supervisor *sup, struct look_call *lc)
+{
+        int fd;
+
+        if (lc->path[0] == '\0') {
+                if (!(lc->flags & AT_EMPTY_PATH))
+                        return -ENOENT;
+                /* The caller's own fd (or cwd): what it holds is its own to look at. */
+                fd = lc->base >= 0 ? fcntl(lc->base, F_DUPFD_CLOEXEC, 0) : -1;
+                return fd < 0 ? -EBADF : fd;
+        }
+        fd = find_fast(sup, lc);
+        if (fd == -EXDEV)
+                fd = find_slow(sup, lc);
+        return fd;
+}
+
+/* ---- the answers ------------------------------------------------------------------------ */
+
+static long answer_stat(int fd, uint64_t buf, pid_t tid)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        return tmem_write(tid, buf, &st, sizeof(st)) < 0 ? -EFAULT : 0;
+}
+
+static long answer_statx(int fd, unsigned flags, unsigned mask, uint64_t buf, pid_t tid)
+{
+        struct statx stx;
+
+        if (statx(fd, "", AT_EMPTY_PATH | (int)(flags & AT_STATX_SYNC_TYPE), mask, &stx) < 0)
+                return -errno;
+        return tmem_write(tid, buf, &stx, sizeof(stx)) < 0 ? -EFAULT : 0;
+}
+
+/*
+ * access as the program: its fs ids, no capabilities, AT_EACCESS (the ids the program's
+ * real ones are: no setuid program runs in the sandbox). W_OK beneath no writable place is
+ * EROFS, as on the read-only mount the view shows (devices and ptys answer for themselves).
+ */
+static bool writable_place(const struct supervisor *sup, int fd)
+{
+        struct stat st;
+
+        if (places_contain(&sup->places, fd) == 1)
+                return true;
+        if (fstat(fd, &st) < 0)
+                return false;
+        for (size_t i = 0; i < sup->places.n; i++) /* the place itself: /tmp */
+                if (sup->places.v[i].kind == PLACE_TREE && sup->places.v[i].dev == st.st_dev &&
+                    sup->places.v[i].ino == st.st_ino)
+                        return true;
+        return false;
+}
+
+static long answer_access(struct supervisor *sup, struct look_call *lc, int fd, int mode)
+{
+        struct fs_as as;
+        struct stat st;
+        long r;
+
+        if (mode & ~(R_OK | W_OK | X_OK))
+                return -EINVAL;
+        /* The kernel says EROFS before it looks at the mode bits. */
+        if ((mode & W_OK) && fstat(fd, &st) == 0 &&
+            (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) &&
+            !writable_place(sup, fd))
+                return -EROFS;
+        r = fs_as_enter(sup, lc->tid, false, &as);
+        if (r < 0)
+                return r;
+        r = faccessat(fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) < 0 ? -errno : 0;
+        fs_as_leave(&as);
+        return r;
+}
+
+static long answer_readlink(struct supervisor *sup, struct look_call *lc, int fd, uint64_t buf,
+                            long size)
+{
+        char target[PATH_MAX];
+        ssize_t n;
+
+        if (size <= 0)
+                return -EINVAL;
+        if (lc->made_link[0]) {
+                snprintf(target, sizeof(target), "%s", lc->made_link);
+        } else {
+                n = readlinkat(fd, "", target, sizeof(target) - 1);
+                /* Ours is always "" on the object: for a name given, not a link is EINVAL. */
+                if (n < 0)
+                        return errno == ENOENT && lc->path[0] ? -EINVAL : -errno;
+                target[n] = '\0';
+                /* A /proc link names a host path: the sandbox's /dev/shm is the one place
+                 * where that is not the sandbox path. */
+                fs_sandbox_path(sup, target, sizeof(target));
+        }
+        n = (ssize_t)strlen(target);
+        if (n > size)
+                n = size;
+        return tmem_write(lc->tid, buf, target, (size_t)n) < 0 ? -EFAULT : n;
+}
+
+/* stat, lstat, newfstatat, statx, access, faccessat, faccessat2, readlink, readlinkat */
+int fs_look(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        struct look_call lc = {.tid = (pid_t)call->req->pid, .dirfd = AT_FDCWD, .base = -1};
+        unsigned path_arg = 0;
+        uint64_t addr;
+        long r;
+        ssize_t n;
+        int fd;
+
+        switch ((int)(call->row - syscall_table)) {
+        case SC_stat:
+        case SC_lstat:
+                lc.op = LK_STAT, addr = a[0];
+                lc.flags = call->row - syscall_table == SC_lstat ? AT_SYMLINK_NOFOLLOW : 0;
+                break;
+        case SC_newfstatat:
+                lc.op = LK_STAT, lc.dirfd = (int)a[0], addr = a[1], lc.flags = (unsigned)a[3];
+                path_arg = 1;
+                if (lc.flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT)) {
+                        call_fail(call, EINVAL);
+                        return 0;
+                }
+                break;
+        case SC_statx:
+                lc.op = LK_STATX, lc.dirfd = (int)a[0], addr = a[1], lc.flags = (unsigned)a[2];
+                path_arg = 1;
+                if (lc.flags &
+                    ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE)) {
+                        call_fail(call, EINVAL);
+                        return 0;
+                }
+                break;
+        case SC_access:
+                lc.op = LK_ACCESS, addr = a[0];
+                break;
+        case SC_faccessat:
+                lc.op = LK_ACCESS, lc.dirfd = (int)a[0], addr = a[1];
+                path_arg = 1;
+                break;
+        case SC_faccessat2:
+                lc.op = LK_ACCESS, lc.dirfd = (int)a[0], addr = a[1], lc.flags = (unsigned)a[3];
+                path_arg = 1;
+                if (lc.flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_EACCESS)) {
+                        call_fail(call, EINVAL);
+                        return 0;
+                }
+                break;
+        case SC_readlink:
+                lc.op = LK_READLINK, addr = a[0], lc.flags = AT_SYMLINK_NOFOLLOW;
+                break;
+        case SC_readlinkat:
+                lc.op = LK_READLINK, lc.dirfd = (int)a[0], addr = a[1];
+                lc.flags = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH; /* "" names the dirfd's link */
+                path_arg = 1;
+                break;
+        default:
+                call_fail(call, ENOSYS);
+                return 0;
+        }
+        lc.follow = !(lc.flags & AT_SYMLINK_NOFOLLOW);
+        n = tmem_read_string(lc.tid, addr, lc.path, sizeof(lc.path));
+        /* statx and newfstatat take a NULL path with AT_EMPTY_PATH (6.11) as "". */
+        if (n == -EFAULT && addr == 0 && (lc.flags & AT_EMPTY_PATH) &&
+            (lc.op == LK_STAT || lc.op == LK_STATX))
+                n = 0, lc.path[0] = '\0';
+        r = n < 0 ? (long)n : 0;
+        if (r == 0 && lc.path[0] == '/')
+                lc.base = AT_FDCWD;
+        else if (r == 0)
+                r = lc.base = lc.dirfd == AT_FDCWD ? tfd_cwd(lc.tid) : tfd_take(lc.tid, lc.dirfd);
+        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r < 0) {
+                call_fail(call, (int)-r);
+                return 0;
+        }
+        trace_call_path(call, path_arg, lc.path);
+        fd = look_find(sup, &lc);
+        if (fd < 0) {
+                r = fd;
+        } else {
+                switch (lc.op) {
+                case LK_STAT:
+                        r = answer_stat(fd, path_arg ? a[2] : a[1], lc.tid);
+                        break;
+                case LK_STATX:
+                        r = answer_statx(fd, lc.flags, (unsigned)a[3], a[4], lc.tid);
+                        break;
+                case LK_ACCESS:
+                        r = answer_access(sup, &lc, fd, (int)(path_arg ? a[2] : a[1]));
+                        break;
+                case LK_READLINK:
+                        r = answer_readlink(sup, &lc, fd, path_arg ? a[2] : a[1],
+                                            (long)(int)(path_arg ? a[3] : a[2]));
+                        break;
+                }
+                close(fd);
+        }
+        if (lc.base >= 0)
+                close(lc.base);
+        if (r < 0)
+                call_fail(call, (int)-r);
+        else
+                call_return(call, r);
+        return 0;
+}
