@@ -6,16 +6,22 @@
  *   lsdir old SIZE DIR   the same with the old getdents format
  *   lsdir seek DIR       readdir half, telldir, the rest, seekdir back, the rest again,
  *                        rewinddir: prints "replay ok" when both passes agree
+ *   lsdir flipstat A B SECONDS
+ *                        one thread rewrites a path buffer between A and B while this one
+ *                        stats it: prints how many answers named another object than A
  *
  * An error prints "error ERRNO-NAME" and exits 1.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 struct old_dirent {
@@ -92,6 +98,45 @@ static int seek(const char *dir)
         return 0;
 }
 
+static char flip_buf[4096];
+static const char *flip_paths[2];
+static volatile int flip_stop;
+
+static void *flipper(void *arg)
+{
+        (void)arg;
+        for (unsigned i = 0; !flip_stop; i++)
+                strcpy(flip_buf, flip_paths[i & 1]);
+        return NULL;
+}
+
+static int flipstat(char **argv)
+{
+        unsigned long stats = 0, others = 0;
+        time_t end = time(NULL) + atoi(argv[2]);
+        struct stat a, st;
+        pthread_t th;
+
+        if (stat(argv[0], &a) < 0)
+                return fail("stat A");
+        flip_paths[0] = argv[0];
+        flip_paths[1] = argv[1];
+        strcpy(flip_buf, argv[0]);
+        if (pthread_create(&th, NULL, flipper, NULL) != 0)
+                return fail("pthread_create");
+        while (time(NULL) < end) {
+                if (stat(flip_buf, &st) < 0)
+                        continue;
+                stats++;
+                if (st.st_ino != a.st_ino || st.st_dev != a.st_dev)
+                        others++;
+        }
+        flip_stop = 1;
+        pthread_join(th, NULL);
+        printf("flipstat: %lu stats, %lu of another object\n", stats, others);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         if (argc == 4 && strcmp(argv[1], "64") == 0)
@@ -100,6 +145,9 @@ int main(int argc, char **argv)
                 return raw(argv[3], strtoul(argv[2], NULL, 0), 1);
         if (argc == 3 && strcmp(argv[1], "seek") == 0)
                 return seek(argv[2]);
-        fprintf(stderr, "usage: lsdir 64|old SIZE DIR | lsdir seek DIR\n");
+        if (argc == 5 && strcmp(argv[1], "flipstat") == 0)
+                return flipstat(argv + 2);
+        fprintf(stderr,
+                "usage: lsdir 64|old SIZE DIR | lsdir seek DIR | lsdir flipstat A B SECONDS\n");
         return 2;
 }
