@@ -55,6 +55,10 @@
 #define TIOCGPTN _IOR('T', 0x30, unsigned int)
 #endif
 
+#ifndef OPEN_HOW_SIZE_VER0
+#define OPEN_HOW_SIZE_VER0 24
+#endif
+
 /* Every flag open(2) knows; openat2 refuses unknown ones where open ignores them. */
 #define OPEN_FLAGS                                                                                 \
         (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |     \
@@ -66,8 +70,9 @@ struct open_call {
         int dirfd;
         int flags; /* as the program gave them, masked to OPEN_FLAGS */
         mode_t mode;
-        int base;       /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
-        bool proc_view; /* the fd came through the sandbox's /proc view */
+        int base;         /* our copy of the dirfd or cwd; AT_FDCWD for an absolute path */
+        bool proc_view;   /* the fd came through the sandbox's /proc view */
+        uint64_t resolve; /* openat2's RESOLVE_* flags; 0 for the others */
         char path[PATH_MAX];
 };
 
@@ -374,12 +379,18 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 
 static int do_open(struct supervisor *sup, struct open_call *oc)
 {
+        bool fast = fast_candidate(sup, oc);
         int fd = -EXDEV, r;
 
-        if (fast_candidate(sup, oc))
+        if (fast)
                 fd = open_as(sup, oc, oc->base, oc->path, oc->flags,
-                             RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
-        if (fd == -EXDEV || fd == -ELOOP || fd == -EACCES)
+                             RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | oc->resolve);
+        /*
+         * openat2's own RESOLVE_* rules bind the kernel's walk, which the view's walk does not
+         * keep: such a call has the fast way only, and its answer is final — a path that
+         * crosses a mount or starts on /proc or /dev is EXDEV, a hidden file EACCES.
+         */
+        if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES))
                 fd = open_slow(sup, oc);
         if (fd < 0)
                 return fd;
@@ -391,7 +402,57 @@ static int do_open(struct supervisor *sup, struct open_call *oc)
         return fd;
 }
 
-/* open, openat, creat */
+/*
+ * openat2's struct open_how, copied once and checked as the kernel checks it: a size below
+ * the first version is EINVAL, bytes past ours must be zero (E2BIG), unknown flags or
+ * resolve bits EINVAL, a mode without O_CREAT or O_TMPFILE EINVAL. O_PATH is ENOSYS: ADDFD
+ * cannot install an O_PATH file, and callers fall back to openat, which the kernel serves.
+ * Returns 0 or -errno.
+ */
+static int read_how(struct supervisor *sup, struct open_call *oc, uint64_t addr, uint64_t size)
+{
+        const uint64_t known = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+                               RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED;
+        struct open_how how = {0};
+        unsigned char extra[64];
+        int r;
+
+        (void)sup;
+        if (size < OPEN_HOW_SIZE_VER0)
+                return -EINVAL;
+        r = tmem_read(oc->tid, addr, &how, size < sizeof(how) ? size : sizeof(how));
+        if (r < 0)
+                return r;
+        for (uint64_t at = sizeof(how); at < size; at += sizeof(extra)) {
+                size_t n = size - at < sizeof(extra) ? (size_t)(size - at) : sizeof(extra);
+
+                if (size > 4096)
+                        return -E2BIG; /* the kernel's limit: a page */
+                r = tmem_read(oc->tid, addr + at, extra, n);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++)
+                        if (extra[i])
+                                return -E2BIG;
+        }
+        if ((how.flags & ~(uint64_t)OPEN_FLAGS) || (how.resolve & ~known) ||
+            (how.mode & ~(uint64_t)07777))
+                return -EINVAL;
+        if (how.mode && !creates((int)how.flags))
+                return -EINVAL;
+        if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
+                return -EINVAL;
+        if (how.flags & O_PATH)
+                return -ENOSYS;
+        if (how.mode & (S_ISUID | S_ISGID))
+                return -EPERM; /* as open and openat are answered in BPF */
+        oc->flags = (int)how.flags;
+        oc->mode = (mode_t)how.mode;
+        oc->resolve = how.resolve;
+        return 0;
+}
+
+/* open, openat, creat, openat2 */
 int fs_open(struct supervisor *sup, struct call *call)
 {
         const __u64 *a = call->req->data.args;
@@ -411,6 +472,15 @@ int fs_open(struct supervisor *sup, struct call *call)
                 break;
         case SC_creat:
                 addr = a[0], oc.flags = O_CREAT | O_WRONLY | O_TRUNC, oc.mode = (mode_t)a[1];
+                break;
+        case SC_openat2:
+                oc.dirfd = (int)a[0], addr = a[1];
+                path_arg = 1;
+                r = read_how(sup, &oc, a[2], a[3]);
+                if (r < 0) {
+                        call_fail(call, -r);
+                        return 0;
+                }
                 break;
         default:
                 call_fail(call, ENOSYS);

@@ -232,10 +232,13 @@ int main(int argc, char **argv)
                 flags |= FS_NODUMP_FL;
                 return done(op, ioctl(fd, FS_IOC_SETFLAGS, &flags));
         }
-        if (!strcmp(op, "openat2")) {
+        if (!strcmp(op, "openat2") || !strcmp(op, "openat2_suid")) {
+                /* a truncating write, or a setuid create: the mode is in memory */
                 struct {
                         uint64_t flags, mode, resolve;
-                } how = {O_RDONLY, 0, 0};
+                } how = {O_WRONLY | O_TRUNC, 0, 0};
+                if (!strcmp(op, "openat2_suid"))
+                        how.flags = O_CREAT | O_WRONLY, how.mode = 04755;
                 return done(op, syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
         }
         return EXIT_USAGE;

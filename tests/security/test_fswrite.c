@@ -415,11 +415,20 @@ static void inode_flags_refused(void **state)
         assert_int_equal(before, after);
 }
 
-/* openat2 keeps its mode in memory, where the filter cannot see it: ENOSYS until the virtual
- * filesystem emulates it (libc and language runtimes fall back to openat). */
+/* openat2 keeps its flags and mode in memory, where the filter cannot see them: the
+ * supervisor copies them once and judges the open like any other (fs_open.c). */
 static void openat2_refused(void **state)
 {
-        expect(NULL, (const char *[]){"openat2", "file", NULL}, ENOSYS);
+        struct look before = look_at(victim), after;
+        char created[PATH_MAX + 32];
+
+        expect(NULL, (const char *[]){"openat2", victim, NULL}, EACCES);
+        after = look_at(victim);
+        assert_unchanged("openat2", &before, &after);
+        snprintf(created, sizeof(created), "%s/suid", out_dir);
+        expect(NULL, (const char *[]){"openat2_suid", "suid-inside", NULL}, EPERM);
+        expect(NULL, (const char *[]){"openat2_suid", created, NULL}, EPERM);
+        assert_int_equal(access(created, F_OK), -1);
 }
 
 /* ---- as root: the program's rights, not the supervisor's -------------------------------- */

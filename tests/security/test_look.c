@@ -316,6 +316,72 @@ static void stat_flip_race(void **state)
         sh("rm -f '%s'", secret);
 }
 
+/* openat2, emulated: its checks of open_how as the kernel's, its resolve rules kept, and the
+ * view's answers (a hidden file, a process outside, a device off the list). */
+static void openat2_in_the_view(void **state)
+{
+        char script[4096], secret[PATH_MAX + 32];
+        struct run_result r;
+        static const char *const expect[] = {
+                "plain ok",     "beneath ok",     "beneath-escape EXDEV",
+                "nosym ELOOP",  "small EINVAL",   "big0 ok",
+                "big1 E2BIG",   "badflag EINVAL", "modenocreat EINVAL",
+                "opath ENOSYS", "create ok",      "hidden ENOENT",
+                "proc ENOENT",  "devnull ok",     "devconsole ENOENT",
+                "suid EPERM",   "badaddr EFAULT",
+        };
+
+        (void)state;
+        snprintf(secret, sizeof(secret), "%s/secret2", work);
+        sh("echo SECRET > '%s' && chown %u '%s'", secret, (unsigned)sbx_uid, secret);
+        snprintf(script, sizeof(script),
+                 "/usr/bin/python3 - <<'EOF'\n"
+                 "import ctypes, os, errno, struct\n"
+                 "libc = ctypes.CDLL(None, use_errno=True)\n"
+                 "libc.syscall.restype = ctypes.c_long\n"
+                 "d = os.open('.', os.O_RDONLY)\n"
+                 "def t(what, dfd, path, flags, mode=0, res=0, size=24, extra=b'', addr=None):\n"
+                 "    how = ctypes.create_string_buffer(struct.pack('QQQ', flags, mode, res) + "
+                 "extra, 64)\n"
+                 "    p = ctypes.c_char_p(path.encode())\n"
+                 "    a = ctypes.c_void_p(addr) if addr is not None else how\n"
+                 "    fd = libc.syscall(437, dfd, p, a, ctypes.c_size_t(size))\n"
+                 "    if fd < 0:\n"
+                 "        print(what, errno.errorcode[ctypes.get_errno()])\n"
+                 "    else:\n"
+                 "        print(what, 'ok'); os.close(fd)\n"
+                 "RB, NS = 0x08, 0x04\n"
+                 "t('plain', -100, '/etc/passwd', os.O_RDONLY)\n"
+                 "t('beneath', d, 'f', os.O_RDONLY, res=RB)\n"
+                 "t('beneath-escape', d, '../f', os.O_RDONLY, res=RB)\n"
+                 "t('nosym', d, 'sl', os.O_RDONLY, res=NS)\n"
+                 "t('small', d, 'f', os.O_RDONLY, size=16)\n"
+                 "t('big0', d, 'f', os.O_RDONLY, size=32, extra=bytes(8))\n"
+                 "t('big1', d, 'f', os.O_RDONLY, size=32, extra=b'\\x01' + bytes(7))\n"
+                 "t('badflag', d, 'f', os.O_RDONLY | (1 << 40))\n"
+                 "t('modenocreat', d, 'f', os.O_RDONLY, mode=0o644)\n"
+                 "t('opath', d, 'f', os.O_PATH)\n"
+                 "t('create', d, 'd/o2new', os.O_CREAT | os.O_WRONLY, mode=0o644)\n"
+                 "t('hidden', d, 'secret2', os.O_RDONLY)\n"
+                 "t('proc', -100, '/proc/%d/status', os.O_RDONLY)\n"
+                 "t('devnull', -100, '/dev/null', os.O_RDONLY)\n"
+                 "t('devconsole', -100, '/dev/console', os.O_RDONLY)\n"
+                 "t('suid', d, 'o2suid', os.O_CREAT | os.O_WRONLY, mode=0o4755)\n"
+                 "t('badaddr', d, 'f', os.O_RDONLY, addr=8)\n"
+                 "EOF\n",
+                 (int)getpid());
+        run_sandbox((const char *[]){"--hide", secret, NULL}, script, &r);
+        for (size_t i = 0; i < sizeof(expect) / sizeof(*expect); i++) {
+                char want[64];
+
+                snprintf(want, sizeof(want), "%s\n", expect[i]);
+                if (!strstr(r.out, want))
+                        fail_msg("expected '%s': %s %s", expect[i], r.out, r.err);
+        }
+        runner_free(&r);
+        sh("rm -f '%s' '%s/d/o2new' '%s/o2suid'", secret, work, work);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -326,6 +392,7 @@ int main(void)
                 cmocka_unit_test(dev_shows_only_the_view),
                 cmocka_unit_test(ro_place_is_erofs),
                 cmocka_unit_test(stat_flip_race),
+                cmocka_unit_test(openat2_in_the_view),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
