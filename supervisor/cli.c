@@ -102,6 +102,13 @@ const struct opt_def cli_run_opts[] = {
          "(repeatable; `~` is your home)"},
         {"tmp", OPT_TMP, V_STRING, "PATH", "a private scratch directory at PATH (not yet)"},
         {"cow", OPT_COW, V_STRING, "PATH", "a copy-on-write view of PATH (not yet)"},
+        {"allow-exec", OPT_ALLOW_EXEC, V_STRING, "PATH",
+         "run only the file PATH, any file beneath the directory PATH, or any file whose real "
+         "path matches the pattern PATH (/usr/bin/*) (repeatable); without it any file the "
+         "sandbox sees and may execute runs"},
+        {"no-exec-writable", OPT_NO_EXEC_WRITABLE, V_NONE, NULL,
+         "refuse to run files from the places the sandbox can write (the workspace, /tmp); "
+         "see docs/policy.md for what this cannot stop"},
         {"mode", OPT_MODE, V_STRING, "enforce|audit",
          "audit: deny nothing; at exit, count what would have been denied, by kind (-v: "
          "each kind once as it happens, with the process and the decoded arguments)"},
@@ -321,6 +328,21 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         case OPT_ALLOW_NET:
         case OPT_DENY_NET:
                 return net_option(cfg, o, arg, err);
+        case OPT_ALLOW_EXEC:
+                if (!*arg)
+                        return make_error(err, 0, "run: --allow-exec: an empty path");
+                if (strpbrk(arg, "*?[") && arg[0] != '/')
+                        return make_error(err, 0,
+                                          "run: --allow-exec: %s: a pattern must be an absolute "
+                                          "path",
+                                          arg);
+                cfg->exec_allow = xrealloc(cfg->exec_allow,
+                                           (cfg->n_exec_allow + 1) * sizeof(*cfg->exec_allow));
+                cfg->exec_allow[cfg->n_exec_allow++] = arg;
+                return 0;
+        case OPT_NO_EXEC_WRITABLE:
+                cfg->exec_no_writable = true;
+                return 0;
         case OPT_KILL_AFTER:
                 dst = &cfg->kill_after_ms;
                 break;
@@ -481,6 +503,8 @@ void cli_config_free(struct config *cfg)
         cfg->mounts = NULL;
         free(cfg->pass_fds);
         cfg->pass_fds = NULL;
+        free(cfg->exec_allow);
+        cfg->exec_allow = NULL;
         for (size_t i = 0; i < cfg->n_owned; i++)
                 free(cfg->owned[i]);
         free(cfg->owned);

@@ -34,6 +34,8 @@ enum {
         OPT_POLICY,
         OPT_NET,
         OPT_ALLOW_NET,
+        OPT_ALLOW_EXEC,
+        OPT_NO_EXEC_WRITABLE,
         OPT_DENY_NET,
         OPT_MAX_CONNECTIONS,
 };

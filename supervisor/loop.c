@@ -3,6 +3,7 @@
  * timerfd (--timeout). Each fd is an event source whose on_ready callback sits in
  * epoll_event.data.ptr. The seccomp listener is served by the notifier threads (notify.c).
  */
+#include "syscalls/fs_common.h"
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
@@ -304,6 +305,7 @@ static bool sup_free(struct supervisor *sup, int code)
         if (stopped) {
                 notify_free(sup);
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
+                fs_exec_free(sup);
                 scratch_remove(sup);
                 free(sup->pts);
                 free(sup->unix_own);

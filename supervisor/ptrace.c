@@ -13,6 +13,7 @@
  * and only the main thread reaps, under sup->lock, removing the task in the same critical
  * section: a number in the tree always designates the task we admitted.
  */
+#include "syscalls/fs_common.h"
 #include "supervisor/ptrace.h"
 #include "supervisor/procscan.h"
 #include "supervisor/trace.h"
@@ -153,11 +154,28 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
         unsigned long former = 0;
 
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && former && (pid_t)former != pid) {
+                struct tracee *f = tracee_find(&sup->tree, (pid_t)former);
+                struct exec_judged judged = f ? f->exec : (struct exec_judged){0};
+
                 tracee_remove(&sup->tree, (pid_t)former);
                 t = tracee_find(&sup->tree, pid);
+                if (t)
+                        t->exec = judged; /* the thread that exec'd was judged, not the leader */
         }
         if (t)
                 trace_proc_exec(sup, pid);
+        if (t && !fs_exec_verify(sup, t, pid)) {
+                fprintf(stderr,
+                        "stockade: killed pid %d: it runs a file other than the one its exec "
+                        "was judged on (swapped since?)\n",
+                        (int)pid);
+                trace_proc_killed(sup, pid, "runs a file other than the one judged");
+                tracee_signal(t, SIGKILL);
+                t->exec.valid = false;
+                return;
+        }
+        if (t)
+                t->exec.valid = false; /* each exec is judged anew */
         if (t && !inspectable(pid)) {
                 fprintf(stderr,
                         "stockade: killed pid %d: it executed a file it may run but not read, "

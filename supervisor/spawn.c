@@ -123,6 +123,12 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
                 return make_error(err, -r,
                                   "cannot ptrace the sandbox (PTRACE_SEIZE), which keeps the "
                                   "process tree; --allow-degraded runs without it");
+        /* Without ptrace no exec can be checked after the fact (fs_exec.c): a rule about
+         * what may run would be a promise the run cannot keep. */
+        if (sup->n_exec_rules || sup->cfg->exec_no_writable)
+                return make_error(err, -r,
+                                  "run: --allow-exec and --no-exec-writable need ptrace, to "
+                                  "check what an exec runs (PTRACE_SEIZE failed)");
         /* Degraded: the tree is the sandbox's session, found in /proc (procscan.c). */
         error_warn("warning: no ptrace (%s): the tree is tracked through /proc\n",
                    sup->layers.why_ptrace);

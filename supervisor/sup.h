@@ -67,6 +67,15 @@ struct supervisor {
         /* Where the run may write (Landlock rules, metadata handlers). Computed before the
          * fork, read-only afterwards: handlers read it without the lock. */
         struct places places;
+        /* --allow-exec, resolved before the fork (syscalls/fs_exec.c); read-only after. */
+        struct exec_rule {
+                char *path; /* canonical host path */
+                dev_t dev;
+                ino_t ino;
+                bool dir;     /* anything beneath it */
+                bool pattern; /* `path` is an fnmatch(3) pattern of real paths */
+        } *exec_rules;
+        size_t n_exec_rules;
         struct grants grants; /* the Landlock rules the shim applies (empty without Landlock) */
         /* What the program sees of the file system (walls.c), its host roots open; read-only
          * after the spawn, like `places`. The emulated path calls resolve in it. */

@@ -13,6 +13,19 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* What an exec of this task was judged to run (syscalls/fs_exec.c): the file, then the
+ * interpreters its "#!" lines name. Checked at PTRACE_EVENT_EXEC. */
+#define EXEC_JUDGED_MAX 5
+struct exec_judged {
+        bool valid;
+        unsigned n;
+        dev_t dev[EXEC_JUDGED_MAX];
+        ino_t ino[EXEC_JUDGED_MAX];
+        /* A script: where its name is in the interpreter's argv (1, or 2 after the "#!"
+         * line's argument); 0 for a binary. */
+        unsigned script_argi;
+};
+
 struct tracee {
         pid_t tid;
         int pidfd;          /* PIDFD_THREAD pidfd of this task; -1 when the kernel has none */
@@ -21,6 +34,7 @@ struct tracee {
         bool gone;          /* tombstone: keeps probe chains intact */
         bool attached;      /* we have seen its first ptrace stop */
         bool pending_clone; /* a fork/clone it asked for is approved but not yet seen */
+        struct exec_judged exec; /* its last exec, as judged */
 };
 
 struct tracee_tree {

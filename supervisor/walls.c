@@ -1,3 +1,4 @@
+#include "syscalls/fs_common.h"
 #include "supervisor/walls.h"
 #include "supervisor/error.h"
 #include "supervisor/grants.h"
@@ -297,7 +298,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
         if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
             scratch_setup(sup, err) < 0 || build_view(view, sup->cfg, cwd, home, err) < 0 ||
             apply_to_places(&sup->places, view, err) < 0 ||
-            add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0)
+            add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0 ||
+            fs_exec_prepare(sup, err) < 0)
                 return -1;
         if (!sup->layers.landlock_abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)

@@ -40,6 +40,24 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
  * ptys), procfs only through the /proc view (`proc_view`). Returns 0 or -errno. */
 int fs_check_result(struct supervisor *sup, int fd, bool proc_view);
 
+/* Find `path` in the view as the program would (fs_look.c): from `base` (our copy of its
+ * dirfd or cwd; AT_FDCWD for an absolute path), AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH as
+ * for fstatat. Returns an O_PATH fd of the object, or -errno (ENOENT for what the view does
+ * not show). */
+int fs_look_find(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned at_flags);
+/* Whether the object `fd` is in, or is, a writable place (places.h). */
+bool fs_writable_place(const struct supervisor *sup, int fd);
+
+/* The exec policy (fs_exec.c): resolve --allow-exec before the fork (an error names a path
+ * that does not exist), free it at the end. */
+struct error;
+int fs_exec_prepare(struct supervisor *sup, struct error *err);
+void fs_exec_free(struct supervisor *sup);
+/* At PTRACE_EVENT_EXEC of `pid` (tracee t, holding what its exec was judged to run): true if
+ * the process runs the file judged or one of its interpreters. Under the lock. */
+struct tracee;
+bool fs_exec_verify(struct supervisor *sup, struct tracee *t, pid_t pid);
+
 /* Acting as the program: its fsuid/fsgid, no capabilities and, for a call that creates,
  * its umask (on a notifier thread with an fs_struct of its own). */
 struct fs_as {

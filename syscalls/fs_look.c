@@ -210,6 +210,16 @@ static int look_find(struct supervisor *sup, struct look_call *lc)
         return fd;
 }
 
+int fs_look_find(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned at_flags)
+{
+        struct look_call lc = {.tid = tid, .base = base, .flags = at_flags};
+
+        if (snprintf(lc.path, sizeof(lc.path), "%s", path) >= (int)sizeof(lc.path))
+                return -ENAMETOOLONG;
+        lc.follow = !(at_flags & AT_SYMLINK_NOFOLLOW);
+        return look_find(sup, &lc);
+}
+
 /* ---- the answers ------------------------------------------------------------------------ */
 
 static long answer_stat(int fd, uint64_t buf, pid_t tid)
@@ -235,7 +245,7 @@ static long answer_statx(int fd, unsigned flags, unsigned mask, uint64_t buf, pi
  * real ones are: no setuid program runs in the sandbox). W_OK beneath no writable place is
  * EROFS, as on the read-only mount the view shows (devices and ptys answer for themselves).
  */
-static bool writable_place(const struct supervisor *sup, int fd)
+bool fs_writable_place(const struct supervisor *sup, int fd)
 {
         struct stat st;
 
@@ -261,7 +271,7 @@ static long answer_access(struct supervisor *sup, struct look_call *lc, int fd, 
         /* The kernel says EROFS before it looks at the mode bits. */
         if ((mode & W_OK) && fstat(fd, &st) == 0 &&
             (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) &&
-            !writable_place(sup, fd))
+            !fs_writable_place(sup, fd))
                 return -EROFS;
         r = fs_as_enter(sup, lc->tid, false, &as);
         if (r < 0)

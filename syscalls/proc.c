@@ -419,11 +419,3 @@ int proc_clone(struct supervisor *sup, struct call *call)
         call_continue(call);
         return 0;
 }
-
-/* execve/execveat: the exec policy will judge the path here. Until then nothing is read from
- * memory and the kernel runs the call; PTRACE_EVENT_EXEC updates the tree afterwards. */
-int proc_exec(struct supervisor *sup, struct call *call)
-{
-        call_continue(call);
-        return 0;
-}

@@ -79,7 +79,7 @@ int proc_pidfd_signal(struct supervisor *sup, struct call *call);
 int proc_sigio(struct supervisor *sup, struct call *call);
 int proc_setsid(struct supervisor *sup, struct call *call);
 int proc_clone(struct supervisor *sup, struct call *call);
-int proc_exec(struct supervisor *sup, struct call *call);
+int fs_exec(struct supervisor *sup, struct call *call);
 
 /* Highest syscall number the table knows, plus one. */
 #define SYSCALL_NR_LIMIT 512

@@ -308,23 +308,16 @@ static int strings(struct pctx *c, yaml_node_t *v, const char *what)
         return 0;
 }
 
-static int key_strings(struct pctx *c, const struct pkey *k, yaml_node_t *v, const char *what)
-{
-        return strings(c, v, what);
-}
 
 static const struct pkey exec_keys[] = {
-        {"allow", key_strings, NULL, NULL},
+        {"allow", key_each, "allow-exec", NULL},
+        {"no_writable", key_switch, "no-exec-writable", NULL},
 };
 static const struct ptable exec_table = {exec_keys, ARRAY_SIZE(exec_keys)};
 
 static int key_exec(struct pctx *c, const struct pkey *k, yaml_node_t *v, const char *what)
 {
-        yaml_node_t *key = c->key; /* the walk below moves c->key to the inner keys */
-
-        if (policy_walk(c, v, &exec_table, what) < 0)
-                return -1;
-        return policy_not_yet(c, key, what);
+        return policy_walk(c, v, &exec_table, what);
 }
 
 /* Each rule goes to the network policy (net.h), which says what is wrong with it. */

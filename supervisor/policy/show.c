@@ -242,6 +242,21 @@ static void show_env(struct emit *m, const struct config *cfg)
         end(m, true);
 }
 
+static void show_exec(struct emit *m, const struct config *cfg)
+{
+        text(m, "exec", YAML_PLAIN_SCALAR_STYLE);
+        start(m, true, false);
+        if (cfg->n_exec_allow) {
+                text(m, "allow", YAML_PLAIN_SCALAR_STYLE);
+                start(m, false, false);
+                for (size_t i = 0; i < cfg->n_exec_allow; i++)
+                        text(m, cfg->exec_allow[i], YAML_PLAIN_SCALAR_STYLE);
+                end(m, false);
+        }
+        pair_bool(m, "no_writable", cfg->exec_no_writable);
+        end(m, true);
+}
+
 /* A relative trace file is opened from the directory the command starts in. */
 static void show_trace(struct emit *m, const struct config *cfg, const char *base)
 {
@@ -323,6 +338,7 @@ int policy_show(FILE *out, const struct config *cfg, struct error *err)
         show_network(&m, &cfg->net);
         show_limits(&m, &cfg->limits, cfg->kill_after_ms);
         show_env(&m, cfg);
+        show_exec(&m, cfg);
         show_trace(&m, cfg, base);
         show_process(&m, cfg, base);
         end(&m, true);

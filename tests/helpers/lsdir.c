@@ -9,6 +9,8 @@
  *   lsdir flipstat A B SECONDS
  *                        one thread rewrites a path buffer between A and B while this one
  *                        stats it: prints how many answers named another object than A
+ *   lsdir flipexec A B N N children each exec a path that a thread flips between A and B;
+ *                        prints how many ended each way ("exit:S" for status S, "signal:K")
  *
  * An error prints "error ERRNO-NAME" and exits 1.
  */
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -101,12 +104,15 @@ static int seek(const char *dir)
 static char flip_buf[4096];
 static const char *flip_paths[2];
 static volatile int flip_stop;
+static volatile unsigned long flips;
 
 static void *flipper(void *arg)
 {
         (void)arg;
-        for (unsigned i = 0; !flip_stop; i++)
+        for (unsigned i = 0; !flip_stop; i++) {
                 strcpy(flip_buf, flip_paths[i & 1]);
+                flips++;
+        }
         return NULL;
 }
 
@@ -137,6 +143,44 @@ static int flipstat(char **argv)
         return 0;
 }
 
+static int flipexec(char **argv)
+{
+        unsigned long counts[256 + 64] = {0};
+        int n = atoi(argv[2]);
+
+        flip_paths[0] = argv[0];
+        flip_paths[1] = argv[1];
+        for (int i = 0; i < n; i++) {
+                pid_t pid = fork();
+                int status;
+
+                if (pid < 0)
+                        return fail("fork");
+                if (pid == 0) {
+                        pthread_t th;
+                        char *args[] = {flip_buf, NULL};
+
+                        strcpy(flip_buf, argv[0]);
+                        pthread_create(&th, NULL, flipper, NULL);
+                        while (flips < 1000u + (unsigned)(i % 7) * 997)
+                                ; /* the flipper runs: the exec reads a path in motion */
+                        execv(flip_buf, args);
+                        _exit(99); /* refused */
+                }
+                if (waitpid(pid, &status, 0) < 0)
+                        return fail("waitpid");
+                if (WIFEXITED(status))
+                        counts[WEXITSTATUS(status)]++;
+                else if (WIFSIGNALED(status))
+                        counts[256 + (WTERMSIG(status) & 63)]++;
+        }
+        for (int i = 0; i < 256 + 64; i++)
+                if (counts[i])
+                        printf("%s:%d %lu\n", i < 256 ? "exit" : "signal", i < 256 ? i : i - 256,
+                               counts[i]);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         if (argc == 4 && strcmp(argv[1], "64") == 0)
@@ -147,6 +191,8 @@ int main(int argc, char **argv)
                 return seek(argv[2]);
         if (argc == 5 && strcmp(argv[1], "flipstat") == 0)
                 return flipstat(argv + 2);
+        if (argc == 5 && strcmp(argv[1], "flipexec") == 0)
+                return flipexec(argv + 2);
         fprintf(stderr,
                 "usage: lsdir 64|old SIZE DIR | lsdir seek DIR | lsdir flipstat A B SECONDS\n");
         return 2;

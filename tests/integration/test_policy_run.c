@@ -140,8 +140,8 @@ static void bad_file_runs_nothing(void **state)
                 {"version: 1\nlimits: { timeout: 10x }\n", ":2:20: limits.timeout:", ""},
                 {"version: 1\nlimts: {}\n", ":2:1: unknown key `limts` (did you mean `limits`?)",
                  ""},
-                {"version: 1\nexec: { allow: [/usr/bin/*] }\n", ":2:1: exec: not yet supported",
-                 ""},
+                {"version: 1\nexec: { allow: [usr/bin/*] }\n",
+                 ":2:17: exec.allow: usr/bin/*: a pattern must be an absolute path", ""},
                 {"version: 1\nlimits: { timeout: 10\n", ":3:1: YAML syntax:", ""},
                 /* found when the run starts, still before anything runs */
                 {"version: 1\nfilesystem:\n  - { path: /nonexistent-policy-test, access: ro }\n",

@@ -325,10 +325,9 @@ static void errors(void **state)
                 {"version: 1\nfilesystem:\n  - {path: /data, source: /srv/q3, access: ro}\n",
                  "3:27: filesystem.source: a sandbox path other than the host path: not yet "
                  "supported"},
-                {"version: 1\nexec: {allow: [/usr/bin/*]}\n", "2:1: exec: not yet supported"},
                 {"version: 1\nexec: {allow: [/usr/bin/*], deny: []}\n",
                  "2:29: exec: unknown key `deny`"},
-                {"version: 1\nexec: {allow: ['']}\n", "2:16: exec.allow: an empty string"},
+                {"version: 1\nexec: {allow: ['']}\n", "2:16: exec.allow: an empty path"},
                 {"version: 1\nnetwork: {default: maybe}\n",
                  "2:20: network.default: `maybe` is not deny or allow"},
                 {"version: 1\nnetwork: {allow: ['*:99999']}\n",

@@ -1,0 +1,348 @@
+/*
+ * execve and execveat, judged in the view. The kernel must perform an exec itself (nothing
+ * else can replace a process's image), so this is the one path call answered CONTINUE after
+ * its memory was read — and the answer is checked afterwards: the object judged here is
+ * recorded for the calling thread, and at PTRACE_EVENT_EXEC (ptrace.c) the file the process
+ * now runs must be that object, or the interpreter its "#!" line names, or the process is
+ * killed before it runs a single instruction of the new image.
+ *
+ *   1. Copy the path ONCE, take the base, check ID_VALID (as every path call does).
+ *   2. Find the object in the view as the program (fs_look_find): a hidden file, a process
+ *      outside in /proc, a device off /dev's list do not exist (ENOENT). It must be a regular
+ *      file the program may execute (EACCES otherwise, as the kernel says).
+ *   3. The exec policy (--allow-exec, --no-exec-writable, the policy file's `exec:`): the
+ *      file must be an allowed one or lie beneath an allowed directory; with no_writable it
+ *      must not lie in a writable place, nor be a file without a name (a memfd: fileless
+ *      execution). A refusal is EACCES.
+ *   4. Record (dev, ino) of the object and of the interpreters its "#!" lines name (four
+ *      levels, as the kernel follows), then CONTINUE.
+ *
+ * What this cannot stop, and docs/policy.md says so: a program that may run one interpreter
+ * or the dynamic loader runs whatever those read (`python3 x.py`, `ld.so ./prog`), and a
+ * loader can map a readable file by hand; the exec rules judge what execve names, not what
+ * code ends up running.
+ */
+#include "syscalls/fs_common.h"
+#include "supervisor/error.h"
+#include "supervisor/notify.h"
+#include "supervisor/tfd.h"
+#include "supervisor/tmem.h"
+#include "supervisor/trace_decode.h"
+#include "supervisor/tracee.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/path.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef AT_EACCESS
+#define AT_EACCESS 0x200
+#endif
+
+int fs_exec_prepare(struct supervisor *sup, struct error *err)
+{
+        const struct config *cfg = sup->cfg;
+
+        sup->exec_rules =
+                xcalloc(cfg->n_exec_allow ? cfg->n_exec_allow : 1, sizeof(*sup->exec_rules));
+        for (size_t i = 0; i < cfg->n_exec_allow; i++) {
+                struct exec_rule *r = &sup->exec_rules[i];
+                char real[PATH_MAX];
+                struct stat st;
+
+                const char *spec = cfg->exec_allow[i], *glob = strpbrk(spec, "*?[");
+
+                if (glob) {
+                        /* A pattern: of real paths, so its directory part is made real too
+                         * ("/bin/ls*" is "/usr/bin/ls*" where /bin is a symlink). */
+                        const char *slash = glob;
+                        char dir[PATH_MAX];
+
+                        while (slash > spec && *slash != '/')
+                                slash--;
+                        if (spec[0] != '/')
+                                return make_error(err, 0,
+                                                  "run: --allow-exec %s: a pattern must be an "
+                                                  "absolute path",
+                                                  spec);
+                        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - spec), spec);
+                        if (!realpath(dir[0] ? dir : "/", real))
+                                return make_error(err, errno, "run: --allow-exec %s", spec);
+                        r->path = xcalloc(1, strlen(real) + strlen(slash) + 2);
+                        sprintf(r->path, "%s%s", strcmp(real, "/") ? real : "", slash);
+                        r->pattern = true;
+                        sup->n_exec_rules++;
+                        continue;
+                }
+                if (!realpath(spec, real) || stat(real, &st) < 0)
+                        return make_error(err, errno, "run: --allow-exec %s", spec);
+                r->path = xstrdup(real);
+                r->dev = st.st_dev;
+                r->ino = st.st_ino;
+                r->dir = S_ISDIR(st.st_mode);
+                sup->n_exec_rules++;
+        }
+        return 0;
+}
+
+void fs_exec_free(struct supervisor *sup)
+{
+        for (size_t i = 0; i < sup->n_exec_rules; i++)
+                free(sup->exec_rules[i].path);
+        free(sup->exec_rules);
+        sup->exec_rules = NULL;
+        sup->n_exec_rules = 0;
+}
+
+/* The sandbox path of the object `fd` names, or "" for one without a name (a memfd, a
+ * deleted file). */
+static void name_of(struct supervisor *sup, int fd, char *out, size_t size)
+{
+        char link[48];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, out, size - 1);
+        if (n < 0 || out[0] != '/' || (n > 10 && strncmp(out + n - 10, " (deleted)", 10) == 0)) {
+                out[0] = '\0';
+                return;
+        }
+        out[n] = '\0';
+        fs_sandbox_path(sup, out, size);
+}
+
+static int judge_policy(struct supervisor *sup, int fd, const struct stat *st)
+{
+        char path[PATH_MAX];
+        bool allowed = sup->n_exec_rules == 0;
+
+        name_of(sup, fd, path, sizeof(path));
+        if (sup->cfg->exec_no_writable && (!path[0] || fs_writable_place(sup, fd)))
+                return -EACCES;
+        for (size_t i = 0; i < sup->n_exec_rules && !allowed; i++) {
+                const struct exec_rule *r = &sup->exec_rules[i];
+
+                if (r->pattern)
+                        allowed = path[0] && fnmatch(r->path, path, FNM_PATHNAME) == 0;
+                else if (r->dir)
+                        allowed = path[0] && vfs_path_has_prefix(path, r->path);
+                else
+                        allowed = r->dev == st->st_dev && r->ino == st->st_ino;
+        }
+        return allowed ? 0 : -EACCES;
+}
+
+/* The interpreter a "#!" line of the file `fd` names, into out ("" for none); *has_arg says
+ * whether the line gives it an argument (which comes before the script's name). */
+static void interpreter_of(struct supervisor *sup, pid_t tid, int fd, char *out, size_t size,
+                           bool *has_arg)
+{
+        char self[48], head[256], *p, *end;
+        struct fs_as as;
+        ssize_t n = -1;
+        int rfd;
+
+        out[0] = '\0';
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+        if (fs_as_enter(sup, tid, false, &as) < 0)
+                return;
+        rfd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        fs_as_leave(&as);
+        if (rfd < 0)
+                return; /* unreadable: an interpreter could not read it either */
+        n = pread(rfd, head, sizeof(head) - 1, 0);
+        close(rfd);
+        if (n < 2 || head[0] != '#' || head[1] != '!')
+                return;
+        head[n] = '\0';
+        for (p = head + 2; *p == ' ' || *p == '\t'; p++)
+                ;
+        for (end = p; *end && *end != ' ' && *end != '\t' && *end != '\n'; end++)
+                ;
+        *has_arg = false;
+        for (char *q = end; *q && *q != '\n'; q++)
+                if (*q != ' ' && *q != '\t')
+                        *has_arg = true;
+        *end = '\0';
+        if (*p == '/')
+                snprintf(out, size, "%s", p);
+}
+
+/* Record what may run in `tid` after this exec: the object, then its interpreters. */
+static void record(struct supervisor *sup, pid_t tid, int fd, const struct stat *st)
+{
+        struct exec_judged j = {.n = 1, .dev = {st->st_dev}, .ino = {st->st_ino}};
+        char interp[PATH_MAX];
+        struct stat ist;
+        struct tracee *t;
+        int cur = fd;
+
+        while (j.n < EXEC_JUDGED_MAX) {
+                bool has_arg = false;
+                int next;
+
+                interpreter_of(sup, tid, cur, interp, sizeof(interp), &has_arg);
+                if (!interp[0])
+                        break;
+                if (j.n == 1)
+                        j.script_argi = has_arg ? 2 : 1;
+                next = fs_look_find(sup, tid, AT_FDCWD, interp, 0);
+                if (cur != fd)
+                        close(cur);
+                if (next < 0 || fstat(next, &ist) < 0) {
+                        cur = next;
+                        break;
+                }
+                j.dev[j.n] = ist.st_dev;
+                j.ino[j.n++] = ist.st_ino;
+                cur = next;
+        }
+        if (cur >= 0 && cur != fd)
+                close(cur);
+        j.valid = true;
+        pthread_mutex_lock(&sup->lock);
+        t = tracee_find_live(&sup->tree, tid);
+        if (t)
+                t->exec = j;
+        pthread_mutex_unlock(&sup->lock);
+}
+
+static int judge(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned flags)
+{
+        struct fs_as as;
+        struct stat st;
+        int fd, r;
+
+        fd = fs_look_find(sup, tid, base, path, flags & (AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
+        if (fd < 0)
+                return fd;
+        r = fstat(fd, &st) < 0 ? -errno : 0;
+        if (r == 0 && S_ISLNK(st.st_mode))
+                r = -ELOOP; /* AT_SYMLINK_NOFOLLOW on a symlink */
+        else if (r == 0 && !S_ISREG(st.st_mode))
+                r = -EACCES;
+        if (r == 0) {
+                r = fs_as_enter(sup, tid, false, &as);
+                if (r == 0) {
+                        r = faccessat(fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0 ? -errno : 0;
+                        fs_as_leave(&as);
+                }
+        }
+        if (r == 0)
+                r = judge_policy(sup, fd, &st);
+        if (r == 0)
+                record(sup, tid, fd, &st);
+        close(fd);
+        return r;
+}
+
+/* execve, execveat */
+int fs_exec(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        pid_t tid = (pid_t)call->req->pid;
+        bool at = call->row - syscall_table == SC_execveat;
+        int dirfd = at ? (int)a[0] : AT_FDCWD, base = -1;
+        unsigned flags = at ? (unsigned)a[4] : 0;
+        char path[PATH_MAX];
+        ssize_t n;
+        int r;
+
+        if (flags & ~(unsigned)(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
+                call_fail(call, EINVAL);
+                return 0;
+        }
+        n = tmem_read_string(tid, at ? a[1] : a[0], path, sizeof(path));
+        r = n < 0 ? (int)n : 0;
+        if (r == 0 && n == 0 && !(flags & AT_EMPTY_PATH))
+                r = -ENOENT;
+        if (r == 0 && path[0] == '/')
+                base = AT_FDCWD;
+        else if (r == 0)
+                r = base = dirfd == AT_FDCWD ? tfd_cwd(tid) : tfd_take(tid, dirfd);
+        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r >= 0) {
+                trace_call_path(call, at ? 1 : 0, path);
+                r = judge(sup, tid, base, path, flags);
+        }
+        if (base >= 0)
+                close(base);
+        if (r < 0)
+                call_fail(call, -r);
+        else
+                call_continue(call); /* checked again at PTRACE_EVENT_EXEC */
+        return 0;
+}
+
+/*
+ * A script ran: its interpreter is what the process runs, and the script is the name the
+ * kernel put in its argv — the name as the kernel read it, which the program may have
+ * changed after we read ours. That name, from the process's cwd (it is stopped, and has a
+ * single thread now), must lead to the script judged.
+ */
+static bool script_is_judged(const struct exec_judged *j, pid_t pid)
+{
+        char path[64], args[PATH_MAX + 512];
+        const char *arg = args;
+        struct stat st;
+        ssize_t n;
+        int fd, cwd;
+
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, args, sizeof(args) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        args[n] = '\0';
+        for (unsigned i = 0; i < j->script_argi; i++) {
+                arg += strlen(arg) + 1;
+                if (arg >= args + n)
+                        return false;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+        cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (cwd < 0)
+                return false;
+        fd = openat(cwd, arg, O_PATH | O_CLOEXEC);
+        close(cwd);
+        if (fd < 0)
+                return false;
+        n = fstat(fd, &st);
+        close(fd);
+        return n == 0 && st.st_dev == j->dev[0] && st.st_ino == j->ino[0];
+}
+
+bool fs_exec_verify(struct supervisor *sup, struct tracee *t, pid_t pid)
+{
+        const struct exec_judged *j = &t->exec;
+        char exe[48];
+        struct stat st;
+
+        (void)sup;
+        if (!j->valid)
+                return false; /* every exec is judged first: one that was not is not ours */
+        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+        if (stat(exe, &st) < 0)
+                return errno == ENOENT || errno == ESRCH; /* died meanwhile */
+        if (j->dev[0] == st.st_dev && j->ino[0] == st.st_ino)
+                return true;
+        /* The first interpreter: the script named must be the one judged. Deeper ones (an
+         * interpreter that is itself a script) are taken on the first's word. */
+        if (j->n > 1 && j->dev[1] == st.st_dev && j->ino[1] == st.st_ino)
+                return j->script_argi && script_is_judged(j, pid);
+        for (unsigned i = 2; i < j->n; i++)
+                if (j->dev[i] == st.st_dev && j->ino[i] == st.st_ino)
+                        return true;
+        return false;
+}
