@@ -275,8 +275,7 @@ static int open_special(struct supervisor *sup, struct open_call *oc, const stru
 {
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
-        unsigned ptn;
-        int r = fs_special_ctx(sup, oc->tid, &ctx), fd;
+        int r = fs_special_ctx(sup, oc->tid, &ctx);
 
         if (r < 0)
                 return r;
@@ -301,12 +300,7 @@ static int open_special(struct supervisor *sup, struct open_call *oc, const stru
         case VFS_SP_DEV:
                 break;
         }
-        fd = open_as(sup, oc, AT_FDCWD, sp.host, oc->flags, RESOLVE_NO_MAGICLINKS);
-        if (fd >= 0 && ioctl(fd, TIOCGPTN, &ptn) == 0 && (r = fs_hold_pty(sup, fd)) < 0) {
-                close(fd); /* a new pty master: its slave is the sandbox's */
-                return r;
-        }
-        return fd;
+        return open_as(sup, oc, AT_FDCWD, sp.host, oc->flags, RESOLVE_NO_MAGICLINKS);
 }
 
 /* ---- the slow way: resolution in the view ----------------------------------------------- */
@@ -379,6 +373,8 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 
 static int do_open(struct supervisor *sup, struct open_call *oc)
 {
+        struct stat st;
+        unsigned ptn;
         bool fast = fast_candidate(sup, oc);
         int fd = -EXDEV, r;
 
@@ -395,6 +391,11 @@ static int do_open(struct supervisor *sup, struct open_call *oc)
         if (fd < 0)
                 return fd;
         r = fs_check_result(sup, fd, oc->proc_view);
+        /* A new pty master, however reached (/dev/ptmx, or an O_PATH fd of it reopened): its
+         * slave is the sandbox's, and the master is held until the run ends. */
+        if (r == 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 2) &&
+            ioctl(fd, TIOCGPTN, &ptn) == 0)
+                r = fs_hold_pty(sup, fd);
         if (r < 0) {
                 close(fd);
                 return r;

@@ -67,6 +67,9 @@ void net_unix_remember(struct supervisor *sup, int sock);
 /* Whether the listening socket bound to the socket file `target` (an O_PATH fd of it) is one
  * the sandbox bound: 1 (also when nothing listens there), -EACCES (a host's), or -errno. */
 int net_unix_served_by_sandbox(struct supervisor *sup, int target);
+/* After a connect of the unix stream socket `sock`: whether its peer is a listener a live task
+ * of the sandbox made listen (SO_PEERPIDFD, else SO_PEERCRED). 1 yes, 0 no, or -errno. */
+int net_unix_peer_ours(struct supervisor *sup, int sock);
 
 /* AF_UNIX address copy: 1 a pathname (copied into `path`, size >= sizeof(sun_path) + 1),
  * 0 abstract, -EINVAL as the kernel's unix_validate_addr. */

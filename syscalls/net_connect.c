@@ -96,6 +96,16 @@ static void connect_answer(struct supervisor *sup, struct call *call, const stru
         long r = net_needs_identity(s, 0) ? net_as_program(sup, do_connect, s->fd, &to)
                                           : do_connect(s->fd, &to);
 
+        /* A unix stream connection must have reached one of the sandbox's own listeners
+         * (net_unix_owner.c): else it is shut down before the program can use it. */
+        if (r == 0 && s->domain == AF_UNIX && sup->cfg->net.mode != NETPOL_MODE_HOST &&
+            (s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET) &&
+            net_unix_peer_ours(sup, s->fd) != 1) {
+                shutdown(s->fd, SHUT_RDWR);
+                trace_call_rule(call, "a unix socket served outside the sandbox");
+                call_deny(sup, call, EACCES);
+                return;
+        }
         if (r < 0)
                 call_fail(call, (int)-r);
         else

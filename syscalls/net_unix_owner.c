@@ -4,12 +4,23 @@
  * of `ss -x`, open to every user): each listening unix socket with the device and inode of
  * the file it is bound to. It is the sandbox's if its own inode is one the sandbox bound
  * (net_bind.c remembers them). Nothing connects to the server to find out.
+ *
+ * That look-up can miss: the socket diagnostics list only the caller's network namespace (a
+ * server in another one is not there), and the device they give is not the one stat gives on
+ * btrfs or on an overlay whose layers lie on other file systems, nor is a listener there
+ * between a server's bind and its listen. So a miss is not taken as permission: after the
+ * supervisor's own connect, the connection's peer must be a listener that a task of the
+ * sandbox made listen (net_unix_peer_ours), or the connection is shut down and refused (an
+ * outside review reached tmux on btrfs, a server in another namespace, and a restarting one).
  */
 #include "syscalls/net.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
@@ -21,6 +32,9 @@
 #include <unistd.h>
 
 #define TCP_LISTEN_STATE 10 /* the state a listening unix socket reports */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 void net_unix_remember(struct supervisor *sup, int sock)
 {
@@ -122,4 +136,60 @@ int net_unix_served_by_sandbox(struct supervisor *sup, int target)
         close(fd);
         /* No listener at all: the connect itself will say so (ECONNREFUSED). */
         return r == 0 ? 1 : r == 1 ? 1 : r;
+}
+
+/* The number a pidfd designates (its fdinfo's "Pid:"), or -1 for a task that is gone. */
+static pid_t pidfd_number(int pidfd)
+{
+        char path[64], buf[512], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        p = strstr(buf, "\nPid:");
+        return p ? (pid_t)strtol(p + 5, NULL, 10) : -1;
+}
+
+int net_unix_peer_ours(struct supervisor *sup, int sock)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(int);
+        struct stat peer, ours;
+        struct tracee *t;
+        int pidfd = -1, r = 0;
+        pid_t pid;
+
+        /* The process that made the listener listen, pinned: a pidfd of it (6.5), so that a
+         * number given again since cannot pass. Its pidfs inode names it (6.9). */
+        if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0) {
+                pid = pidfd_number(pidfd);
+                if (pid <= 0 || fstat(pidfd, &peer) < 0) {
+                        close(pidfd);
+                        return 0; /* gone: not a live task of ours */
+                }
+                pthread_mutex_lock(&sup->lock);
+                t = tracee_find_live(&sup->tree, pid);
+                r = t &&
+                    (t->pidfd < 0 || (fstat(t->pidfd, &ours) == 0 && ours.st_dev == peer.st_dev &&
+                                      ours.st_ino == peer.st_ino));
+                pthread_mutex_unlock(&sup->lock);
+                close(pidfd);
+                return r;
+        }
+        /* Older kernels: the number only. */
+        len = sizeof(cred);
+        if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        pthread_mutex_lock(&sup->lock);
+        r = cred.pid > 0 && tracee_find_live(&sup->tree, cred.pid) != NULL;
+        pthread_mutex_unlock(&sup->lock);
+        return r;
 }

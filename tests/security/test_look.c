@@ -382,6 +382,30 @@ static void openat2_in_the_view(void **state)
         sh("rm -f '%s' '%s/d/o2new' '%s/o2suid'", secret, work, work);
 }
 
+/* A pty master made by reopening an O_PATH fd of /dev/ptmx (outside review F5) is held and
+ * counted like one opened by name: the cap (1,024) ends it with ENOSPC, so the sandbox cannot
+ * use up the host's ptys. */
+static void ptmx_reopen_held(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        run_sandbox(NULL,
+                    "/usr/bin/python3 -c 'import os, errno\n"
+                    "n = 0\n"
+                    "try:\n"
+                    "    for i in range(1100):\n"
+                    "        p = os.open(\"/dev/ptmx\", os.O_PATH)\n"
+                    "        os.open(\"/proc/self/fd/%d\" % p, os.O_RDWR | os.O_NOCTTY); "
+                    "os.close(p); n += 1\n"
+                    "    print(\"made\", n)\n"
+                    "except OSError as e: print(\"stopped\", n, errno.errorcode[e.errno])'",
+                    &r);
+        if (!strstr(r.out, "stopped") || !strstr(r.out, "ENOSPC"))
+                fail_msg("the masters were not held and capped: %s %s", r.out, r.err);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -393,6 +417,7 @@ int main(void)
                 cmocka_unit_test(ro_place_is_erofs),
                 cmocka_unit_test(stat_flip_race),
                 cmocka_unit_test(openat2_in_the_view),
+                cmocka_unit_test(ptmx_reopen_held),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -285,6 +285,68 @@ static void host_served_socket_refused(void **state)
         runner_free(&r);
 }
 
+/*
+ * A host server the socket diagnostics cannot see: one in another network namespace (a
+ * systemd PrivateNetwork= service, a container sharing a socket directory). The outside
+ * review reached it, since "no listener found" was taken as permission; now the connection's
+ * peer must be a listener of the sandbox's. Judged from outside: the server's log.
+ */
+static void host_server_in_other_netns_refused(void **state)
+{
+        char sock[PATH_MAX + 48], log[PATH_MAX + 48], cmd[4 * PATH_MAX], script[2 * PATH_MAX];
+        const char *opts[] = {"--env", "HOME", NULL};
+        const char *ns = geteuid() == 0 ? "unshare -n" : "unshare -rn";
+        struct run_result r;
+        char got[256] = "";
+        FILE *f;
+
+        (void)state;
+        snprintf(cmd, sizeof(cmd), "%s true 2>/dev/null", ns);
+        if (system(cmd) != 0) {
+                print_message("  skipped: no network namespace here (%s)\n", ns);
+                skip();
+        }
+        snprintf(sock, sizeof(sock), "%s/ns.sock", work);
+        snprintf(log, sizeof(log), "%s/ns.log", top);
+        unlink(sock);
+        snprintf(cmd, sizeof(cmd),
+                 "%s /usr/bin/python3 -c 'import socket, os, sys\n"
+                 "s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], "
+                 "0o777); s.listen()\n"
+                 "open(sys.argv[2], \"w\").write(\"ready\\n\")\n"
+                 "for i in range(2):\n"
+                 "    c, _ = s.accept(); d = c.recv(100); open(sys.argv[2], \"a\").write(repr(d) "
+                 "+ \"\\n\"); c.close()' '%s' '%s' & "
+                 "for i in $(seq 50); do grep -q ready '%s' 2>/dev/null && exit 0; sleep 0.1; "
+                 "done; exit 1",
+                 ns, sock, log, log);
+        assert_int_equal(system(cmd), 0);
+        snprintf(script, sizeof(script),
+                 "/usr/bin/python3 -c 'import socket\n"
+                 "c = socket.socket(socket.AF_UNIX)\n"
+                 "try:\n"
+                 "    c.connect(\"%s\"); c.sendall(b\"HELLO-SANDBOX\"); print(\"connected\")\n"
+                 "except OSError as e: print(\"refused\", e.errno)'",
+                 sock);
+        assert_int_equal(runner_stockade_sh(work, opts, script, TIMEOUT_S, &r), 0);
+        /* The control, natively: the server is there to reach (and then ends). */
+        snprintf(cmd, sizeof(cmd),
+                 "/usr/bin/python3 -c 'import socket; c = socket.socket(socket.AF_UNIX); "
+                 "c.connect(\"%s\"); c.sendall(b\"NATIVE\")'; sleep 0.3",
+                 sock);
+        assert_int_equal(system(cmd), 0);
+        f = fopen(log, "r");
+        assert_non_null(f);
+        got[fread(got, 1, sizeof(got) - 1, f)] = '\0';
+        fclose(f);
+        if (strstr(got, "HELLO-SANDBOX") || !strstr(r.out, "refused"))
+                fail_msg("the server in another namespace was reached: %s / log: %s", r.out, got);
+        if (!strstr(got, "NATIVE"))
+                fail_msg("natively the server was not reached: the test proves nothing: %s", got);
+        runner_free(&r);
+        unlink(sock);
+}
+
 /* The same script natively, as the sandbox's uid: the control. */
 static void run_native(const char *script, struct run_result *r)
 {
@@ -461,6 +523,7 @@ int main(void)
                 cmocka_unit_test(races),
                 cmocka_unit_test(workspace_socket_works),
                 cmocka_unit_test(host_served_socket_refused),
+                cmocka_unit_test(host_server_in_other_netns_refused),
                 cmocka_unit_test(inet_still_works),
         };
 
