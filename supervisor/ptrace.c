@@ -164,18 +164,6 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
         }
         if (t)
                 trace_proc_exec(sup, pid);
-        if (t && !fs_exec_verify(sup, t, pid)) {
-                fprintf(stderr,
-                        "stockade: killed pid %d: it runs a file other than the one its exec "
-                        "was judged on (swapped since?)\n",
-                        (int)pid);
-                trace_proc_killed(sup, pid, "runs a file other than the one judged");
-                tracee_signal(t, SIGKILL);
-                t->exec.valid = false;
-                return;
-        }
-        if (t)
-                t->exec.valid = false; /* each exec is judged anew */
         if (t && !inspectable(pid)) {
                 fprintf(stderr,
                         "stockade: killed pid %d: it executed a file it may run but not read, "
@@ -183,7 +171,16 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
                         (int)pid);
                 trace_proc_killed(sup, pid, "executed a file it may run but not read");
                 tracee_signal(t, SIGKILL);
+        } else if (t && !fs_exec_verify(sup, t, pid)) {
+                fprintf(stderr,
+                        "stockade: killed pid %d: it runs a file other than the one its exec "
+                        "was judged on (swapped since?)\n",
+                        (int)pid);
+                trace_proc_killed(sup, pid, "runs a file other than the one judged");
+                tracee_signal(t, SIGKILL);
         }
+        if (t)
+                t->exec.valid = false; /* each exec is judged anew */
 }
 
 static void on_exit(struct supervisor *sup, pid_t pid, int status)

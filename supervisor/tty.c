@@ -13,6 +13,7 @@
  * leaves both signals at their default action).
  */
 #include "supervisor/tty.h"
+#include "supervisor/signals.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
@@ -250,8 +251,19 @@ static int on_tty(struct supervisor *sup, struct event_source *src, uint32_t eve
         case SRC_FG_TIMER: {
                 uint64_t n;
 
-                if (read(r->fg_timer, &n, sizeof(n)) == sizeof(n))
-                        tty_resume(sup);
+                if (read(r->fg_timer, &n, sizeof(n)) != sizeof(n))
+                        return 0;
+                /* The terminal hung up (its emulator closed it) and no SIGHUP reached us: the
+                 * shell that would have passed one on is gone, or had disowned us. The
+                 * kernel's own hangup would have told the job: do as it does — SIGHUP to
+                 * the sandbox, no more input — rather than wait in the background forever. */
+                if (r->term >= 0 && tcgetpgrp(r->term) < 0 && (errno == EIO || errno == ENXIO)) {
+                        r->in.eof = true;
+                        update(sup);
+                        signals_on_signal(sup, SIGHUP);
+                        return 0;
+                }
+                tty_resume(sup);
                 return 0;
         }
         case SRC_MASTER:

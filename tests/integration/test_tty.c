@@ -110,6 +110,43 @@ static void background_reads_nothing(void **state)
         pty_close(&s);
 }
 
+/* Whether `pid` has ended (gone, or a zombie nobody reaped: it was the killed shell's). */
+static bool ended(pid_t pid)
+{
+        char path[64], *st;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        st = strrchr(read_file(path), ')');
+        return !st || st[1] == '\0' || st[2] == 'Z' || st[2] == 'X';
+}
+
+/* A background run whose terminal hangs up without a SIGHUP reaching it (the shell was
+ * killed, the job disowned; the emulator then closes the terminal) ends, as the job natively
+ * would on the hangup, rather than waiting in the background forever. */
+static void hangup_ends_background_run(void **state)
+{
+        struct pty_session s;
+        char line[512];
+        pid_t pid;
+        int i;
+
+        shell_start(&s);
+        snprintf(line, sizeof(line), "%s run -- sh -c 'cat > out.txt' & echo $! > bg.pid; disown",
+                 runner_stockade());
+        shell_run(&s, line, 10);
+        pty_drain(&s, 700);
+        pid = (pid_t)atoi(read_file("bg.pid"));
+        assert_true(pid > 0);
+        assert_false(ended(pid));
+        pty_close(&s); /* SIGKILL to the shell, then the terminal closes: a hangup */
+        for (i = 0; i < 50 && !ended(pid); i++)
+                usleep(100 * 1000);
+        if (!ended(pid)) {
+                kill(pid, SIGKILL);
+                fail_msg("stockade (pid %d) still runs 5 s after its terminal hung up", (int)pid);
+        }
+}
+
 /* ^C interrupts the whole foreground job, grandchildren included: nothing more is printed
  * and the status is 130, as natively. */
 static void ctrl_c_interrupts_the_job(void **state)
@@ -344,6 +381,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(background_reads_nothing),
+                cmocka_unit_test(hangup_ends_background_run),
                 cmocka_unit_test(ctrl_c_interrupts_the_job),
                 cmocka_unit_test(ctrl_z_and_fg),
                 cmocka_unit_test(window_size_follows),
