@@ -50,7 +50,7 @@ git_id=(-c user.name=Sandboxed -c user.email=sandbox@example.invalid)
 
 # Set by each pass: who the work runs as (for messages), stockade's flags, and how to run
 # the native side as the same user.
-who= flags=() native=() owner=
+who="" flags=() native=() owner=""
 
 # sbx DIR CMD...: CMD under stockade, from DIR (the workspace).
 sbx() {
@@ -325,10 +325,10 @@ if [ "$(id -u)" -eq 0 ]; then
         run_case
         # uid 0 with no capability, as the sandbox runs it: tar, for one, assumes root may write
         # into a directory it just made read-only, and fails natively too without the capability.
-        who="stockade as root, --user root" flags=(--user root) owner=
+        who="stockade as root, --user root" flags=(--user root) owner=""
         native=(setpriv --inh-caps=-all --bounding-set=-all)
         run_case
 else
-        who="stockade as uid $(id -u)" flags=() owner= native=()
+        who="stockade as uid $(id -u)" flags=() owner="" native=()
         run_case
 fi
