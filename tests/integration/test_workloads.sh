@@ -42,7 +42,8 @@ trap 'chmod -R u+w -- "$top" 2>/dev/null; rm -rf -- "$top"' EXIT
 chmod 755 "$top"
 
 # A clean, fixed environment for the tools, the same on both sides: no user or system git
-# configuration, no pip cache or version check, one locale, one time zone.
+# configuration, no pip cache or version check, one locale, one time zone; Python writes
+# its bytecode (pip compiles what it installs), whatever the caller's environment says.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_DATE=@1700000000
 export GIT_COMMITTER_DATE=@1700000000 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 export LC_ALL=C TZ=UTC PYTHONDONTWRITEBYTECODE=
