@@ -5,7 +5,11 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libseccomp-dev libzstd-dev libprotobuf-c-dev
       protobuf-c-compiler libunwind-dev libcmocka-dev libyaml-dev python3 util-linux procps
       # the Python trace reader's test (proto/read_trace.py): skipped without them
-      python3-zstandard python3-protobuf protobuf-compiler)
+      python3-zstandard python3-protobuf protobuf-compiler
+      # the workload tests (tests/integration/test_workloads.sh): skipped without them
+      git tar findutils make python3-venv
+      # CPython's own regression tests, run under stockade (tests/integration/test_python_suite.sh)
+      libpython3.11-testsuite)
 
 missing=()
 for p in "${pkgs[@]}"; do

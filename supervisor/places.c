@@ -317,10 +317,20 @@ int places_contain(const struct places *p, int fd)
                 return 0; /* a carve-out itself: its mode stays */
         if (!S_ISDIR(st.st_mode))
                 return file_within(p, fd, &st);
-        /* Strictly beneath: start from the parent, so that /tmp itself is not inside /tmp. */
+        /* Strictly beneath: start from the parent, so that /tmp itself is not inside /tmp.
+         * ".." needs search permission on the directory itself, which a directory of mode 000
+         * (chmod 0 then chmod back, as rmtree and Python's tests do) does not give its owner:
+         * then find the parent by the directory's path, checked to still hold this inode. */
         parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (parent < 0)
+        if (parent < 0 && errno == EACCES) {
+                int r = parent_of(fd, &st, &parent);
+                if (r < 0)
+                        return r;
+                if (r != PARENT_FOUND)
+                        return 0; /* renamed meanwhile, or no path: refuse */
+        } else if (parent < 0) {
                 return -errno;
+        }
         {
                 struct stat up;
                 if (fstat(parent, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {

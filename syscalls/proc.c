@@ -129,6 +129,11 @@ static bool target_ok(struct supervisor *sup, struct call *call)
         case SC_ioprio_get:
                 ok = which_who_ok(sup, a0, a1, IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP);
                 break;
+        case SC_pidfd_open:
+                /* pid <= 0 designates no process: the kernel answers EINVAL, as programs
+                 * (Python's test_posix) expect, not the ESRCH of a process outside. */
+                ok = a0 <= 0 || pid_in_tree(sup, a0);
+                break;
         case SC_pidfd_getfd:
         case SC_process_madvise:
         case SC_process_mrelease:

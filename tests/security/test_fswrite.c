@@ -395,6 +395,27 @@ static void setid_bits_refused(void **state)
         unlink(path);
 }
 
+/* A directory its owner made mode 000 can be given its mode back (rmtree and Python's tests
+ * do this): the check that it lies in a writable place cannot use its "..", which needs
+ * search permission on it. Natively: allowed. */
+static void chmod_back_mode_000_directory(void **state)
+{
+        char dir[sizeof(work) + 8];
+        struct stat st;
+
+        snprintf(dir, sizeof(dir), "%s/d000", work);
+        expect(NULL, (const char *[]){"mkdir_mode", "d000", "0755", NULL}, 0);
+        expect(NULL, (const char *[]){"chmod", "d000", "0", NULL}, 0);
+        expect(NULL, (const char *[]){"chmod", "d000", "0700", NULL}, 0);
+        assert_int_equal(stat(dir, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        expect(NULL, (const char *[]){"chmod", "d000", "0", NULL}, 0);
+        expect(NULL, (const char *[]){"fchmodat", dir, "0750", NULL}, 0);
+        assert_int_equal(stat(dir, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0750);
+        rmdir(dir);
+}
+
 /* Inode flags (chattr) through FS_IOC_SETFLAGS on a read-only fd: refused in the kernel,
  * outside the writable places and inside (outside review F2). */
 static void inode_flags_refused(void **state)
@@ -512,6 +533,7 @@ int main(void)
                 cmocka_unit_test_setup(setid_bits_refused, fresh),
                 cmocka_unit_test_setup(openat2_refused, fresh),
                 cmocka_unit_test_setup(inode_flags_refused, fresh),
+                cmocka_unit_test_setup(chmod_back_mode_000_directory, fresh),
                 cmocka_unit_test_setup(user_nobody_cannot_chmod_others_file, fresh),
                 cmocka_unit_test_setup(user_root_cannot_chmod_outside, fresh),
                 cmocka_unit_test_setup(default_uid_as_root, fresh),

@@ -253,6 +253,9 @@ static const struct denial denials[] = {
          .args = {"parent_mem_open"},
          .code = ANY_REFUSAL,
          .control = "parent_mem_open"},
+        /* pidfd_open of a pid <= 0 names no process: the kernel's EINVAL (Python's
+         * test_posix checks it), not the ESRCH of a process outside the tree. */
+        {.name = "pidfd_open_no_process", .args = {"pidfd_kill", "-1", "0"}, .code = EINVAL},
         /* Numbers without a row: between the two ranges, and far beyond the last. The kernel
          * answers ENOSYS for these too, so this checks only that the call fails closed
          * without killing the program; the filter's own verdict for them is checked in

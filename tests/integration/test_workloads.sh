@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# Issue 6, item 10: real work runs unchanged in the default view. Usage:
+#   test_workloads.sh STOCKADE CASE      CASE: git tar venv gcc make mv
+# Each case runs real tools under `stockade run` (no flags but --user) in a fresh workspace
+# and judges the result from outside the sandbox, against the same work done natively where
+# there is something to compare. Run as root, every case runs twice: as root's default user
+# (nobody, in a workspace nobody owns) and with `--user root` (uid 0 without capabilities);
+# otherwise once, as the caller. Exits 77 (skipped) when a tool the case needs is missing,
+# saying which.
+set -euo pipefail
+stockade=$(realpath "$1")
+case=$2
+py=/usr/bin/python3 # Debian's interpreter, not a pyenv shim that nobody cannot read
+
+need() {
+        local t
+        for t in "$@"; do
+                if ! command -v "$t" >/dev/null; then
+                        echo "skipped: $case needs $t (scripts/deps.sh installs it)"
+                        exit 77
+                fi
+        done
+}
+
+fail() {
+        echo "FAIL [$case, $who]: $*" >&2
+        exit 1
+}
+
+# The same listings must match: show both and the difference before failing.
+same() {
+        local what=$1 a=$2 b=$3
+        if ! diff -u "$a" "$b" >"$top/diff"; then
+                echo "--- $what differs (native vs stockade):" >&2
+                cat "$top/diff" >&2
+                fail "$what differs"
+        fi
+}
+
+top=$(mktemp -d "${TMPDIR:-/tmp}/stockade-wl.XXXXXX")
+trap 'chmod -R u+w -- "$top" 2>/dev/null; rm -rf -- "$top"' EXIT
+chmod 755 "$top"
+
+# A clean, fixed environment for the tools, the same on both sides: no user or system git
+# configuration, no pip cache or version check, one locale, one time zone; Python writes
+# its bytecode (pip compiles what it installs), whatever the caller's environment says.
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_DATE=@1700000000
+export GIT_COMMITTER_DATE=@1700000000 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+export LC_ALL=C TZ=UTC PYTHONDONTWRITEBYTECODE=
+git_id=(-c user.name=Sandboxed -c user.email=sandbox@example.invalid)
+
+# Set by each pass: who the work runs as (for messages), stockade's flags, and how to run
+# the native side as the same user.
+who="" flags=() native=() owner=""
+
+# sbx DIR CMD...: CMD under stockade, from DIR (the workspace).
+sbx() {
+        local dir=$1
+        shift
+        (cd "$dir" && "$stockade" run "${flags[@]}" -- "$@") 2>"$top/sbx.err" || {
+                local rc=$?
+                echo "--- stockade run $* (in $dir) exited $rc; its stderr:" >&2
+                cat "$top/sbx.err" >&2
+                return $rc
+        }
+}
+
+# nat DIR CMD...: CMD natively, from DIR, as the user the sandbox runs as.
+nat() {
+        local dir=$1
+        shift
+        (cd "$dir" && "${native[@]}" "$@")
+}
+
+# A fresh directory for this pass, owned by the user the work runs as.
+fresh() {
+        local d
+        d=$(mktemp -d "$top/$1.XXXXXX")
+        chmod 755 "$d"
+        [ -z "$owner" ] || chown "$owner" "$d"
+        echo "$d"
+}
+
+case_git() {
+        need git
+        local ws
+        ws=$(fresh git)
+        mkdir -p "$ws/src/deep/er" "$ws/docs"
+        printf 'int main(void) { return 0; }\n' >"$ws/src/main.c"
+        printf 'deep\n' >"$ws/src/deep/er/file.txt"
+        printf '# readme\n' >"$ws/docs/README.md"
+        ln -s ../docs/README.md "$ws/src/link"
+        printf '#!/bin/sh\necho run\n' >"$ws/run.sh"
+        chmod 755 "$ws/run.sh"
+        [ -z "$owner" ] || chown -R "$owner" "$ws"
+
+        sbx "$ws" sh -c 'git init -q && git add -A && git "$@" commit -q -m "first commit" &&
+                echo more >>docs/README.md && git mv src/main.c src/deep/main.c &&
+                git "$@" commit -q -a -m second && git gc -q' sh "${git_id[@]}" ||
+                fail "git init/add/commit/mv/gc failed"
+
+        # From outside: two commits with the right trees, a clean work tree, a sound store.
+        local g=(git -c safe.directory='*' -C "$ws")
+        [ "$("${g[@]}" log --format=%s | tr '\n' '|')" = "second|first commit|" ] ||
+                fail "git log: $("${g[@]}" log --format=%s)"
+        [ "$("${g[@]}" ls-files | tr '\n' ' ')" = "docs/README.md run.sh src/deep/er/file.txt src/deep/main.c src/link " ] ||
+                fail "git ls-files: $("${g[@]}" ls-files | tr '\n' ' ')"
+        [ "$("${g[@]}" ls-files -s run.sh src/link | cut -c1-6 | tr '\n' ' ')" = "100755 120000 " ] ||
+                fail "modes: $("${g[@]}" ls-files -s)"
+        [ -z "$("${g[@]}" status --porcelain)" ] || fail "status not clean: $("${g[@]}" status --porcelain)"
+        "${g[@]}" fsck --strict --no-dangling --no-progress || fail "git fsck"
+        [ "$("${g[@]}" show HEAD:docs/README.md)" = $'# readme\nmore' ] || fail "committed content"
+}
+
+case_tar() {
+        need tar find ls
+        # The archive: directories with unusual modes, a symlink, a hard link, an empty file,
+        # a long name, a name with spaces, fixed mtimes. Made natively.
+        local src=$top/tarsrc
+        if [ ! -e "$top/a.tar" ]; then
+                mkdir -p "$src/d1/d2/d3" "$src/ro dir" "$src/x"
+                printf 'hello\n' >"$src/d1/hello.txt"
+                : >"$src/d1/d2/empty"
+                head -c 100000 /dev/urandom >"$src/d1/d2/d3/blob"
+                ln "$src/d1/hello.txt" "$src/x/hardlink"
+                ln -s ../d1/hello.txt "$src/x/symlink"
+                ln -s /nonexistent/target "$src/x/dangling"
+                printf 'exec\n' >"$src/x/tool"
+                chmod 755 "$src/x/tool"
+                chmod 640 "$src/d1/d2/empty"
+                printf 'long\n' >"$src/x/$(printf 'n%.0s' {1..200})"
+                printf 'ro\n' >"$src/ro dir/file"
+                chmod 555 "$src/ro dir"
+                find "$src" -exec touch -h -d @1600000000 {} +
+                chmod -R a+rX "$src" || true
+                tar -C "$src" -cf "$top/a.tar" .
+                chmod 644 "$top/a.tar"
+        fi
+
+        local n s
+        n=$(fresh tar-native)
+        s=$(fresh tar-sbx)
+        # As uid 0 without capabilities tar fails natively too (it creates `ro dir` 555 at
+        # once, assuming root writes into it anyway): then the sandbox must fail alike, with
+        # the same messages and the same partial tree.
+        local rn=0 rs=0
+        nat "$n" tar xf "$top/a.tar" 2>"$top/tar.n" || rn=$?
+        (cd "$s" && "$stockade" run "${flags[@]}" -- tar xf "$top/a.tar") 2>"$top/tar.s.all" || rs=$?
+        grep -v '^stockade: warning: running as root' "$top/tar.s.all" >"$top/tar.s" || true
+        [ "$rn" = "$rs" ] || fail "tar x exited $rn natively, $rs under stockade: $(cat "$top/tar.s")"
+        same "tar x messages" "$top/tar.n" "$top/tar.s"
+
+        # find and ls -la, run natively on the native copy and under stockade on its own: the
+        # listings must be the same (names, types, modes, sizes, links, owners, times).
+        local list='find . -printf "%p %y %M %s %n %u %g %TY-%Tm-%Td+%TT %l\n" | LC_ALL=C sort'
+        local ls='ls -laR --time-style=+%s . | grep -v "^total "'
+        nat "$n" sh -c "$list" >"$top/find.n" || fail "native find"
+        sbx "$s" sh -c "$list" >"$top/find.s" || fail "find under stockade"
+        same "find after tar x" "$top/find.n" "$top/find.s"
+        nat "$n" sh -c "$ls" >"$top/ls.n" || fail "native ls -la"
+        sbx "$s" sh -c "$ls" >"$top/ls.s" || fail "ls -la under stockade"
+        same "ls -laR after tar x" "$top/ls.n" "$top/ls.s"
+        # The sandbox's listing of its own tree against the host's view of it.
+        (cd "$s" && sh -c "$list") >"$top/find.h"
+        same "find of the sandbox's tree (host vs sandbox)" "$top/find.h" "$top/find.s"
+        cmp "$n/d1/d2/d3/blob" "$s/d1/d2/d3/blob" || fail "content of a file"
+        [ "$(stat -c %i "$s/d1/hello.txt")" = "$(stat -c %i "$s/x/hardlink")" ] ||
+                fail "the hard link is not one"
+        # And back: tar c of the extracted tree under stockade lists the same members.
+        sbx "$s" tar cf - . | tar tvf - | LC_ALL=C sort >"$top/tv.s" || fail "tar c under stockade"
+        nat "$n" tar cf - . | tar tvf - | LC_ALL=C sort >"$top/tv.n"
+        same "tar tv of a tar c of the extracted tree" "$top/tv.n" "$top/tv.s"
+        chmod -R u+w "$n" "$s"
+}
+
+# A wheel written by hand (a wheel is a zip with a dist-info): no build backend needed.
+make_wheel() {
+        "$py" - "$1" <<'EOF'
+import base64, hashlib, sys, zipfile
+out = sys.argv[1] + "/sbxhello-1.0-py3-none-any.whl"
+files = {
+    "sbxhello/__init__.py": "GREETING = 'hello from a wheel'\n"
+                            "def main():\n    print(GREETING)\n",
+    "sbxhello/data/words.txt": "one\ntwo\n",
+    "sbxhello-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: sbxhello\nVersion: 1.0\n",
+    "sbxhello-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\n"
+                                    "Root-Is-Purelib: true\nTag: py3-none-any\n",
+    "sbxhello-1.0.dist-info/entry_points.txt": "[console_scripts]\nsbxhello = sbxhello:main\n",
+    "sbxhello-1.0.dist-info/top_level.txt": "sbxhello\n",
+}
+record = []
+with zipfile.ZipFile(out, "w") as z:
+    for name, text in files.items():
+        data = text.encode()
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append("sbxhello-1.0.dist-info/RECORD,,")
+    z.writestr("sbxhello-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+EOF
+}
+
+case_venv() {
+        need "$py"
+        "$py" -c 'import venv, ensurepip' 2>/dev/null ||
+                { echo "skipped: $py has no venv/ensurepip (Debian: python3-venv)"; exit 77; }
+        local ws
+        ws=$(fresh venv)
+        make_wheel "$ws"
+        [ -z "$owner" ] || chown -R "$owner" "$ws"
+
+        sbx "$ws" "$py" -m venv env || fail "python3 -m venv failed under stockade"
+        sbx "$ws" env/bin/pip install -q --no-index sbxhello-1.0-py3-none-any.whl ||
+                fail "pip install --no-index of a local wheel failed under stockade"
+        [ "$(sbx "$ws" env/bin/sbxhello)" = "hello from a wheel" ] ||
+                fail "the installed console script, under stockade"
+        # From outside: the venv works, the package is where pip says, pip lists it.
+        [ "$(cd "$ws" && env/bin/python -c 'import sbxhello; print(sbxhello.GREETING)')" = "hello from a wheel" ] ||
+                fail "import from outside"
+        [ -f "$ws/env/lib/python3.11/site-packages/sbxhello/data/words.txt" ] ||
+                [ -n "$(find "$ws/env/lib" -path '*/site-packages/sbxhello/data/words.txt')" ] ||
+                fail "package data missing"
+        [ "$(cd "$ws" && env/bin/sbxhello)" = "hello from a wheel" ] || fail "console script from outside"
+        (cd "$ws" && env/bin/python -m pip list --no-index) >"$top/piplist" 2>&1 &&
+                grep -q "^sbxhello  *1\.0$" "$top/piplist" ||
+                fail "pip list does not show sbxhello 1.0: $(cat "$top/piplist")"
+        sbx "$ws" env/bin/pip uninstall -q -y sbxhello || fail "pip uninstall under stockade"
+        ! (cd "$ws" && env/bin/python -c 'import sbxhello' 2>/dev/null) || fail "uninstall left the package"
+}
+
+case_gcc() {
+        need gcc
+        local ws
+        ws=$(fresh gcc)
+        printf '#include <stdio.h>\nint main(void) { puts("hello, world"); return 0; }\n' >"$ws/hello.c"
+        [ -z "$owner" ] || chown -R "$owner" "$ws"
+        [ "$(sbx "$ws" sh -c 'gcc hello.c && ./a.out')" = "hello, world" ] ||
+                fail "gcc hello.c && ./a.out under stockade"
+        [ -x "$ws/a.out" ] || fail "a.out is not executable from outside"
+        [ "$("$ws/a.out")" = "hello, world" ] || fail "a.out from outside"
+}
+
+case_make() {
+        need make gcc
+        local ws i
+        ws=$(fresh make)
+        mkdir "$ws/src" "$ws/include"
+        printf '#pragma once\nint f(int);\n' >"$ws/include/lib.h"
+        : >"$ws/src/sum.c"
+        for i in $(seq 1 12); do
+                printf '#include "lib.h"\nint f%d(int x) { return x + %d; }\n' "$i" "$i" >"$ws/src/f$i.c"
+                printf 'int f%d(int);\n' "$i" >>"$ws/include/lib.h"
+        done
+        {
+                printf '#include <stdio.h>\n#include "lib.h"\nint main(void) { int s = 0;\n'
+                for i in $(seq 1 12); do printf 's = f%d(s);\n' "$i"; done
+                printf 'printf("%%d\\n", s); return 0; }\n'
+        } >"$ws/src/main.c"
+        rm "$ws/src/sum.c"
+        cat >"$ws/Makefile" <<'EOF'
+SRCS := $(wildcard src/*.c)
+OBJS := $(patsubst src/%.c,build/%.o,$(SRCS))
+CFLAGS := -O1 -Iinclude -MMD
+prog: $(OBJS)
+	$(CC) -o $@ $^
+build/%.o: src/%.c | build
+	$(CC) $(CFLAGS) -c -o $@ $<
+build:
+	mkdir -p build
+-include $(OBJS:.o=.d)
+.PHONY: clean
+clean:
+	rm -rf build prog
+EOF
+        touch -d @1600000000 "$ws"/src/* "$ws"/include/* "$ws/Makefile"
+        [ -z "$owner" ] || chown -R "$owner" "$ws"
+
+        sbx "$ws" make -s -j2 >/dev/null || fail "make -j2 under stockade"
+        [ "$("$ws/prog")" = 78 ] || fail "the program make built prints $("$ws/prog")"
+        # Up to date by make's own judgement (mtimes read under stockade), then one change.
+        sbx "$ws" make -q || fail "make -q: not up to date right after make"
+        sbx "$ws" touch src/f7.c
+        [ "$(sbx "$ws" make 2>&1 | grep -c -- ' -c ')" = 1 ] ||
+                fail "touching one file did not rebuild exactly one object"
+        sbx "$ws" make -s clean || fail "make clean"
+        [ ! -e "$ws/build" ] && [ ! -e "$ws/prog" ] || fail "make clean left files"
+}
+
+case_mv() {
+        need mv "$py"
+        local ws
+        ws=$(fresh mv)
+        mkdir -p "$ws/a/sub" "$ws/b" "$ws/c"
+        echo f >"$ws/a/f"
+        echo g >"$ws/a/g"
+        echo s >"$ws/a/sub/s"
+        echo old >"$ws/b/g"
+        echo p >"$ws/a/p"
+        echo q >"$ws/a/q"
+        [ -z "$owner" ] || chown -R "$owner" "$ws"
+        # mv of a file and of a directory across directories; mv over an existing file; and
+        # the same in Python: rename, replace over a file, rename of a directory.
+        sbx "$ws" sh -c 'mv a/f b/f && mv a/sub c/ && mv -f a/g b/g' || fail "mv across directories"
+        sbx "$ws" "$py" -c 'import os
+os.rename("a/p", "b/p")
+os.replace("a/q", "b/g")
+os.rename("c/sub", "b/sub2")
+os.mkdir("c/new"); os.rename("c/new", "a/new")' || fail "os.rename across directories"
+        [ "$(cd "$ws" && find . -type f -printf '%p=' -exec cat {} \; | sort | tr '\n' ' ')" = \
+                "./b/f=f ./b/g=q ./b/p=p ./b/sub2/s=s " ] ||
+                fail "after the moves: $(cd "$ws" && find . | sort | tr '\n' ' ')"
+        [ -d "$ws/a/new" ] && [ ! -e "$ws/c/sub" ] || fail "directory renames"
+}
+
+# One pass of the case: as root, first as nobody (root's default), then as uid 0.
+run_case() {
+        "case_$case"
+        echo "ok [$case, $who]"
+}
+
+type "case_$case" >/dev/null 2>&1 || { echo "unknown case $case" >&2; exit 2; }
+if [ "$(id -u)" -eq 0 ]; then
+        command -v setpriv >/dev/null || { echo "skipped: needs setpriv (util-linux)"; exit 77; }
+        who="stockade as root, command as nobody" flags=() owner=65534:65534
+        native=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent)
+        run_case
+        # uid 0 with no capability, as the sandbox runs it: tar, for one, assumes root may write
+        # into a directory it just made read-only, and fails natively too without the capability.
+        who="stockade as root, --user root" flags=(--user root) owner=""
+        native=(setpriv --inh-caps=-all --bounding-set=-all)
+        run_case
+else
+        who="stockade as uid $(id -u)" flags=() owner="" native=()
+        run_case
+fi
