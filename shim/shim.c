@@ -123,13 +123,16 @@ static void close_fds(const struct shim_args *a)
  * on fds 0-2: from here on, the user's terminal is not open in the sandbox. */
 static void take_terminal(const struct shim_args *a)
 {
-        if (a->tty_slave < 0)
+        if (a->tty_slave < 0 && a->tty_out < 0)
                 return;
-        if (ioctl(a->tty_slave, TIOCSCTTY, 0) < 0)
+        if (!a->tty_pipes && ioctl(a->tty_slave, TIOCSCTTY, 0) < 0)
                 die(EXIT_STOCKADE, errno, "make the sandbox's pty its controlling terminal");
-        for (int fd = 0; fd <= 2; fd++)
-                if (a->tty_fds[fd] && dup2(a->tty_slave, fd) < 0)
-                        die(EXIT_STOCKADE, errno, "dup2 the sandbox's pty to fd %d", fd);
+        for (int fd = 0; fd <= 2; fd++) {
+                int src = a->tty_pipes && fd > 0 ? a->tty_out : a->tty_slave;
+
+                if (a->tty_fds[fd] && src >= 0 && dup2(src, fd) < 0)
+                        die(EXIT_STOCKADE, errno, "dup2 the sandbox's terminal to fd %d", fd);
+        }
 }
 
 /* The supervisor blocks signals for its signalfd; the mask survives execve, so undo it. */

@@ -26,8 +26,11 @@ struct shim_args {
         enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
         int ns_user, ns_ipc;         /* IPC_NS_USERNS: the namespaces to join (ipcns_prepare) */
         bool set_user;               /* become uid:gid (from root) */
-        int tty_slave;               /* the sandbox's pty (tty.h), or -1 */
-        const bool *tty_fds;         /* [3]: which of fds 0-2 become the slave */
+        int tty_slave;               /* the sandbox's pty (tty.h), or -1; --tty never: its
+                                        stdin pipe, or -1 */
+        int tty_out;                 /* --tty never: the pipe for its stdout and stderr */
+        bool tty_pipes;              /* --tty never: pipes, no controlling terminal */
+        const bool *tty_fds;         /* [3]: which of fds 0-2 become the slave (or pipe) */
         const int *pass_fds;         /* --pass-fd: fds that stay open */
         size_t n_pass_fds;
         uid_t uid;

@@ -84,8 +84,9 @@ const struct opt_def cli_run_opts[] = {
          "writable workspace"},
         {"tty", OPT_TTY, V_STRING, "auto|always|never",
          "give the sandbox a terminal of its own, relayed to yours: auto (default) when "
-         "stdin or stdout is a terminal; never hands fds 0-2 over as they are (your "
-         "terminal included)"},
+         "stdin or stdout is a terminal; never: no terminal inside at all, the fds 0-2 that "
+         "are terminals become pipes that stockade relays (your terminal is never handed "
+         "over)"},
         {"pass-fd", OPT_PASS_FD, V_COUNT, "N",
          "keep inherited fd N open in the sandbox (repeatable; make's jobserver: "
          "`+stockade run --pass-fd 3 --pass-fd 4 -- $(MAKE)`)"},

@@ -97,6 +97,8 @@ static int add_cwd(struct places *p, struct error *err)
  * writable by path), else whatever terminal fds 0-2 are. */
 static int add_terminals(struct places *p, int tty_slave, struct error *err)
 {
+        if (tty_slave == PLACES_NO_TERMINAL)
+                return 0;
         if (tty_slave >= 0) {
                 char name[PATH_MAX];
 

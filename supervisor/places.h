@@ -56,6 +56,8 @@ struct error;
  * or contains the home directory. Returns 0 or -1 with *err set.
  */
 int places_compute(struct places *p, int tty_slave, struct error *err);
+/* For places_compute: the sandbox holds no terminal at all (--tty never relays pipes). */
+#define PLACES_NO_TERMINAL (-2)
 void places_free(struct places *p);
 /* Add `path` (symlinks followed) as a place of `kind`, unless it is one already. Returns 0
  * or -1 with *err set; a path that does not exist is an error naming it. */

@@ -207,6 +207,8 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .gid = plan->cfg->gid,
                                       .handoff_key = sup->fopts.handoff_key,
                                       .tty_slave = sup->tty.active ? sup->tty.slave : -1,
+                                      .tty_out = sup->tty.active ? sup->tty.slave_out : -1,
+                                      .tty_pipes = sup->tty.pipes,
                                       .tty_fds = sup->tty.slave_fd,
                                       .pass_fds = plan->cfg->pass_fds,
                                       .n_pass_fds = plan->cfg->n_pass_fds};

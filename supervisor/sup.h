@@ -108,7 +108,8 @@ struct supervisor {
         struct event_source sigchld;    /* signalfd: ptrace stops and exits */
         struct event_source timer;      /* timerfd: --timeout */
         struct event_source kill_timer; /* timerfd: --kill-after, armed by SIGTERM */
-        struct event_source tty_src[4]; /* the pty relay: user in, out, master, fg timer */
+        struct event_source tty_src[5]; /* the relay: user in, out, master, fg timer, the
+                                           sandbox's output (pipes) */
         struct tty_relay tty;           /* the sandbox's own terminal (tty.h) */
 
         /* The seccomp listener is served by threads of their own, blocked in NOTIF_RECV:

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { SRC_IN, SRC_OUT, SRC_MASTER, SRC_FG_TIMER };
+enum { SRC_IN, SRC_OUT, SRC_MASTER, SRC_FG_TIMER, SRC_MOUT };
 
 /* A description of our own for fd (never the one the user's shell shares with us: setting
  * O_NONBLOCK on that would break the shell). */
@@ -67,6 +67,29 @@ static int open_pty(struct tty_relay *r, struct error *err)
         return 0;
 }
 
+/* --tty never: pipes for the fds that are terminals. */
+static int open_pipes(struct tty_relay *r, struct error *err)
+{
+        int in[2], out[2];
+
+        if (r->slave_fd[0]) {
+                if (pipe2(in, O_CLOEXEC) < 0)
+                        return make_error(err, errno, "--tty never: pipe for stdin");
+                r->slave = in[0];
+                r->master = in[1];
+                fcntl(r->master, F_SETFL, O_NONBLOCK);
+        }
+        if (r->slave_fd[1] || r->slave_fd[2]) {
+                if (pipe2(out, O_CLOEXEC) < 0)
+                        return make_error(err, errno, "--tty never: pipe for the output");
+                r->m_out = out[0];
+                r->slave_out = out[1];
+                fcntl(r->m_out, F_SETFL, O_NONBLOCK);
+        }
+        r->pipes = true;
+        return 0;
+}
+
 static bool in_foreground(const struct tty_relay *r)
 {
         return r->term >= 0 && tcgetpgrp(r->term) == getpgrp();
@@ -80,7 +103,7 @@ static void copy_settings(struct tty_relay *r)
         struct termios t;
         struct winsize ws;
 
-        if (r->term < 0)
+        if (r->term < 0 || r->pipes)
                 return;
         if (in_foreground(r) && tcgetattr(r->term, &t) == 0)
                 tcsetattr(r->slave, TCSANOW, &t);
@@ -94,8 +117,7 @@ int tty_open(struct tty_relay *r, enum tty_mode mode, bool quiet, struct error *
 
         memset(r, 0, sizeof(*r));
         r->master = r->slave = r->host_in = r->host_out = r->term = r->fg_timer = -1;
-        if (mode == TTY_NEVER)
-                return 0;
+        r->m_out = r->slave_out = -1;
         for (int fd = 0; fd <= 2; fd++) {
                 r->slave_fd[fd] = isatty(fd) || mode == TTY_ALWAYS;
                 if (isatty(fd) && first < 0)
@@ -124,6 +146,12 @@ int tty_open(struct tty_relay *r, enum tty_mode mode, bool quiet, struct error *
                 if (isatty(0))
                         r->host_in = fcntl(r->term, F_DUPFD_CLOEXEC, 3);
         }
+        if (mode == TTY_NEVER) {
+                if (open_pipes(r, err) < 0)
+                        return -1;
+                r->active = true;
+                return 0;
+        }
         /* --tty always without a terminal: the pty's ends are our stdin and stdout. */
         if (r->host_in < 0 && r->slave_fd[0] && !isatty(0))
                 r->host_in = reopen(0, O_RDONLY);
@@ -133,6 +161,7 @@ int tty_open(struct tty_relay *r, enum tty_mode mode, bool quiet, struct error *
                 return make_error(err, -r->host_out, "--tty: reopen stdout");
         if (open_pty(r, err) < 0)
                 return -1;
+        r->m_out = r->master;
         copy_settings(r);
         r->active = true;
         return 0;
@@ -183,11 +212,16 @@ static void update(struct supervisor *sup)
                 read_user = in_foreground(r);
         set_interest(sup, SRC_IN, r->host_in, read_user ? EPOLLIN : 0);
         set_interest(sup, SRC_OUT, r->host_out, r->out.len ? EPOLLOUT : 0);
-        if (!r->out.len && !r->out.eof)
-                master |= EPOLLIN;
-        if (r->in.len)
-                master |= EPOLLOUT;
-        set_interest(sup, SRC_MASTER, r->master, master);
+        if (r->pipes) {
+                set_interest(sup, SRC_MASTER, r->master, r->in.len ? EPOLLOUT : 0);
+                set_interest(sup, SRC_MOUT, r->m_out, !r->out.len && !r->out.eof ? EPOLLIN : 0);
+        } else {
+                if (!r->out.len && !r->out.eof)
+                        master |= EPOLLIN;
+                if (r->in.len)
+                        master |= EPOLLOUT;
+                set_interest(sup, SRC_MASTER, r->master, master);
+        }
         watch_foreground(sup, r->term >= 0 && isatty(0) && !r->in.eof && !read_user);
 }
 
@@ -269,8 +303,12 @@ static int on_tty(struct supervisor *sup, struct event_source *src, uint32_t eve
         case SRC_MASTER:
                 if (events & EPOLLOUT)
                         drain(&r->in, r->master);
-                if (events & (EPOLLIN | EPOLLHUP))
+                if (!r->pipes && (events & (EPOLLIN | EPOLLHUP)))
                         fill(&r->out, r->master);
+                break;
+        case SRC_MOUT:
+                if (events & (EPOLLIN | EPOLLHUP))
+                        fill(&r->out, r->m_out);
                 break;
         default:
                 break;
@@ -278,6 +316,11 @@ static int on_tty(struct supervisor *sup, struct event_source *src, uint32_t eve
         /* Write at once what was read: most of the time the destination takes it all. */
         drain(&r->in, r->master);
         drain(&r->out, r->host_out);
+        /* Pipes: the user's EOF (^D) is the end of the sandbox's stdin, once it has it all. */
+        if (r->pipes && r->in.eof && !r->in.len && r->master >= 0) {
+                set_interest(sup, SRC_MASTER, r->master, 0);
+                cleanup_closep(&r->master);
+        }
         update(sup);
         return 0;
 }
@@ -306,6 +349,10 @@ void tty_resume(struct supervisor *sup)
 
         if (!r->active)
                 return;
+        if (r->pipes) {
+                update(sup); /* no pty: nothing to size, and the terminal stays cooked */
+                return;
+        }
         tty_sync_winsize(r);
         /* Raw only when we read the user's keys (stdin is the terminal) and only in the
          * foreground; the sandbox's own line discipline does the rest. */
@@ -323,7 +370,7 @@ int tty_start(struct supervisor *sup)
 {
         struct epoll_event ev = {.events = EPOLLIN};
 
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
                 sup->tty_src[i] = (struct event_source){
                         .fd = -1, .name = "terminal relay", .on_ready = on_tty};
         if (!sup->tty.active)
@@ -331,6 +378,7 @@ int tty_start(struct supervisor *sup)
         sup->tty_src[SRC_IN].fd = sup->tty.host_in;
         sup->tty_src[SRC_OUT].fd = sup->tty.host_out;
         sup->tty_src[SRC_MASTER].fd = sup->tty.master;
+        sup->tty_src[SRC_MOUT].fd = sup->tty.pipes ? sup->tty.m_out : -1;
         sup->tty.fg_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         sup->tty_src[SRC_FG_TIMER].fd = sup->tty.fg_timer;
         ev.data.ptr = &sup->tty_src[SRC_FG_TIMER];
@@ -343,7 +391,7 @@ int tty_start(struct supervisor *sup)
 
 pid_t tty_foreground(const struct tty_relay *r)
 {
-        return r->active ? tcgetpgrp(r->master) : -1;
+        return r->active && !r->pipes ? tcgetpgrp(r->master) : -1;
 }
 
 /* Blocking, bounded: the tree is gone and what the pty holds is all that is left. */
@@ -356,8 +404,8 @@ static void flush_output(struct tty_relay *r)
                 struct pollfd p = {.fd = r->host_out, .events = POLLOUT};
 
                 drain(&r->out, r->host_out);
-                if (!r->out.len)
-                        fill(&r->out, r->master);
+                if (!r->out.len && r->m_out >= 0)
+                        fill(&r->out, r->m_out);
                 if (!r->out.len)
                         return; /* EAGAIN: the pty is empty */
                 clock_gettime(CLOCK_MONOTONIC, &now);
@@ -375,6 +423,12 @@ void tty_close(struct supervisor *sup)
         tty_restore(r);
         for (int i = 0; i < 3; i++)
                 set_interest(sup, i, sup->tty_src[i].fd, 0);
+        if (r->pipes) {
+                set_interest(sup, SRC_MOUT, r->m_out, 0);
+                cleanup_closep(&r->m_out);
+                cleanup_closep(&r->slave_out);
+        }
+        r->m_out = -1;
         cleanup_closep(&r->master);
         cleanup_closep(&r->slave);
         cleanup_closep(&r->host_in);

@@ -7,6 +7,11 @@
  * the user's terminal. ^C, ^Z, ^\, EOF, raw mode and the window size are the sandbox's line
  * discipline's business; TIOCSTI, TIOCLINUX, TIOCSWINSZ, TIOCEXCL, O_NONBLOCK and termios
  * changes act on the sandbox's pty only.
+ *
+ * --tty never: no terminal at all inside. The fds among 0-2 that were terminals become pipes
+ * instead (stdin's, and one for stdout and stderr), relayed the same way: the user's terminal
+ * is read only in the foreground and stays in its own (cooked) mode, so ^C and ^Z are the
+ * user's terminal's, which signal stockade, which passes them on.
  */
 #ifndef STOCKADE_TTY_H
 #define STOCKADE_TTY_H
@@ -30,8 +35,13 @@ struct tty_pipe {
 
 struct tty_relay {
         bool active;
-        int master;           /* the sandbox's pty, O_NONBLOCK */
-        int slave;            /* held open by us too: the master never hangs up while we relay */
+        bool pipes;           /* --tty never: pipes, not a pty */
+        int master;           /* the sandbox's pty, O_NONBLOCK; pipes: stdin's write end */
+        int m_out;            /* where the sandbox's output is read: the master, or the read
+                                 end of its output pipe */
+        int slave;            /* held open by us too: the master never hangs up while we relay;
+                                 pipes: stdin's read end (ours too: no SIGPIPE) */
+        int slave_out;        /* pipes: the output pipe's write end, for fds 1 and 2 */
         int host_in;          /* our own open of the user's terminal (or of stdin): O_NONBLOCK */
         int host_out;         /* where the pty's output goes (a dup of host_in for a terminal) */
         int term;             /* the user's terminal, for termios and the window size; -1: none */
@@ -42,7 +52,7 @@ struct tty_relay {
         bool fg_polling;
         struct tty_pipe in;     /* user -> sandbox */
         struct tty_pipe out;    /* sandbox -> user */
-        unsigned registered[3]; /* epoll interest now set for host_in, host_out, master */
+        unsigned registered[5]; /* epoll interest now set, by source (tty.c SRC_*) */
 };
 
 /* Decide from cfg->tty and fds 0-2 whether the sandbox gets a pty, and open it (before the

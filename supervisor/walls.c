@@ -264,6 +264,8 @@ static void own_terminals(struct supervisor *sup)
 {
         struct stat st;
 
+        if (sup->tty.pipes)
+                return; /* --tty never: no terminal inside at all */
         if (sup->tty.active) {
                 /* Root running the command as another user: the pty is that user's, as login
                  * makes it, or the command could not open its own terminal by name. */
@@ -295,7 +297,11 @@ int walls_setup(struct supervisor *sup, struct error *err)
         sup->devpts_dev = stat("/dev/pts", &st) == 0 ? st.st_dev : 0;
         special_devices(sup);
         own_terminals(sup);
-        if (places_compute(&sup->places, sup->tty.active ? sup->tty.slave : -1, err) < 0 ||
+        if (places_compute(&sup->places,
+                           !sup->tty.active ? -1
+                           : sup->tty.pipes ? PLACES_NO_TERMINAL
+                                            : sup->tty.slave,
+                           err) < 0 ||
             scratch_setup(sup, err) < 0 || build_view(view, sup->cfg, cwd, home, err) < 0 ||
             apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0 ||

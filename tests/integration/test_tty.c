@@ -110,6 +110,44 @@ static void background_reads_nothing(void **state)
         pty_close(&s);
 }
 
+/* --tty never: no terminal inside at all. The fds that were the user's terminal are pipes
+ * stockade relays: output arrives, typed input arrives in the foreground only, and a
+ * background run steals nothing typed at the prompt (the leak of the issue, which handing the
+ * terminal over would bring back: the sandbox is in a session of its own, where job control
+ * does not guard it). */
+static void tty_never_relays_pipes(void **state)
+{
+        struct pty_session s;
+        char line[512];
+
+        shell_start(&s);
+        snprintf(line, sizeof(line),
+                 "%s run -q --tty never -- sh -c 'test -t 0 || test -t 1 || test -t 2 || echo "
+                 "no-term-$((6*7)); read x; echo got-$x'",
+                 runner_stockade());
+        pty_send(&s, line);
+        pty_send(&s, "\r");
+        expect(&s, "no-term-42", 10);
+        pty_send(&s, "typed\r");
+        expect(&s, "got-typed", 10);
+        expect(&s, PROMPT, 10);
+        snprintf(line, sizeof(line), "%s run -q --tty never -- sh -c 'cat > out.txt' &",
+                 runner_stockade());
+        shell_run(&s, line, 10);
+        pty_drain(&s, 700);
+        shell_run(&s, "typed_secret_78", 10);
+        assert_non_null(strstr(s.seen, "typed_secret_78: command not found"));
+        assert_null(strstr(read_file("out.txt"), "typed_secret"));
+        pty_send(&s, "fg\r");
+        pty_drain(&s, 700);
+        pty_send(&s, "later\r");
+        pty_drain(&s, 300);
+        pty_send(&s, "\x04");
+        expect(&s, PROMPT, 10);
+        assert_string_equal(read_file("out.txt"), "later\n");
+        pty_close(&s);
+}
+
 /* Whether `pid` has ended (gone, or a zombie nobody reaped: it was the killed shell's). */
 static bool ended(pid_t pid)
 {
@@ -382,6 +420,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(background_reads_nothing),
                 cmocka_unit_test(hangup_ends_background_run),
+                cmocka_unit_test(tty_never_relays_pipes),
                 cmocka_unit_test(ctrl_c_interrupts_the_job),
                 cmocka_unit_test(ctrl_z_and_fg),
                 cmocka_unit_test(window_size_follows),
