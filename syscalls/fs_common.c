@@ -1,4 +1,5 @@
 #include "syscalls/fs_common.h"
+#include "supervisor/vfs/view.h"
 #include "supervisor/notify.h"
 #include "supervisor/util.h"
 
@@ -170,6 +171,34 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
                 if (st.st_dev == sup->special_devs[i])
                         return true;
         return false;
+}
+
+bool fs_view_shows(const struct supervisor *sup, int fd)
+{
+        const struct vfs_mount *m;
+        char path[PATH_MAX];
+
+        if (fs_base_path(sup, fd, path, sizeof(path)) < 0)
+                return false;
+        m = vfs_view_find(&sup->view, path);
+        if (m)
+                return m->mode != VFS_HIDDEN;
+        return vfs_view_above_mount(&sup->view, path);
+}
+
+bool fs_magic_last(const char *host)
+{
+        const char *base = strrchr(host, '/');
+        const char *dir = base;
+
+        if (!base)
+                return false;
+        base++;
+        while (dir > host && dir[-1] != '/')
+                dir--;
+        return strcmp(base, "exe") == 0 || strcmp(base, "cwd") == 0 || strcmp(base, "root") == 0 ||
+               strncmp(dir, "fd/", 3) == 0 || strncmp(dir, "map_files/", 10) == 0 ||
+               strncmp(dir, "ns/", 3) == 0;
 }
 
 int fs_check_result(struct supervisor *sup, int fd, bool proc_view)

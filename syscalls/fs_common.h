@@ -35,6 +35,15 @@ void fs_sandbox_path(const struct supervisor *sup, char *path, size_t size);
  * an absolute path under them (lexically), or a base on their file systems. */
 bool fs_starts_special(const struct supervisor *sup, const char *path, int base);
 
+/* Whether the view shows the directory or file `fd` is, under the path the kernel gives for
+ * it: not hidden, nor beneath a hidden entry, nor outside every mount. For what Landlock does
+ * not refuse by itself: listing a directory (READ_DIR is granted everywhere). */
+bool fs_view_shows(const struct supervisor *sup, int fd);
+
+/* The magic links of a process directory (/proc/PID/{exe,cwd,root}, fd/N, map_files/...,
+ * ns/...), which only a last component may follow: `host` is a host path under /proc. */
+bool fs_magic_last(const char *host);
+
 /* Judge what an open gave, whatever path led there (a reopen through /proc/self/fd/N, a
  * symlink, another mount): a device must be one of the sandbox's (/dev's list, its own
  * ptys), procfs only through the /proc view (`proc_view`). Returns 0 or -errno. */

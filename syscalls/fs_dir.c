@@ -60,6 +60,7 @@ enum dir_filter {
         DF_PROC,   /* /proc, or /proc/PID/task: numbers of the sandbox's tasks only */
         DF_DEV,    /* beneath /dev: what the /dev view maps */
         DF_HIDDEN, /* a directory with a hidden entry directly beneath */
+        DF_ALL,    /* a directory the view does not show at all: nothing is listed */
 };
 
 struct dir_call {
@@ -130,6 +131,11 @@ static int choose_filter(struct dir_call *dc, int fd, pid_t tid)
         r = fs_base_path(sup, fd, dc->path, sizeof(dc->path));
         if (r < 0)
                 return r == -ENOENT ? 0 : r; /* a directory with no path left: nothing hidden */
+        if (st.st_dev != sup->proc_dev && st.st_dev != sup->dev_dev &&
+            st.st_dev != sup->devpts_dev && !fs_view_shows(sup, fd)) {
+                dc->filter = DF_ALL; /* hidden itself, or beneath a hidden entry */
+                return 0;
+        }
         if (st.st_dev == sup->proc_dev) {
                 const char *task = strrchr(dc->path, '/');
 
@@ -153,11 +159,13 @@ static bool shown(struct dir_call *dc, const char *name)
         char child[PATH_MAX];
         struct vfs_special sp;
 
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        if (dc->filter != DF_ALL && (strcmp(name, ".") == 0 || strcmp(name, "..") == 0))
                 return true;
         switch (dc->filter) {
         case DF_NONE:
                 return true;
+        case DF_ALL:
+                return false;
         case DF_PROC:
                 return !all_digits(name) || dc->ctx.in_tree(dc->ctx.arg, (pid_t)atol(name));
         case DF_DEV:

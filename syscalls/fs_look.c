@@ -136,7 +136,7 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
 {
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
-        int r = fs_special_ctx(sup, lc->tid, &ctx);
+        int r = fs_special_ctx(sup, lc->tid, &ctx), fd;
 
         if (r < 0)
                 return r;
@@ -154,9 +154,25 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
         if (r < 0)
                 return r;
         /* The host path is the view's own making: /proc/<the caller's number>/..., a /dev
-         * name of the list, the sandbox's /dev/shm. Magic links may be followed: what they
-         * lead to is an object the caller holds, and fstat of it would tell the same. */
-        return find_as(sup, lc, AT_FDCWD, sp.host, lc->follow, 0);
+         * name of the list, the sandbox's /dev/shm. A magic link is followed only as the last
+         * component, where it leads to an object the caller holds (fstat of it would tell
+         * the same); beneath one (/proc/self/root/..., /proc/self/fd/N/name) the walk would
+         * leave the view (a second review stat'ed hidden files so): ELOOP, as for open. */
+        fd = find_as(sup, lc, AT_FDCWD, sp.host, lc->follow, RESOLVE_NO_MAGICLINKS);
+        if (fd == -ELOOP && sp.process && fs_magic_last(sp.host)) {
+                char parent[PATH_MAX], *slash;
+                int dfd;
+
+                snprintf(parent, sizeof(parent), "%s", sp.host);
+                slash = strrchr(parent, '/');
+                *slash = '\0';
+                dfd = find_as(sup, lc, AT_FDCWD, parent, true, RESOLVE_NO_MAGICLINKS);
+                if (dfd < 0)
+                        return dfd;
+                fd = find_as(sup, lc, dfd, slash + 1, lc->follow, 0);
+                close(dfd);
+        }
+        return fd;
 }
 
 /* The slow way: resolution in the view. */

@@ -114,22 +114,6 @@ static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd
 
 /* ---- the sandbox's /proc and /dev ------------------------------------------------------ */
 
-/* The magic links of a process directory: followed only as the last component. */
-static bool magic_last(const char *host)
-{
-        const char *base = strrchr(host, '/');
-        const char *dir = base;
-
-        if (!base)
-                return false;
-        base++;
-        while (dir > host && dir[-1] != '/')
-                dir--;
-        return strcmp(base, "exe") == 0 || strcmp(base, "cwd") == 0 || strcmp(base, "root") == 0 ||
-               strncmp(dir, "fd/", 3) == 0 || strncmp(dir, "map_files/", 10) == 0 ||
-               strncmp(dir, "ns/", 3) == 0;
-}
-
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
  * process holds; the kernel (and Landlock, for what it points to) judges that open. */
 /*
@@ -202,7 +186,7 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
         int dfd, fd, r;
 
         fd = open_as(sup, oc, AT_FDCWD, sp->host, oc->flags, RESOLVE_NO_MAGICLINKS);
-        if (fd != -ELOOP || !sp->process || !magic_last(sp->host))
+        if (fd != -ELOOP || !sp->process || !fs_magic_last(sp->host))
                 return fd;
         snprintf(parent, sizeof(parent), "%s", sp->host);
         slash = strrchr(parent, '/');
@@ -388,6 +372,12 @@ static int do_open(struct supervisor *sup, struct open_call *oc)
          */
         if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES))
                 fd = open_slow(sup, oc);
+        else if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && !fs_view_shows(sup, fd)) {
+                /* Landlock lets every directory be listed: a hidden one is the view's to
+                 * refuse (a second review listed ~/.ssh by its plain path). */
+                close(fd);
+                fd = -ENOENT;
+        }
         if (fd < 0)
                 return fd;
         r = fs_check_result(sup, fd, oc->proc_view);

@@ -406,6 +406,55 @@ static void ptmx_reopen_held(void **state)
         runner_free(&r);
 }
 
+/* A hidden directory, listed by its own path or through an fd of it, and a hidden file looked
+ * at through a magic link in the middle of a /proc path (second outside review, F1 and F2):
+ * nothing of them shows. The control: without --hide every line prints a name or a size. */
+static const char hidden_dir_py[] =
+        "/usr/bin/python3 - <<'EOF'\n"
+        "import os, errno\n"
+        "def show(what, f):\n"
+        "    try: print(what, f())\n"
+        "    except OSError as e: print(what, errno.errorcode[e.errno])\n"
+        "h = os.path.abspath('hid')\n"
+        "show('listdir', lambda: os.listdir(h))\n"
+        "def via_fd():\n"
+        "    fd = os.open(h, os.O_PATH)\n"
+        "    d = os.open('.', os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)\n"
+        "    return os.listdir(d)\n"
+        "show('listdir-fd', via_fd)\n"
+        "show('stat-root', lambda: os.stat('/proc/self/root' + h + '/k').st_size)\n"
+        "def via_magic():\n"
+        "    fd = os.open(h, os.O_PATH)\n"
+        "    return os.stat('/proc/self/fd/%d/k' % fd).st_size\n"
+        "show('stat-fd', via_magic)\n"
+        "show('access-root', lambda: os.access('/proc/self/root' + h + '/k', os.R_OK) or 'no')\n"
+        "show('readlink-root', lambda: os.readlink('/proc/self/root' + h + '/l'))\n"
+        "EOF\n";
+
+static void hidden_dir_stays_hidden(void **state)
+{
+        char hid[PATH_MAX + 32];
+        struct run_result r;
+
+        (void)state;
+        snprintf(hid, sizeof(hid), "%s/hid", work);
+        sh("mkdir -p '%s' && echo SECRETDATA > '%s/k' && ln -sf /etc/passwd '%s/l' && "
+           "chown -R %u '%s'",
+           hid, hid, hid, (unsigned)sbx_uid, hid);
+        run_sandbox(NULL, hidden_dir_py, &r);
+        /* (A magic link mid-path is ELOOP for what is shown too, as for open.) */
+        if (!strstr(r.out, "listdir ['k', 'l']") || !strstr(r.out, "listdir-fd ['k', 'l']"))
+                fail_msg("the control does not see the directory: %s %s", r.out, r.err);
+        runner_free(&r);
+        run_sandbox((const char *[]){"--hide", hid, NULL}, hidden_dir_py, &r);
+        if (strstr(r.out, "'k'") || strstr(r.out, " 11\n") || strstr(r.out, "True") ||
+            strstr(r.out, "/etc/passwd") || !strstr(r.out, "listdir ENOENT") ||
+            !strstr(r.out, "listdir-fd E"))
+                fail_msg("the hidden directory shows: %s %s", r.out, r.err);
+        runner_free(&r);
+        sh("rm -rf '%s'", hid);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -418,6 +467,7 @@ int main(void)
                 cmocka_unit_test(stat_flip_race),
                 cmocka_unit_test(openat2_in_the_view),
                 cmocka_unit_test(ptmx_reopen_held),
+                cmocka_unit_test(hidden_dir_stays_hidden),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
