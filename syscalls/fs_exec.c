@@ -176,13 +176,17 @@ static void interpreter_of(struct supervisor *sup, pid_t tid, int fd, char *out,
 }
 
 /* Record what may run in `tid` after this exec: the object, then its interpreters. */
-static void record(struct supervisor *sup, pid_t tid, int fd, const struct stat *st)
+/* Record what may run in `tid` after this exec: the object, then its interpreters, each of
+ * which the policy must allow too — an allowed script does not open a door to an interpreter
+ * that may not run by itself (whose script could be swapped by name once it runs: a second
+ * review did so through a symlink). Returns 0 or -EACCES. */
+static int record(struct supervisor *sup, pid_t tid, int fd, const struct stat *st)
 {
         struct exec_judged j = {.n = 1, .dev = {st->st_dev}, .ino = {st->st_ino}};
         char interp[PATH_MAX];
         struct stat ist;
         struct tracee *t;
-        int cur = fd;
+        int cur = fd, r = 0;
 
         while (j.n < EXEC_JUDGED_MAX) {
                 bool has_arg = false;
@@ -200,18 +204,26 @@ static void record(struct supervisor *sup, pid_t tid, int fd, const struct stat 
                         cur = next;
                         break;
                 }
+                if (sup->n_exec_rules && judge_policy(sup, next, &ist) < 0) {
+                        cur = next;
+                        r = -EACCES;
+                        break;
+                }
                 j.dev[j.n] = ist.st_dev;
                 j.ino[j.n++] = ist.st_ino;
                 cur = next;
         }
         if (cur >= 0 && cur != fd)
                 close(cur);
+        if (r < 0)
+                return r;
         j.valid = true;
         pthread_mutex_lock(&sup->lock);
         t = tracee_find_live(&sup->tree, tid);
         if (t)
                 t->exec = j;
         pthread_mutex_unlock(&sup->lock);
+        return 0;
 }
 
 static int judge(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned flags)
@@ -238,7 +250,7 @@ static int judge(struct supervisor *sup, pid_t tid, int base, const char *path, 
         if (r == 0)
                 r = judge_policy(sup, fd, &st);
         if (r == 0)
-                record(sup, tid, fd, &st);
+                r = record(sup, tid, fd, &st);
         close(fd);
         return r;
 }
@@ -310,14 +322,26 @@ static bool script_is_judged(const struct exec_judged *j, pid_t pid)
                 if (arg >= args + n)
                         return false;
         }
-        snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-        cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (cwd < 0)
-                return false;
-        fd = openat(cwd, arg, O_PATH | O_CLOEXEC);
-        close(cwd);
-        if (fd < 0)
-                return false;
+        /* fexecve and execveat(dirfd, name) of a script: the kernel names it /dev/fd/N[/name],
+         * the process's fd, not ours. A close-on-exec fd is gone by now: the interpreter
+         * cannot open the script either, so nothing of it can run. */
+        if (strncmp(arg, "/dev/fd/", 8) == 0) {
+                char fdpath[PATH_MAX + 64];
+
+                snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%s", (int)pid, arg + 8);
+                fd = open(fdpath, O_PATH | O_CLOEXEC);
+                if (fd < 0)
+                        return errno == ENOENT;
+        } else {
+                snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+                cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (cwd < 0)
+                        return false;
+                fd = openat(cwd, arg, O_PATH | O_CLOEXEC);
+                close(cwd);
+                if (fd < 0)
+                        return false;
+        }
         n = fstat(fd, &st);
         close(fd);
         return n == 0 && st.st_dev == j->dev[0] && st.st_ino == j->ino[0];
