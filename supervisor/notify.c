@@ -94,6 +94,26 @@ int call_return_fd(struct supervisor *sup, struct call *call, int fd, bool cloex
         return 0;
 }
 
+#ifndef SECCOMP_ADDFD_FLAG_SETFD
+#define SECCOMP_ADDFD_FLAG_SETFD (1UL << 0)
+#endif
+
+int call_replace_fd(struct supervisor *sup, struct call *call, int fd, int target, bool cloexec)
+{
+        struct seccomp_notif_addfd addfd = {.id = call->req->id,
+                                            .flags = SECCOMP_ADDFD_FLAG_SETFD,
+                                            .srcfd = (__u32)fd,
+                                            .newfd = (__u32)target,
+                                            .newfd_flags = cloexec ? O_CLOEXEC : 0};
+
+        (void)sup;
+        /* Not ADDFD_FLAG_SEND: the call's answer is 0, not the fd number. */
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0)
+                return -errno;
+        call_return(call, 0);
+        return 0;
+}
+
 bool notify_set_sync_wake_up(int listener)
 {
         return ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) ==

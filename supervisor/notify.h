@@ -33,6 +33,9 @@ extern __thread bool notify_own_fs;
  * 5.14). Returns 0, or -errno when nothing was installed (the call is then still to be
  * answered: EMFILE at the caller's limit). */
 int call_return_fd(struct supervisor *sup, struct call *call, int fd, bool cloexec);
+/* Put a copy of our fd `fd` in the caller at its fd number `target`, replacing what is there
+ * (ADDFD with SETFD, as dup2), and answer 0. Returns 0 or -errno (nothing replaced). */
+int call_replace_fd(struct supervisor *sup, struct call *call, int fd, int target, bool cloexec);
 
 /* A policy denial: call_fail(errnum) in enforce mode; in audit mode it is reported (-v)
  * and the call runs. */

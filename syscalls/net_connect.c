@@ -59,6 +59,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
@@ -87,14 +88,97 @@ static long do_connect(int sock, void *arg)
         return connect(sock, to->sa, to->len) < 0 ? -errno : 0;
 }
 
+/* Whether fd `fd` of thread `tid` is close-on-exec (its fdinfo's flags). */
+static bool caller_cloexec(pid_t tid, int fd)
+{
+        char path[64], buf[256], *p;
+        ssize_t n;
+        int f;
+
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
+        f = open(path, O_RDONLY | O_CLOEXEC);
+        if (f < 0)
+                return false;
+        n = read(f, buf, sizeof(buf) - 1);
+        close(f);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        p = strstr(buf, "flags:");
+        return p && (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+}
+
+/*
+ * A unix stream or seqpacket connect whose listener the look-up could not vouch for: the
+ * supervisor connects a socket of its own, made like the program's (its file flags and the
+ * options a client sets), checks that the peer is a listener of the sandbox's, and only then
+ * puts it in the program's place (ADDFD with SETFD). A host server thus gets a connection
+ * that closes with no byte in it: nothing of the program's reaches it, even from another
+ * thread writing to the fd meanwhile (the second review's race, when the program's own
+ * socket was connected first). A client socket the program bound to a name first keeps the
+ * old way (connect it, check, shut down), since a fresh one would lose the name.
+ */
+static long connect_fresh(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                          const struct connect_to *to)
+{
+        static const int opts[] = {SO_PASSCRED, SO_PASSSEC,  SO_SNDBUF,  SO_RCVBUF,
+                                   SO_RCVTIMEO, SO_SNDTIMEO, SO_PRIORITY};
+        int fd = socket(AF_UNIX, s->type | SOCK_CLOEXEC, 0), fl;
+        pid_t tid = (pid_t)call->req->pid;
+        long r;
+
+        if (fd < 0)
+                return -errno;
+        fl = fcntl(s->fd, F_GETFL);
+        if (fl >= 0)
+                fcntl(fd, F_SETFL, fl & (O_NONBLOCK | O_ASYNC));
+        for (size_t i = 0; i < sizeof(opts) / sizeof(*opts); i++) {
+                char v[64];
+                socklen_t n = sizeof(v);
+
+                if (getsockopt(s->fd, SOL_SOCKET, opts[i], v, &n) == 0)
+                        (void)setsockopt(fd, SOL_SOCKET, opts[i], v, n);
+        }
+        r = net_needs_identity(s, 0) ? net_as_program(sup, do_connect, fd, (void *)to)
+                                     : do_connect(fd, (void *)to);
+        if (r == 0 && net_unix_peer_ours(sup, fd) != 1)
+                r = -EACCES;
+        if (r == 0)
+                r = call_replace_fd(sup, call, fd, (int)call->req->data.args[0],
+                                    caller_cloexec(tid, (int)call->req->data.args[0]));
+        close(fd);
+        return r;
+}
+
+static bool named_client(int fd)
+{
+        struct sockaddr_un a;
+        socklen_t n = sizeof(a);
+
+        return getsockname(fd, (struct sockaddr *)&a, &n) == 0 && n > sizeof(sa_family_t);
+}
+
 /* Connect our copy of the program's socket, with its identity where that matters
  * (net_needs_identity), and answer. */
 static void connect_answer(struct supervisor *sup, struct call *call, const struct net_sock *s,
                            const void *sa, socklen_t len)
 {
         struct connect_to to = {.sa = sa, .len = len};
-        long r = net_needs_identity(s, 0) ? net_as_program(sup, do_connect, s->fd, &to)
-                                          : do_connect(s->fd, &to);
+        long r;
+
+        if (s->domain == AF_UNIX && sup->cfg->net.mode != NETPOL_MODE_HOST &&
+            (s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET) && !named_client(s->fd)) {
+                r = connect_fresh(sup, call, s, &to);
+                if (r == -EACCES) {
+                        trace_call_rule(call, "a unix socket served outside the sandbox");
+                        call_deny(sup, call, EACCES);
+                } else if (r < 0) {
+                        call_fail(call, (int)-r);
+                }
+                return;
+        }
+        r = net_needs_identity(s, 0) ? net_as_program(sup, do_connect, s->fd, &to)
+                                     : do_connect(s->fd, &to);
 
         /* A unix stream connection must have reached one of the sandbox's own listeners
          * (net_unix_owner.c): else it is shut down before the program can use it. */
