@@ -75,6 +75,7 @@ struct dns_server {
         pthread_mutex_t client_lock;
         unsigned long clients[CLIENTS_MAX];
         size_t n_clients, next_client;
+        bool name_rules;  /* the policy has a name rule (dns_names) */
         bool have_resolv; /* the host's resolv.conf, by inode */
         dev_t resolv_dev;
         ino_t resolv_ino;
@@ -507,6 +508,8 @@ int dns_start(struct supervisor *sup, struct error *err)
         pthread_mutex_init(&d->mu, NULL);
         pthread_mutex_init(&d->client_lock, NULL);
         netpol_handout_init(&d->handout);
+        for (size_t i = 0; i < d->pol->n; i++)
+                d->name_rules |= d->pol->rules[i].kind == NETPOL_NAME;
         if (stat("/etc/resolv.conf", &st) == 0) {
                 d->have_resolv = true;
                 d->resolv_dev = st.st_dev;
@@ -601,7 +604,8 @@ bool dns_client_has(struct dns_server *d, unsigned long ino)
 void dns_names(struct supervisor *sup, const struct netpol_addr *a, struct netpol_names *out)
 {
         out->n = 0;
-        if (sup->dns)
+        /* Without name rules nothing could match: every connect and send skips the look-up. */
+        if (sup->dns && sup->dns->name_rules)
                 netpol_handout_names(&sup->dns->handout, a, out);
 }
 

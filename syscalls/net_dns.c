@@ -14,8 +14,9 @@
  *     the worst a swapped fd can do is show the program the server's real address. On a
  *     redirected one the supervisor receives on its copy and writes the datagram and the
  *     source into the caller's memory, the server's address rewritten to DNS_NS_ADDR:53.
- *     A blocking socket blocks this notifier thread (the pool starts another); glibc and
- *     c-ares use non-blocking ones.
+ *     A blocking socket holds this notifier thread while it waits (the pool starts
+ *     another), polled in slices so that the wait ends with the caller; SO_RCVTIMEO is not
+ *     honoured. glibc and c-ares use non-blocking sockets.
  *
  * recvmsg and recvmmsg are not rewritten: no resolver we know of reads DNS answers with
  * them (musl and Go's resolver use recvfrom or read), and notifying every recvmsg would cost
@@ -30,6 +31,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +105,35 @@ static void fix_source(struct supervisor *sup, struct sockaddr_storage *from, so
         put_addr(from->ss_family, &ns, from);
 }
 
+/*
+ * recvfrom on our copy, waiting as the caller would: a blocking socket is polled in slices,
+ * and the wait ends when the caller is gone (killed, timed out), so that this thread is not
+ * stuck in the kernel at the end of the run. Returns the length or -errno.
+ */
+static ssize_t recv_waiting(struct supervisor *sup, struct call *call, int sock, void *buf,
+                            size_t len, int flags, struct sockaddr_storage *from,
+                            socklen_t *fromlen)
+{
+        bool nonblocking = (flags & MSG_DONTWAIT) || (fcntl(sock, F_GETFL) & O_NONBLOCK);
+
+        for (;;) {
+                struct pollfd p = {.fd = sock, .events = POLLIN};
+                socklen_t l = *fromlen;
+                ssize_t n =
+                        recvfrom(sock, buf, len, flags | MSG_DONTWAIT, (struct sockaddr *)from, &l);
+
+                if (n >= 0) {
+                        *fromlen = l;
+                        return n;
+                }
+                if ((errno != EAGAIN && errno != EWOULDBLOCK) || nonblocking)
+                        return -errno;
+                poll(&p, 1, 250);
+                if (tmem_id_valid(sup->listener, call->req->id) < 0)
+                        return -ESRCH;
+        }
+}
+
 struct recv_call {
         pid_t tid;
         uint64_t ubuf, uaddr, ulen;
@@ -126,9 +158,9 @@ static long recv_emulated(struct supervisor *sup, struct call *call, int sock,
         if (ulen < 0)
                 return -EINVAL;
         buf = xcalloc(1, want ? want : 1);
-        n = recvfrom(sock, buf, want, rc->flags, (struct sockaddr *)&from, &fromlen);
+        n = recv_waiting(sup, call, sock, buf, want, rc->flags, &from, &fromlen);
         if (n < 0)
-                return -errno;
+                return n;
         fix_source(sup, &from, fromlen);
         /* The caller must still be the one that asked before we write into it. */
         if (tmem_id_valid(sup->listener, call->req->id) < 0)

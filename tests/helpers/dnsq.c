@@ -8,6 +8,8 @@
  *   dnsq connect ADDR PORT    connect to a literal IPv4 address, print the reply
  *   dnsq nsport PORT          connect to the nameserver's address on another port
  *   dnsq hostile              malformed queries at the nameserver; then a good one
+ *   dnsq block                a blocking recvfrom on a socket connected to the nameserver,
+ *                             nothing sent: waits until killed
  *   dnsq unconnected NAME     an A query with sendto on an unconnected socket, as musl
  *                             does; the answer's source must be the nameserver's
  * Exit codes: 0 fine, 3 NXDOMAIN / name not found, 13 EACCES, 1 anything else.
@@ -176,6 +178,21 @@ static int hostile(void)
         return bad ? 1 : 0;
 }
 
+static int block(void)
+{
+        struct sockaddr_in ns = {.sin_family = AF_INET, .sin_port = htons(53)}, from;
+        socklen_t flen = sizeof(from);
+        char buf[512];
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        inet_pton(AF_INET, NS_ADDR, &ns.sin_addr);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&ns, sizeof(ns)) < 0)
+                return 1;
+        printf("waiting\n");
+        recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
+        return 1;
+}
+
 static int unconnected(const char *name)
 {
         struct sockaddr_in ns = {.sin_family = AF_INET, .sin_port = htons(53)}, from;
@@ -215,6 +232,8 @@ int main(int argc, char **argv)
                 return literal(NS_ADDR, argv[2]);
         if (argc >= 3 && strcmp(argv[1], "unconnected") == 0)
                 return unconnected(argv[2]);
+        if (argc >= 2 && strcmp(argv[1], "block") == 0)
+                return block();
         if (argc >= 2 && strcmp(argv[1], "hostile") == 0)
                 return hostile();
         fprintf(stderr, "usage: dnsq gai|query|connect|nsport|hostile ...\n");

@@ -286,6 +286,21 @@ static void hostile(void **state)
         runner_free(&r);
 }
 
+/* A blocking recvfrom on a redirected socket, and the run times out: the supervisor's
+ * thread waiting in it lets go, nothing is left stuck. */
+static void blocked_receive(void **state)
+{
+        const char *opts[] = {"-v", "--timeout", "2s", NULL};
+        struct run_result r;
+
+        (void)state;
+        run(opts, "$Q block", &r);
+        if (!strstr(r.out, "waiting\n") || !strstr(r.err, "timed out") || strstr(r.err, "stuck") ||
+            !strstr(r.err, "no fd leaked"))
+                fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
 static void policy_file(void **state)
 {
         char dir[] = "/tmp/test_dns.XXXXXX", path[64], text[256];
@@ -318,7 +333,7 @@ int main(void)
                 cmocka_unit_test(curl_by_name),       cmocka_unit_test(denied_name),
                 cmocka_unit_test(handed_out_address), cmocka_unit_test(rebinding),
                 cmocka_unit_test(over_tcp),           cmocka_unit_test(hostile),
-                cmocka_unit_test(policy_file),
+                cmocka_unit_test(blocked_receive),    cmocka_unit_test(policy_file),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
