@@ -81,6 +81,15 @@ struct dns_server {
         ino_t resolv_ino;
 };
 
+/* Close *fd and forget it (cleanup_closep leaves the number: a second close would hit
+ * whatever fd another thread opened under it since). */
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+
 static uint64_t now_ms(void)
 {
         struct timespec ts;
@@ -118,7 +127,7 @@ static void unref(struct dns_server *d)
         pthread_mutex_unlock(&d->mu);
         if (!last)
                 return;
-        cleanup_closep(&d->ev);
+        close_fd(&d->ev);
         netpol_handout_free(&d->handout);
         free(d);
 }
@@ -298,7 +307,7 @@ static void *resolve(void *arg)
 
 static void job_close(struct dns_job *j)
 {
-        cleanup_closep(&j->tcp);
+        close_fd(&j->tcp);
 }
 
 /* Answer the finished look-ups and give up on the late ones (all of them: the end). A late
@@ -355,7 +364,7 @@ static void settle_jobs(struct dns_server *d, bool all)
 
 static void conn_close(struct dns_conn *c)
 {
-        cleanup_closep(&c->fd);
+        close_fd(&c->fd);
         free(c->buf);
         c->buf = NULL;
         c->len = 0;
@@ -558,8 +567,8 @@ void dns_stop(struct supervisor *sup)
         settle_jobs(d, true);
         for (int i = 0; i < DNS_TCP_CONNS; i++)
                 conn_close(&d->conns[i]);
-        cleanup_closep(&d->udp);
-        cleanup_closep(&d->tcp);
+        close_fd(&d->udp);
+        close_fd(&d->tcp);
 }
 
 void dns_free(struct supervisor *sup)
