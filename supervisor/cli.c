@@ -118,9 +118,14 @@ const struct opt_def cli_run_opts[] = {
         {"allow-net", OPT_ALLOW_NET, V_STRING, "SPEC",
          "allow connections to [tcp/|udp/]HOST[:PORTS], CIDR[:PORTS] or *:PORTS (PORTS: 443, "
          "80,443, 8000-8100; IPv6 in brackets: [::1]:443; repeatable). Loopback, private, "
-         "link-local and metadata addresses open only to a rule inside their range; host "
-         "names are kept but match nothing until the supervisor answers DNS; a denied "
-         "connect fails with EACCES, -v says why"},
+         "link-local and metadata addresses open only to a rule inside their range; a host "
+         "name (pypi.org, *.example.com) is resolved by the supervisor's DNS and matches the "
+         "addresses it answered for that name; a denied connect fails with EACCES, -v says "
+         "why"},
+        {"dns-static", OPT_DNS_STATIC, V_STRING, "NAME=IP",
+         "the supervisor's DNS answers NAME with IP without asking the host (repeatable: "
+         "several addresses); a name rule for NAME then opens IP even if it is loopback or "
+         "private"},
         {"deny-net", OPT_DENY_NET, V_STRING, "SPEC",
          "deny what SPEC covers even where --allow-net allows it (repeatable)"},
         {"max-connections", OPT_MAX_CONNECTIONS, V_COUNT, "N",
@@ -232,6 +237,11 @@ static int net_option(struct config *cfg, const struct opt_def *o, const char *a
                         return make_error(err, 0, "run: --net: `%s` is not none or host", arg);
                 return 0;
         }
+        if (o->key == OPT_DNS_STATIC) {
+                if (netpol_add_static(&cfg->net, arg, why, sizeof(why)) < 0)
+                        return make_error(err, 0, "run: --dns-static `%s`: %s", arg, why);
+                return 0;
+        }
         if (netpol_add_rule(&cfg->net, arg, o->key == OPT_DENY_NET, why, sizeof(why)) < 0)
                 return make_error(err, 0, "run: --%s `%s`: %s", o->name, arg, why);
         return 0;
@@ -328,6 +338,7 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         case OPT_NET:
         case OPT_ALLOW_NET:
         case OPT_DENY_NET:
+        case OPT_DNS_STATIC:
                 return net_option(cfg, o, arg, err);
         case OPT_ALLOW_EXEC:
                 if (!*arg)

@@ -36,6 +36,7 @@ enum {
         OPT_ALLOW_NET,
         OPT_ALLOW_EXEC,
         OPT_NO_EXEC_WRITABLE,
+        OPT_DNS_STATIC,
         OPT_DENY_NET,
         OPT_MAX_CONNECTIONS,
 };

@@ -5,6 +5,7 @@
  */
 #include "syscalls/fs_common.h"
 #include "supervisor/loop.h"
+#include "supervisor/dns.h"
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
@@ -289,6 +290,7 @@ static bool sup_free(struct supervisor *sup, int code)
         trace_finish(sup, code < 0 ? EXIT_STOCKADE : code);
         if (stopped)
                 trace_free(sup);
+        dns_stop(sup); /* its sockets; what handlers read stays until dns_free */
 
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);
@@ -312,6 +314,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 for (size_t i = 0; i < sup->n_held; i++)
                         close(sup->held_ptys[i]);
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
+                dns_free(sup);
         }
         return stopped;
 }
@@ -397,7 +400,13 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
                 return make_error(err, errno, "SECCOMP_GET_NOTIF_SIZES");
-        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0)
+        /* The DNS's sockets before the spawn: the filter notifies recvfrom only when it
+         * runs (sup->fopts.dns). Its thread after: inside the supervisor's Landlock domain,
+         * since it reads what the program sends. */
+        if (dns_start(sup, err) < 0)
+                return -1;
+        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0 ||
+            dns_serve(sup, err) < 0)
                 return -1;
         trace_start(sup, plan->envp);
         tty_start(sup);

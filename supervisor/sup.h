@@ -23,6 +23,7 @@
 struct supervisor;
 struct trace;
 struct trace_call;
+struct dns_server;
 
 /* An fd the loop watches; data.ptr of its epoll_event points here. */
 struct event_source {
@@ -148,6 +149,9 @@ struct supervisor {
         struct rlimit nofile;   /* RLIMIT_NOFILE as we found it: the command's */
         /* The loopback ports the sandbox bound (syscalls/net_bind.c). */
         struct netpol_own net_own;
+        /* The DNS the supervisor answers (supervisor/dns.h), or NULL (--net host without
+         * --dns-static: the host's resolv.conf). */
+        struct dns_server *dns;
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps

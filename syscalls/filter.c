@@ -51,6 +51,7 @@ enum rule_when {
         W_COUNTING, /* only under --max-procs (fork accounting) */
         W_UNSCOPED, /* only where Landlock cannot scope signals (ABI < 6) */
         W_SCOPED,   /* only where it can */
+        W_DNS,      /* only when the supervisor answers DNS */
 };
 
 /* One comparison of one argument. */
@@ -143,6 +144,13 @@ static const struct arg_rule arg_rules[] = {
          * judged at connect. With one, the network policy judges it (net_send.c). */
         {SC_sendto, 4, C_EQ, ~0ull, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_sendto, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+        /* recvfrom asking for the source (src_addr not NULL): when the supervisor answers
+         * DNS, a reply on a socket it redirected to its server must read as coming from the
+         * nameserver's address and port 53, which resolvers check (syscalls/net_dns.c).
+         * Without a source, or without the DNS, it stays in the kernel. */
+        {SC_recvfrom, 4, C_EQ, ~0ull, 0, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_recvfrom, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_DNS},
+        {SC_recvfrom, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* Source routing: an IPv4 LSRR/SSRR option (IP_OPTIONS) or an IPv6 routing header
          * (IPV6_RTHDR, also inside the RFC 2292 sticky options) sends each packet to the
@@ -330,6 +338,8 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return !o->signals_scoped;
         case W_SCOPED:
                 return o->signals_scoped;
+        case W_DNS:
+                return o->dns;
         }
         return true;
 }

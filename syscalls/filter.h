@@ -14,6 +14,9 @@ struct filter_opts {
         bool count_procs;    /* fork/vfork/clone are notified so that --max-procs can refuse them */
         bool signals_scoped; /* Landlock (ABI 6) keeps signals in the sandbox: no SIGIO checks */
         bool ipc_denied;     /* no private IPC namespace: SysV IPC calls fail with EPERM */
+        /* The supervisor answers DNS (supervisor/dns.c): recvfrom with a source address is
+         * notified, so that the answer's source reads as the nameserver's (net_dns.c). */
+        bool dns;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

@@ -28,6 +28,7 @@
  */
 #include "syscalls/fs_common.h"
 #include "supervisor/creds.h"
+#include "supervisor/dns.h"
 #include "supervisor/notify.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
@@ -494,6 +495,7 @@ int fs_open(struct supervisor *sup, struct call *call)
         }
         trace_call_path(call, path_arg, oc.path);
         fd = do_open(sup, &oc);
+        fd = dns_view_open(sup, oc.path, oc.flags, fd); /* resolv.conf: supervisor/dns.h */
         if (oc.base >= 0)
                 close(oc.base);
         if (fd < 0)

@@ -50,6 +50,19 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
                    const void *addr, size_t len, const char *what, bool unspec_is_v4,
                    bool connection);
 
+/* What net_dns_redirect answers besides NET_ANSWERED (a refusal, answered). */
+enum {
+        NET_DNS_NO = 0,      /* not the supervisor's nameserver: judge it as usual */
+        NET_DNS_PERFORM = 2, /* the nameserver: the copy now names the server; perform it */
+};
+/*
+ * A destination (our copy `sa`, *len bytes) of an AF_INET/AF_INET6 socket that is the
+ * supervisor's nameserver (DNS_NS_ADDR:53, TCP or UDP) is rewritten to the supervisor's DNS
+ * server (syscalls/net_dns.c); another port or protocol of that address is refused.
+ */
+int net_dns_redirect(struct supervisor *sup, struct call *call, const struct net_sock *s,
+                     struct sockaddr_storage *sa, int *len);
+
 /* Say a network verdict: -v for denials, -vv for every decision. */
 void net_report(struct supervisor *sup, struct call *call, const char *what,
                 const struct netpol_addr *a, unsigned proto, const struct netpol_verdict *v);

@@ -1,6 +1,7 @@
 /* What the network handlers share (syscalls/net.h). */
 #include "syscalls/net.h"
 #include "supervisor/creds.h"
+#include "supervisor/dns.h"
 #include "supervisor/places.h"
 #include "supervisor/tfd.h"
 #include "supervisor/util.h"
@@ -93,6 +94,7 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         struct sockaddr_in v4;
         struct netpol_verdict v;
         struct netpol_addr a;
+        struct netpol_names names;
         sa_family_t family = AF_UNSPEC;
         int r;
 
@@ -107,7 +109,10 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         r = netpol_addr_from(addr, len, &a);
         if (r < 0)
                 return r;
-        v = netpol_decide(&sup->cfg->net, &sup->net_own, s->proto, &a);
+        /* The names the supervisor's DNS handed this address out for: what name rules
+         * match (an address never handed out matches only `*`, CIDR and address rules). */
+        dns_names(sup, &a, &names);
+        v = netpol_decide_named(&sup->cfg->net, &sup->net_own, s->proto, &a, &names);
         net_report(sup, call, what, &a, s->proto, &v);
         if (v.allow && !(connection && v.reason != NETPOL_BY_OWN && over_limit(sup, call, &a)))
                 return NET_ALLOWED;

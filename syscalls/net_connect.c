@@ -24,7 +24,8 @@
  *     link to the very inode we checked, so a symlink or a directory swapped after the check
  *     changes nothing. The kernel still checks write permission on the socket inode with the
  *     program's rights.
- *   - AF_INET / AF_INET6 sockets (issue 8): the copy is judged by the network policy
+ *   - AF_INET / AF_INET6 sockets (issue 8): the supervisor's nameserver is redirected to its
+ *     DNS server (net_dns.c); any other copy is judged by the network policy
  *     (supervisor/net/netpol.h, net_judge_inet): a denial fails with EACCES; allowed, our
  *     copy of the socket is connected with the copied address, so the kernel connects to the
  *     very address judged. AF_UNSPEC is a disconnect and always allowed. A non-blocking
@@ -260,8 +261,12 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                 return;
         }
         if ((s->domain == AF_INET || s->domain == AF_INET6) && c->addr.ss_family != AF_UNSPEC) {
-                r = net_judge_inet(sup, call, s, &c->addr, (size_t)c->len, "connect to", false,
-                                   true);
+                r = net_dns_redirect(sup, call, s, &c->addr, &c->len);
+                if (r == NET_DNS_NO)
+                        r = net_judge_inet(sup, call, s, &c->addr, (size_t)c->len, "connect to",
+                                           false, true);
+                else if (r == NET_DNS_PERFORM)
+                        r = NET_ALLOWED;
                 if (r < 0)
                         call_fail(call, -r);
                 if (r != NET_ALLOWED)

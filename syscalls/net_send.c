@@ -265,6 +265,9 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
 
                 if (m->name.ss_family == AF_UNSPEC && !v4dgram)
                         return NET_ALLOWED; /* no destination: the connected peer */
+                r = net_dns_redirect(sup, call, s, &m->name, &m->namelen);
+                if (r != NET_DNS_NO)
+                        return r == NET_DNS_PERFORM ? NET_ALLOWED : r;
                 return net_judge_inet(sup, call, s, &m->name, (size_t)m->namelen, what, v4dgram,
                                       s->proto == NETPOL_TCP && (flags & MSG_FASTOPEN));
         }

@@ -74,6 +74,8 @@ int net_bind(struct supervisor *sup, struct call *call);
 int net_sendto(struct supervisor *sup, struct call *call);
 int net_sendmsg(struct supervisor *sup, struct call *call);
 int net_sendmmsg(struct supervisor *sup, struct call *call);
+/* recvfrom asking for the source, when the supervisor answers DNS (net_dns.c). */
+int net_recvfrom(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);
 int proc_pidfd_signal(struct supervisor *sup, struct call *call);
 int proc_sigio(struct supervisor *sup, struct call *call);

@@ -424,6 +424,11 @@ void netpol_free(struct netpol *p)
         free(p->rules);
         p->rules = NULL;
         p->n = 0;
+        for (size_t i = 0; i < p->n_statics; i++)
+                free(p->statics[i].name);
+        free(p->statics);
+        p->statics = NULL;
+        p->n_statics = 0;
 }
 
 /* ---- the decision ------------------------------------------------------------------------ */
@@ -438,10 +443,21 @@ static bool port_in(const struct netpol_rule *r, uint16_t port)
         return false;
 }
 
+/* Whether a name rule matches one of the names the address was handed out for. The DNS
+ * records special addresses only where the user wrote them down (netpol.h), so a match
+ * opens them. */
+static bool covers_name(const struct netpol_rule *r, const struct netpol_names *names)
+{
+        for (size_t i = 0; names && i < names->n; i++)
+                if (netpol_name_match(r->name, names->v[i]))
+                        return true;
+        return false;
+}
+
 /* Whether rule r covers the destination; `sp` is its special range or NULL. A deny rule
  * covers special addresses like any other; an allow rule only as netpol.h says. */
 static bool covers(const struct netpol_rule *r, unsigned proto, const struct netpol_addr *a,
-                   const struct special *sp)
+                   const struct special *sp, const struct netpol_names *names)
 {
         if (!(r->protos & proto) || !port_in(r, a->port))
                 return false;
@@ -455,13 +471,20 @@ static bool covers(const struct netpol_rule *r, unsigned proto, const struct net
                 return r->deny || !sp ||
                        (r->prefix >= sp->prefix && in_prefix(r->net, sp->net, sp->prefix));
         case NETPOL_NAME:
-                return false; /* needs the supervisor's DNS */
+                return covers_name(r, names);
         }
         return false;
 }
 
 struct netpol_verdict netpol_decide(const struct netpol *p, struct netpol_own *own, unsigned proto,
                                     const struct netpol_addr *a)
+{
+        return netpol_decide_named(p, own, proto, a, NULL);
+}
+
+struct netpol_verdict netpol_decide_named(const struct netpol *p, struct netpol_own *own,
+                                          unsigned proto, const struct netpol_addr *a,
+                                          const struct netpol_names *names)
 {
         const struct special *sp = special_of(a->a);
         struct netpol_verdict v = {.cls = sp ? sp->cls : NETPOL_PUBLIC};
@@ -472,13 +495,13 @@ struct netpol_verdict netpol_decide(const struct netpol *p, struct netpol_own *o
                 return v;
         }
         for (size_t i = 0; i < p->n; i++)
-                if (p->rules[i].deny && covers(&p->rules[i], proto, a, sp)) {
+                if (p->rules[i].deny && covers(&p->rules[i], proto, a, sp, names)) {
                         v.reason = NETPOL_BY_DENY;
                         v.rule = &p->rules[i];
                         return v;
                 }
         for (size_t i = 0; i < p->n; i++)
-                if (!p->rules[i].deny && covers(&p->rules[i], proto, a, sp)) {
+                if (!p->rules[i].deny && covers(&p->rules[i], proto, a, sp, names)) {
                         v.allow = true;
                         v.reason = NETPOL_BY_ALLOW;
                         v.rule = &p->rules[i];

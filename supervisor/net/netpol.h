@@ -27,8 +27,13 @@
  * IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, which a NAT64 gateway forwards)
  * IPv6 as the IPv4 address, 0.0.0.0 as 127.0.0.1 and :: as ::1 (both reach the local host).
  *
- * Name rules are kept but match nothing yet: a connect carries an address, and only the
- * supervisor's DNS (not built yet) can say which name produced it.
+ * Name rules match through the supervisor's DNS (netpol_dns.c, supervisor/dns.c): a
+ * connect carries an address, and the address is judged by the names the supervisor handed
+ * it out for (struct netpol_handout). An address never handed out matches only `*`, CIDR and
+ * address rules. A name rule opens a special address (loopback, private...) only when the
+ * user wrote that address down (--dns-static): an address the host's resolver returned in a
+ * special range is not recorded, so that a name cannot be re-pointed at the cloud metadata
+ * service or a host's loopback daemon (DNS rebinding).
  */
 #ifndef STOCKADE_NET_NETPOL_H
 #define STOCKADE_NET_NETPOL_H
@@ -91,10 +96,19 @@ enum netpol_mode {
         NETPOL_MODE_HOST, /* --net host: no restriction (the calls are still emulated) */
 };
 
+/* --dns-static NAME=IP, the policy file's network.dns.static: answered by the supervisor's
+ * DNS without asking the host; a name may have several. */
+struct netpol_static {
+        char *name; /* lower case, no trailing dot */
+        struct netpol_addr addr;
+};
+
 struct netpol {
         enum netpol_mode mode;
         struct netpol_rule *rules;
         size_t n;
+        struct netpol_static *statics;
+        size_t n_statics;
 };
 
 /* Why a destination was allowed or denied. */
@@ -162,6 +176,68 @@ bool netpol_addr_is_v4(const struct netpol_addr *a);
 /* Judge one destination reached with `proto` (NETPOL_TCP, NETPOL_UDP or NETPOL_OTHER). */
 struct netpol_verdict netpol_decide(const struct netpol *p, struct netpol_own *own, unsigned proto,
                                     const struct netpol_addr *a);
+
+/* The names an address was handed out for (netpol_handout_names). */
+#define NETPOL_NAMES_MAX 8
+#define NETPOL_NAME_LEN  254
+struct netpol_names {
+        size_t n;
+        char v[NETPOL_NAMES_MAX][NETPOL_NAME_LEN];
+};
+/* netpol_decide, where the address was handed out for `names` (NULL or none: only `*`, CIDR
+ * and address rules can match): a name rule matches when it matches one of them. */
+struct netpol_verdict netpol_decide_named(const struct netpol *p, struct netpol_own *own,
+                                          unsigned proto, const struct netpol_addr *a,
+                                          const struct netpol_names *names);
+
+/* ---- names (netpol_dns.c) ---- */
+
+/* Whether rule name `pattern` ("example.com", "*.example.com") matches `name` (lower case,
+ * no trailing dot). "*.example.com" matches the names beneath example.com, not itself. */
+bool netpol_name_match(const char *pattern, const char *name);
+/* Add `spec` "NAME=IP" (--dns-static), or its parts (the policy file). Returns 0 or -EINVAL
+ * with what is wrong in err. */
+int netpol_add_static(struct netpol *p, const char *spec, char *err, size_t errlen);
+int netpol_add_static_parts(struct netpol *p, const char *name, const char *ip, char *err,
+                            size_t errlen);
+
+/* What the supervisor's DNS does with a query for `name` (lower case, no trailing dot). */
+enum netpol_dns_answer {
+        NETPOL_DNS_REFUSE, /* NXDOMAIN: no rule allows the name; nothing leaves for it */
+        NETPOL_DNS_STATIC, /* from the --dns-static entries only */
+        NETPOL_DNS_HOST,   /* ask the host's resolver */
+};
+/* --net host and a `*` allow rule resolve every name; otherwise a name rule that allows it
+ * (with any ports), or a static entry. A deny rule for the name on every port and protocol
+ * refuses it, static or not. */
+enum netpol_dns_answer netpol_dns_decide(const struct netpol *p, const char *name);
+/* The static addresses of `name`: up to `max` into out; returns how many there are. */
+size_t netpol_static_lookup(const struct netpol *p, const char *name, struct netpol_addr *out,
+                            size_t max);
+
+/*
+ * The addresses the supervisor's DNS handed out, and for which names: what a connect is
+ * judged by. Shared by the DNS thread (which adds) and the notifier threads (which look up):
+ * its own lock, held only for the copy. Bounded: past NETPOL_HANDOUT_MAX pairs the oldest is
+ * forgotten (a connect to it then needs a CIDR rule, or a new look-up).
+ */
+#define NETPOL_HANDOUT_MAX 4096
+struct netpol_handout_pair {
+        uint8_t a[16];
+        char *name;
+};
+struct netpol_handout {
+        pthread_mutex_t lock;
+        struct netpol_handout_pair *v; /* a ring of NETPOL_HANDOUT_MAX */
+        size_t n, next;
+};
+void netpol_handout_init(struct netpol_handout *h);
+void netpol_handout_free(struct netpol_handout *h);
+/* Remember that `a` (port ignored) was handed out for `name`. */
+void netpol_handout_add(struct netpol_handout *h, const struct netpol_addr *a, const char *name);
+/* The names `a` was handed out for, copied into out. Returns out->n. */
+size_t netpol_handout_names(struct netpol_handout *h, const struct netpol_addr *a,
+                            struct netpol_names *out);
 
 /* "1.2.3.4:443", "[::1]:80" (IPv4-mapped printed as IPv4). */
 void netpol_addr_str(const struct netpol_addr *a, char *buf, size_t size);

@@ -349,20 +349,41 @@ static int net_default(struct pctx *c, const struct pkey *k, yaml_node_t *v, con
         return 0;
 }
 
-/* name: address, for both levels: the names are the user's, not keys of the schema. */
+/* One address of a static name (net.h). */
+static int dns_address(struct pctx *c, const char *name, yaml_node_t *v, const char *what)
+{
+        const char *ip;
+        char msg[512];
+
+        if (policy_scalar(c, v, what, &ip) < 0)
+                return -1;
+        if (policy_dns_static(c->cfg, name, ip, msg, sizeof(msg)) < 0)
+                return policy_error(c, v, "%s: %s", what, msg);
+        return 0;
+}
+
+/* name: address (or a list of them), for both levels: the names are the user's, not keys
+ * of the schema. */
 static int dns_static(struct pctx *c, const struct pkey *k, yaml_node_t *v, const char *what)
 {
         if (v->type != YAML_MAPPING_NODE)
                 return policy_walk(c, v, NULL, what);
         for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
              p++) {
-                const char *s;
+                yaml_node_t *val = policy_node(c, p->value);
+                const char *name;
 
-                if (policy_scalar(c, policy_node(c, p->key), what, &s) < 0 ||
-                    policy_scalar(c, policy_node(c, p->value), what, &s) < 0)
+                if (policy_scalar(c, policy_node(c, p->key), what, &name) < 0)
                         return -1;
+                if (val->type != YAML_SEQUENCE_NODE)
+                        return dns_address(c, name, val, what);
+                /* name: [addr, addr]: several addresses */
+                policy_each (val, i) {
+                        if (dns_address(c, name, policy_node(c, *i), what) < 0)
+                                return -1;
+                }
         }
-        return policy_not_yet(c, NULL, what);
+        return 0;
 }
 
 static const struct pkey dns_keys[] = {

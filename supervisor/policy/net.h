@@ -17,5 +17,8 @@
  * caller adds the file, line and column).
  */
 int policy_net_rule(struct config *cfg, const char *spec, bool deny, char *err, size_t errlen);
+/* `network.dns.static`: NAME answered with IP by the supervisor's DNS. The same returns. */
+int policy_dns_static(struct config *cfg, const char *name, const char *ip, char *err,
+                      size_t errlen);
 
 #endif

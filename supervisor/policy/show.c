@@ -13,6 +13,7 @@
 #include "supervisor/vfs/path.h"
 #include "supervisor/walls.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -187,6 +188,43 @@ static void show_limits(struct emit *m, const struct limits *l, uint64_t kill_af
         end(m, true);
 }
 
+/* One address of a static name, as written (IPv4 without its mapped prefix). */
+static void static_addr(struct emit *m, const struct netpol_addr *a)
+{
+        char buf[INET6_ADDRSTRLEN];
+
+        if (netpol_addr_is_v4(a))
+                inet_ntop(AF_INET, a->a + 12, buf, sizeof(buf));
+        else
+                inet_ntop(AF_INET6, a->a, buf, sizeof(buf));
+        text(m, buf, YAML_PLAIN_SCALAR_STYLE);
+}
+
+/* network.dns.static: each name once, with the list of its addresses. */
+static void show_dns(struct emit *m, const struct netpol *net)
+{
+        text(m, "dns", YAML_PLAIN_SCALAR_STYLE);
+        start(m, true, false);
+        text(m, "static", YAML_PLAIN_SCALAR_STYLE);
+        start(m, true, false);
+        for (size_t i = 0; i < net->n_statics; i++) {
+                bool seen = false;
+
+                for (size_t j = 0; j < i; j++)
+                        seen |= strcmp(net->statics[j].name, net->statics[i].name) == 0;
+                if (seen)
+                        continue;
+                text(m, net->statics[i].name, YAML_PLAIN_SCALAR_STYLE);
+                start(m, false, true);
+                for (size_t j = i; j < net->n_statics; j++)
+                        if (strcmp(net->statics[j].name, net->statics[i].name) == 0)
+                                static_addr(m, &net->statics[j].addr);
+                end(m, false);
+        }
+        end(m, true);
+        end(m, true);
+}
+
 static void show_network(struct emit *m, const struct netpol *net)
 {
         text(m, "network", YAML_PLAIN_SCALAR_STYLE);
@@ -200,6 +238,8 @@ static void show_network(struct emit *m, const struct netpol *net)
                                 text(m, net->rules[i].spec, YAML_ANY_SCALAR_STYLE);
                 end(m, false);
         }
+        if (net->n_statics)
+                show_dns(m, net);
         end(m, true);
 }
 
