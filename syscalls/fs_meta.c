@@ -15,6 +15,7 @@
  * Everything here lives on the stack; the only shared state (sup->places, sup->cfg) is
  * read-only after the spawn.
  */
+#include "syscalls/fs_common.h"
 #include "supervisor/creds.h"
 #include "supervisor/notify.h"
 #include "supervisor/places.h"
@@ -241,25 +242,17 @@ static bool is_symlink(int fd)
         return fstat(fd, &st) == 0 && S_ISLNK(st.st_mode);
 }
 
-/* Open what the call acts on, with the program's rights (search permissions are its). */
-static int open_target(struct supervisor *sup, struct meta_call *m, int base)
+/* Open what the call acts on, found in the view with the program's rights (fs_look.c): a
+ * hidden path does not exist, /tmp is the sandbox's own. */
+static int open_target(struct supervisor *sup, pid_t tid, struct meta_call *m, int base)
 {
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC | (m->nofollow ? O_NOFOLLOW : 0),
-                               .resolve = RESOLVE_NO_MAGICLINKS};
-        struct creds_saved saved;
-        int fd, r;
+        int fd;
 
         if (!m->path_buf[0]) { /* AT_EMPTY_PATH: the dirfd (or cwd) itself */
                 fd = fcntl(base, F_DUPFD_CLOEXEC, 0);
                 return fd < 0 ? -errno : fd;
         }
-        r = creds_enter(sup->cfg, &saved);
-        if (r < 0)
-                return r;
-        fd = (int)syscall(SYS_openat2, base, m->path_buf, &how, sizeof(how));
-        r = fd < 0 ? -errno : fd;
-        creds_leave(&saved);
-        return r;
+        return fs_look_find(sup, tid, base, m->path_buf, m->nofollow ? AT_SYMLINK_NOFOLLOW : 0);
 }
 
 static void meta_run(struct supervisor *sup, struct call *call, struct meta_call *m)
@@ -288,7 +281,7 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
         if (tmem_id_valid(sup->listener, call->req->id) < 0)
                 r = -ESRCH;
         if (r >= 0 && !m->fd_form) {
-                r = open_target(sup, m, base);
+                r = open_target(sup, tid, m, base);
                 target = (int)r;
         }
         if (r < 0) {

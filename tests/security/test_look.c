@@ -455,6 +455,40 @@ static void hidden_dir_stays_hidden(void **state)
         sh("rm -rf '%s'", hid);
 }
 
+/* chmod, chown, utimes and the xattr setters find their target in the view too: a hidden
+ * file in a writable place (the workspace) does not exist for them, and keeps its mode and
+ * times, judged from outside. The control: without --hide they change it. */
+static void metadata_of_hidden_unchanged(void **state)
+{
+        static const char script[] =
+                "/usr/bin/python3 -c 'import os, errno\n"
+                "for what, f in ((\"chmod\", lambda: os.chmod(\"meta.key\", 0o777)),\n"
+                "                (\"utime\", lambda: os.utime(\"meta.key\", (0, 0)))):\n"
+                "    try: f(); print(what, \"done\")\n"
+                "    except OSError as e: print(what, errno.errorcode[e.errno])'";
+        char key[PATH_MAX + 32];
+        struct run_result r;
+        struct stat st;
+
+        (void)state;
+        snprintf(key, sizeof(key), "%s/meta.key", work);
+        sh("echo K > '%s' && chmod 600 '%s' && chown %u '%s'", key, key, (unsigned)sbx_uid, key);
+        run_sandbox(NULL, script, &r);
+        assert_int_equal(stat(key, &st), 0);
+        if (!strstr(r.out, "chmod done") || (st.st_mode & 0777) != 0777)
+                fail_msg("the control could not chmod: %s %s", r.out, r.err);
+        runner_free(&r);
+        sh("chmod 600 '%s' && touch '%s'", key, key);
+        run_sandbox((const char *[]){"--hide", key, NULL}, script, &r);
+        assert_int_equal(stat(key, &st), 0);
+        if ((st.st_mode & 0777) != 0600 || st.st_mtime == 0 || !strstr(r.out, "chmod ENOENT") ||
+            !strstr(r.out, "utime ENOENT"))
+                fail_msg("a hidden file's metadata changed (mode %o, mtime %ld): %s %s",
+                         (unsigned)(st.st_mode & 0777), (long)st.st_mtime, r.out, r.err);
+        runner_free(&r);
+        sh("rm -f '%s'", key);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -468,6 +502,7 @@ int main(void)
                 cmocka_unit_test(openat2_in_the_view),
                 cmocka_unit_test(ptmx_reopen_held),
                 cmocka_unit_test(hidden_dir_stays_hidden),
+                cmocka_unit_test(metadata_of_hidden_unchanged),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
