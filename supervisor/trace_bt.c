@@ -329,7 +329,7 @@ bool trace_bt_finish(struct trace *t)
         struct bt_worker *w = t->unwinder;
         struct timespec ts;
 
-        cleanup_closep(&t->bt_src.fd);
+        /* Not t->bt_src: a notifier that could not be stopped may still ask (trace_free). */
         if (!w)
                 return true;
         pthread_mutex_lock(&w->mu);
