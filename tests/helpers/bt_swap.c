@@ -84,9 +84,15 @@ int main(int argc, char **argv)
         snprintf(self, sizeof(self), "%s/x-%s", argv[2], mode);
         if (unlink(self) < 0)
                 return fail("unlink the copy");
-        /* The premise of the symlink attack: the target is out of the program's reach. */
-        if (strcmp(mode, "symlink") == 0)
-                printf("target %s\n", access(extra, R_OK) == 0 ? "READABLE" : "unreadable");
+        /* The premise of the symlink attack: the target is out of the program's reach. (An
+         * open, not access(): Landlock judges opens only.) */
+        if (strcmp(mode, "symlink") == 0) {
+                int fd = open(extra, O_RDONLY | O_CLOEXEC);
+
+                printf("target %s\n", fd >= 0 ? "READABLE" : "unreadable");
+                if (fd >= 0)
+                        close(fd);
+        }
         if (plant(mode, self, extra) < 0)
                 return fail("plant");
         r = swap_denied_call();

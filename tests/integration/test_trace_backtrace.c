@@ -140,8 +140,10 @@ static void fifo_at_mapped_path_does_not_wedge(void **state)
 
 /*
  * A symlink where maps names the file the program runs from, to a file the program cannot
- * read (root's 0600 as root; as any user, out of the view: the host's /dev/shm). Following
- * it would have the supervisor open that file; inotify tells whether anyone did.
+ * read: it lies in the host's /dev/shm, and the sandbox's /dev/shm is its own (as root, it
+ * is also root's 0600, the command being nobody). Not a --hide path: the supervisor runs under
+ * the same Landlock rules, which would keep even the old unwinder out. Following the symlink
+ * would have the supervisor open that file; inotify tells whether anyone did.
  */
 static void symlink_at_mapped_path_is_not_followed(void **state)
 {
