@@ -189,11 +189,9 @@ static struct image *image_of(struct unwind *u, uint64_t ip)
 
         if (!m || (m->ino == 0 && strcmp(m->path, "[vdso]") != 0))
                 return NULL;
-        for (const struct mapping *p = m; p >= u->map; p--)
-                if (same_object(p, m) && p->off == 0) {
-                        base = p;
-                        break;
-                }
+        for (size_t i = (size_t)(m - u->map) + 1; i-- > 0 && !base;)
+                if (same_object(&u->map[i], m) && u->map[i].off == 0)
+                        base = &u->map[i];
         if (!base)
                 return NULL;
         for (size_t i = 0; i < u->n_images; i++)
