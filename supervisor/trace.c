@@ -369,7 +369,7 @@ static void copy_mem(struct call *call)
         if (!addr)
                 return;
         tc->mem_arg = arg;
-        if (trace_arg_kind(call->req->data.nr, (unsigned)arg) == A_SOCKADDR) {
+        if (trace_mem_is_sockaddr(call->req->data.nr, (unsigned)arg)) {
                 uint64_t len = call->req->data.args[arg + 1];
                 if (len > TRACE_MEM_MAX)
                         len = TRACE_MEM_MAX;
