@@ -9,15 +9,20 @@
  *   bt_swap symlink DIR TARGET      a symlink to TARGET, a file the program cannot read
  *
  * With `wait` it then sleeps until killed (the run must end by --timeout). It prints the
- * errno of the denied call, or a line that says which step failed (exit 2).
+ * errno of the denied call, or a line that says which step failed (exit 2). `bt_swap
+ * scribble`: see scribble() below.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int fail(const char *what)
@@ -61,6 +66,37 @@ __attribute__((noinline)) static int swap_denied_call(void)
         return r < 0 ? errno : 0;
 }
 
+/*
+ * `bt_swap scribble`: hostile memory instead of hostile files. The ELF header of the
+ * executable, which the unwinder reads from the task to find the unwind tables, is made
+ * garbage (program headers far away, 65535 of them), and the denied call is made with a
+ * frame pointer that points to itself, a frame chain without end.
+ */
+extern const char __executable_start[];
+
+static int scribble(void)
+{
+        Elf64_Ehdr *eh = (Elf64_Ehdr *)(uintptr_t)__executable_start;
+        uintptr_t page = (uintptr_t)eh & ~(uintptr_t)4095;
+        uintptr_t fake[2];
+        long r;
+
+        if (mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) < 0)
+                return fail("mprotect the ELF header");
+        eh->e_phoff = 0x7ffffffff000;
+        eh->e_phnum = 0xffff;
+        eh->e_shoff = ~0ull;
+        fake[0] = (uintptr_t)fake; /* the saved frame pointer: this very frame */
+        fake[1] = (uintptr_t)fake; /* the return address: nonsense */
+        /* Built with -mno-red-zone: the push cannot clobber a local. */
+        __asm__ volatile("push %%rbp\n\tmov %[f], %%rbp\n\tsyscall\n\tpop %%rbp"
+                         : "=a"(r)
+                         : "a"((long)SYS_kill), "D"(1L), "S"(0L), [f] "r"(fake)
+                         : "rcx", "r11", "memory");
+        printf("%ld\n", r < 0 ? -r : 0);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         const char *mode = argc > 2 ? argv[1] : "";
@@ -68,8 +104,11 @@ int main(int argc, char **argv)
         char self[4096];
         int r;
 
+        if (argc == 2 && strcmp(argv[1], "scribble") == 0)
+                return scribble();
         if (strcmp(mode, "fifo") != 0 && strcmp(mode, "symlink") != 0) {
-                fprintf(stderr, "usage: bt_swap fifo DIR [wait] | symlink DIR TARGET\n");
+                fprintf(stderr, "usage: bt_swap fifo DIR [wait] | symlink DIR TARGET | "
+                                "scribble\n");
                 return 2;
         }
         if (argc < 5 || strcmp(argv[argc - 1], "stage2") != 0) {

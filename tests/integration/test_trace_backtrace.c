@@ -175,12 +175,40 @@ static void symlink_at_mapped_path_is_not_followed(void **state)
         runner_free(&r);
 }
 
+/* Hostile memory (bt_swap scribble): a garbage ELF header where the unwinder looks for the
+ * unwind tables, a frame chain that loops. The run ends normally and the backtrace is there,
+ * bounded: 32 frames at most, or stopped early. */
+static void hostile_memory_is_bounded(void **state)
+{
+        const char *t = path_of("scribble.trace");
+        double t0 = now();
+        struct run_result r = run((const char *[]){"--backtrace", "denied", "--trace", t, "--",
+                                                   BT_SWAP, "scribble", NULL});
+        const char *bt, *p;
+        int frames = 0;
+
+        if (r.exit_code != 0 || strcmp(r.out, "3\n") != 0 || now() - t0 > 10)
+                fail_msg("exit %d after %.1f s, out: %s err: %s", r.exit_code, now() - t0, r.out,
+                         r.err);
+        runner_free(&r);
+        r = show_denied(t);
+        bt = strstr(r.out, "backtrace 1 of");
+        if (!bt)
+                fail_msg("no backtrace:\n%s", r.out);
+        for (p = bt; (p = strstr(p, "\n    #")) != NULL; p++)
+                frames++;
+        if (frames < 1 || frames > 32)
+                fail_msg("%d frames:\n%s", frames, r.out);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(denied_call_has_backtrace_by_default),
                 cmocka_unit_test(fifo_at_mapped_path_does_not_wedge),
                 cmocka_unit_test(symlink_at_mapped_path_is_not_followed),
+                cmocka_unit_test(hostile_memory_is_bounded),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
