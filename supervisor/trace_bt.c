@@ -5,10 +5,11 @@
  *    thread — the tracer, the only thread ptrace answers — to PTRACE_INTERRUPT the caller, so
  *    that it stops as the call returns, with the registers of the call site.
  * 2. Stop (the main thread, trace_bt_stopped): at that stop it takes the registers, opens
- *    /proc/TID/mem and /proc/TID/maps, and hands the job to the unwinder thread. It does not
- *    wait: the task stays stopped, and the loop goes on (the timeout, other tasks, signals).
- * 3. Unwind (the unwinder thread, trace_unwind.c): reads only through those fds, and opens
- *    a mapped file only if it provably is the mapped one, with the program's rights. When it
+ *    /proc/TID (O_PATH) and hands the job to the unwinder thread. It does not wait: the task
+ *    stays stopped, and the loop goes on (the timeout, other tasks, signals).
+ * 3. Unwind (the unwinder thread, trace_unwind.c): reads the task's memory and maps through
+ *    that directory, and opens a mapped file only if it provably is the mapped one, with the
+ *    program's rights. When it
  *    is done, the main thread records the backtrace and resumes the task. If it is not done
  *    within BT_DEADLINE_MS, the main thread resumes the task anyway and records a backtrace
  *    that says it gave up; the unwinder's late result is thrown away.
@@ -91,8 +92,7 @@ static void *unwinder_main(void *arg)
                 pthread_mutex_unlock(&w->mu);
 
                 trace_unwind(&s->job);
-                close(s->job.mem_fd);
-                close(s->job.maps_fd);
+                close(s->job.proc_fd);
 
                 pthread_mutex_lock(&w->mu);
                 s->state = s->state == BT_ABANDONED ? BT_FREE : BT_DONE;
@@ -170,7 +170,7 @@ bool trace_bt_stopped(struct supervisor *sup, pid_t tid, uint64_t id)
 {
         struct trace *t = sup->trace;
         struct bt_worker *w = t ? t->unwinder : NULL;
-        struct bt_job job = {.tid = tid, .id = id, .mem_fd = -1, .maps_fd = -1};
+        struct bt_job job = {.tid = tid, .id = id, .proc_fd = -1};
         struct bt_slot *s = NULL;
         char path[64];
 
@@ -178,21 +178,19 @@ bool trace_bt_stopped(struct supervisor *sup, pid_t tid, uint64_t id)
                 return false;
         if (ptrace(PTRACE_GETREGS, tid, 0, &job.regs) < 0)
                 return false; /* gone (killed while stopped) */
-        snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
-        job.mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
-        job.maps_fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* Only the directory: opening mem or maps waits for the task's exec_update_lock, which
+         * a sibling in execve may hold as long as it likes. The unwinder opens them. */
+        snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+        job.proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         pthread_mutex_lock(&w->mu);
         for (int i = 0; i < BT_JOBS && !s; i++)
                 if (w->slots[i].state == BT_FREE)
                         s = &w->slots[i];
-        if (!s || job.mem_fd < 0 || job.maps_fd < 0) {
+        if (!s || job.proc_fd < 0) {
                 pthread_mutex_unlock(&w->mu);
                 record(t, &job, s ? "cannot read the task" : "no backtrace: the unwinder is busy");
-                if (job.mem_fd >= 0)
-                        close(job.mem_fd);
-                if (job.maps_fd >= 0)
-                        close(job.maps_fd);
+                if (job.proc_fd >= 0)
+                        close(job.proc_fd);
                 return false;
         }
         job.files = w->files;
@@ -244,8 +242,7 @@ static int on_late(struct supervisor *sup, struct event_source *src, uint32_t ev
                 record(t, &s->job, why);
                 ptrace(PTRACE_CONT, s->job.tid, 0, 0);
                 if (s->state == BT_QUEUED) {
-                        close(s->job.mem_fd);
-                        close(s->job.maps_fd);
+                        close(s->job.proc_fd);
                         s->state = BT_FREE;
                 } else {
                         s->state = BT_ABANDONED; /* the unwinder frees it when it returns */
@@ -265,8 +262,7 @@ static void forget_jobs(struct bt_worker *w, pid_t tid)
                 if (s->job.tid != tid || s->state == BT_FREE || s->state == BT_ABANDONED)
                         continue;
                 if (s->state == BT_QUEUED) {
-                        close(s->job.mem_fd);
-                        close(s->job.maps_fd);
+                        close(s->job.proc_fd);
                 }
                 s->state = s->state == BT_RUNNING ? BT_ABANDONED : BT_FREE;
         }
@@ -350,8 +346,7 @@ bool trace_bt_finish(struct trace *t)
         close(w->done_fd);
         for (int i = 0; i < BT_JOBS; i++)
                 if (w->slots[i].state == BT_QUEUED) {
-                        close(w->slots[i].job.mem_fd);
-                        close(w->slots[i].job.maps_fd);
+                        close(w->slots[i].job.proc_fd);
                 }
         free(w);
         return true;

@@ -118,8 +118,8 @@ struct bt_job {
         pid_t tid;
         uint64_t id;
         struct user_regs_struct regs; /* at the stop */
-        int mem_fd, maps_fd;          /* /proc/TID/mem and maps, opened at the stop */
-        bool files;                   /* may open mapped files (the thread has the program's
+        int proc_fd; /* /proc/TID, O_PATH, opened at the stop: the task, not its number */
+        bool files;  /* may open mapped files (the thread has the program's
                                        * rights) */
         struct bt_frame frames[BT_FRAMES];
         unsigned n_frames;

@@ -8,8 +8,8 @@
  * not read (the supervisor would open and parse it with its own rights; outside review R3).
  *
  * - Registers: a snapshot the main thread (the tracer, the only thread ptrace answers) took
- *   at the stop. Memory: pread on /proc/TID/mem, opened by the main thread at the stop.
- *   No ptrace call here.
+ *   at the stop. Memory: pread on /proc/TID/mem, opened here through the /proc/TID the main
+ *   thread opened at the stop. No ptrace call here.
  * - Unwind tables: from the task's memory, as libunwind-ptrace reads them anyway — the ELF
  *   header and program headers at the start of the mapping, then .eh_frame_hdr
  *   (PT_GNU_EH_FRAME), searched remotely by libunwind's dwarf_search_unwind_table. No file.
@@ -74,6 +74,7 @@ struct image {
 
 struct unwind {
         struct bt_job *job;
+        int mem_fd, maps_fd; /* /proc/TID/mem and maps */
         char *maps;
         struct mapping *map;
         size_t n_map;
@@ -92,7 +93,7 @@ static int mem_read(struct unwind *u, uint64_t addr, void *buf, size_t len)
         u->mem_bytes += len;
         if (addr > 0x7fffffffffffull || len > 0x7fffffffffffull - addr)
                 return -1; /* not a user address */
-        return pread(u->job->mem_fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+        return pread(u->mem_fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
 }
 
 static int file_read(struct unwind *u, int fd, uint64_t off, void *buf, size_t len)
@@ -111,7 +112,7 @@ static void read_maps(struct unwind *u)
         ssize_t r;
 
         u->maps = xcalloc(1, MAPS_MAX + 1);
-        while (len < MAPS_MAX && (r = read(u->job->maps_fd, u->maps + len, MAPS_MAX - len)) > 0)
+        while (len < MAPS_MAX && (r = read(u->maps_fd, u->maps + len, MAPS_MAX - len)) > 0)
                 len += (size_t)r;
         for (char *l = u->maps; l && *l;) {
                 char *nl = strchr(l, '\n');
@@ -451,8 +452,14 @@ void trace_unwind(struct bt_job *job)
         job->n_frames = 0;
         job->truncated = false;
         job->error[0] = '\0';
+        /* With the program's rights (a task of the same uid, dumpable: exec kills the others,
+         * ptrace.c), and through the directory of that very task: no pid reuse here. */
+        u.mem_fd = openat(job->proc_fd, "mem", O_RDONLY | O_CLOEXEC);
+        u.maps_fd = openat(job->proc_fd, "maps", O_RDONLY | O_CLOEXEC);
         read_maps(&u);
-        if (!as || unw_init_remote(&cur, as, &u) < 0)
+        if (u.mem_fd < 0 || u.maps_fd < 0)
+                snprintf(job->error, sizeof(job->error), "cannot read the task");
+        else if (!as || unw_init_remote(&cur, as, &u) < 0)
                 snprintf(job->error, sizeof(job->error), "cannot start unwinding");
         else
                 walk(&u, &cur);
@@ -461,6 +468,10 @@ void trace_unwind(struct bt_job *job)
                         close(u.images[i].fd);
         if (as)
                 unw_destroy_addr_space(as);
+        if (u.mem_fd >= 0)
+                close(u.mem_fd);
+        if (u.maps_fd >= 0)
+                close(u.maps_fd);
         free(u.map);
         free(u.maps);
 }
