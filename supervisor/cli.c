@@ -141,8 +141,9 @@ const struct opt_def cli_run_opts[] = {
          "security (default): the calls the supervisor handles and process events; all: every "
          "system call (slower: each becomes a round trip)"},
         {"backtrace", OPT_BACKTRACE, V_STRING, "never|denied|all",
-         "record the user-space backtrace of no call (default), of denied calls, or of every "
-         "handled call (the unwinder opens the program's mapped files: see README)"},
+         "with --trace, record the user-space backtrace of no call, of denied calls (default) "
+         "or of every handled call (slow): functions with offsets and their files, 32 frames "
+         "at most; a backtrace that takes over 500 ms is given up and says so"},
         {"trace-drop", OPT_TRACE_DROP, V_NONE, NULL,
          "when the trace cannot keep up, drop events (counted) rather than slow the sandbox"},
         {"trace-env", OPT_TRACE_ENV, V_NONE, NULL,
@@ -446,9 +447,9 @@ static int parse_run(int argc, char **argv, struct config *cfg, struct error *er
 
         memset(cfg, 0, sizeof(*cfg));
         cfg->limits.max_procs = DEFAULT_MAX_PROCS;
-        /* Not "denied" by default: the unwinder runs on the main thread and opens the files
-         * the program has mapped, which the program chooses (outside review R3). */
-        cfg->trace_backtrace = TRACE_BT_NEVER;
+        /* Safe by default since the unwinder runs on a thread of its own, with a deadline, and
+         * opens a mapped file only if it is the mapped one (trace_bt.c, trace_unwind.c). */
+        cfg->trace_backtrace = TRACE_BT_DENIED;
         cfg->kill_after_ms = DEFAULT_KILL_AFTER_MS;
         for (size_t i = 0; i < cli_n_run_opts; i++)
                 longs[i] = (struct option){cli_run_opts[i].name,

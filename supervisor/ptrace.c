@@ -205,7 +205,8 @@ static void on_exit(struct supervisor *sup, pid_t pid, int status)
         }
 }
 
-/* Tasks stopped for a backtrace (trace.h), unwound by ptrace_reap without the lock. */
+/* Tasks stopped for a backtrace (trace.h), handed to the unwinder by ptrace_reap without
+ * the lock. */
 static struct {
         pid_t tid;
         uint64_t id;
@@ -294,11 +295,11 @@ int ptrace_reap(struct supervisor *sup)
                 handle_status(sup, pid, status);
         err = pid < 0 ? errno : 0;
         pthread_mutex_unlock(&sup->lock);
-        /* The task is in its ptrace stop and only we can resume it: no number reuse here. */
-        for (size_t i = 0; i < n_deferred; i++) {
-                trace_bt_unwind(sup, deferred[i].tid, deferred[i].id);
-                ptrace(PTRACE_CONT, deferred[i].tid, 0, 0);
-        }
+        /* The task is in its ptrace stop and only we can resume it: no number reuse here. The
+         * unwinder thread takes it from there (trace_bt.c), and this thread goes on. */
+        for (size_t i = 0; i < n_deferred; i++)
+                if (!trace_bt_stopped(sup, deferred[i].tid, deferred[i].id))
+                        ptrace(PTRACE_CONT, deferred[i].tid, 0, 0);
         n_deferred = 0;
         return -err;
 }

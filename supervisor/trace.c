@@ -143,6 +143,8 @@ int trace_open(struct supervisor *sup, struct error *err)
         pthread_mutex_init(&t->bt_mu, NULL);
         pthread_cond_init(&t->bt_done, NULL);
         t->bt_src.fd = -1;
+        t->bt_done_src.fd = -1;
+        t->bt_late_src.fd = -1;
         r = trace_out_open(&t->out, t->fd, t->socket, ZSTD_LEVEL);
         t->fd = -1; /* the writer owns it */
         if (r < 0)
@@ -367,7 +369,7 @@ static void copy_mem(struct call *call)
         if (!addr)
                 return;
         tc->mem_arg = arg;
-        if (trace_arg_kind(call->req->data.nr, (unsigned)arg) == A_SOCKADDR) {
+        if (trace_mem_is_sockaddr(call->req->data.nr, (unsigned)arg)) {
                 uint64_t len = call->req->data.args[arg + 1];
                 if (len > TRACE_MEM_MAX)
                         len = TRACE_MEM_MAX;
@@ -635,13 +637,7 @@ void trace_start(struct supervisor *sup, char *const *envp)
         trace_learn_tgid(t, sup->root, sup->root);
         trace_write_session(sup, envp);
         t->started = true;
-        t->bt_src =
-                (struct event_source){.name = "trace backtraces", .on_ready = trace_bt_on_ready};
-        t->bt_src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (t->bt_src.fd >= 0) {
-                struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &t->bt_src};
-                epoll_ctl(sup->epfd, EPOLL_CTL_ADD, t->bt_src.fd, &ev);
-        }
+        trace_bt_start(sup);
         if (pthread_create(&t->writer, NULL, writer_main, t) == 0)
                 t->writer_started = true;
         else
@@ -665,6 +661,8 @@ void trace_finish(struct supervisor *sup, int code)
 
         if (!t || !t->started)
                 return;
+        /* The tree is gone: no backtrace is pending. Before the writer's last round. */
+        trace_bt_finish(t);
         if (t->writer_started) {
                 atomic_store(&t->writer_stop, true);
                 kick_writer(t);
@@ -690,7 +688,8 @@ void trace_free(struct supervisor *sup)
         struct trace *t = sup->trace;
 
         if (!t || t->writer_started)
-                return; /* a writer that could not be stopped keeps its memory */
+                return;     /* a writer that could not be stopped keeps its memory */
+        trace_bt_finish(t); /* a stuck unwinder keeps its own memory and fds, not ours */
         if (t->path && !t->started && t->out.fd >= 0)
                 fchmod(t->out.fd, 0600); /* the run never started: nothing to hide */
         if (t->out.zc)

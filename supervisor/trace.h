@@ -93,10 +93,11 @@ void trace_limit(struct supervisor *sup, pid_t tid, const char *limit, uint64_t 
 /* A ptrace stop of `tid` (signal `sig`): the id of the backtrace we asked for, or 0 when the
  * stop is not ours. Under sup->lock; cheap. */
 uint64_t trace_bt_stop(struct supervisor *sup, pid_t tid, int sig);
-/* Unwind the stopped `tid` and record backtrace `id`. Main thread, WITHOUT sup->lock (it
- * reads ELF files); the caller resumes the task afterwards. */
-void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id);
-/* `tid` exited: forget a backtrace it will never stop for. */
+/* `tid` is in the stop we asked for: hand backtrace `id` to the unwinder thread. True: it
+ * stays stopped, and trace_bt.c resumes it once unwound or at the deadline; false: no
+ * backtrace (recorded why), the caller resumes it. Main thread, without sup->lock. */
+bool trace_bt_stopped(struct supervisor *sup, pid_t tid, uint64_t id);
+/* `tid` exited: forget a backtrace it will never stop for, or whose unwinding is pending. */
 void trace_bt_forget(struct supervisor *sup, pid_t tid);
 
 /* Exposed for tests and bench/: push `n` synthetic call events through producer 0 as fast

@@ -1,219 +1,355 @@
 /*
- * The user-space backtrace of a thread stopped by ptrace (trace_bt_stop), with libunwind.
+ * User-space backtraces of denied calls (--backtrace denied, the default), in three steps:
  *
- * The memory read belongs to a hostile program: it can make its stack a loop, point frames
- * anywhere, or make unwinding read a lot. So the walk stops after BT_FRAMES frames and
- * after BT_BYTES bytes read from the task (every read goes through capped_access_mem), and
- * names come from the ELF files the task has mapped (libunwind reads their symbol tables,
- * files the program could read anyway). It runs on the main thread, the tracer, while the
- * task is in its ptrace stop. The notifier asks for it (trace_bt_request) before answering a
- * call; the main thread interrupts the task so that it stops as the call returns.
+ * 1. Ask (a notifier, trace_bt_request): before answering the call, the notifier asks the main
+ *    thread — the tracer, the only thread ptrace answers — to PTRACE_INTERRUPT the caller, so
+ *    that it stops as the call returns, with the registers of the call site.
+ * 2. Stop (the main thread, trace_bt_stopped): at that stop it takes the registers, opens
+ *    /proc/TID (O_PATH) and hands the job to the unwinder thread. It does not wait: the task
+ *    stays stopped, and the loop goes on (the timeout, other tasks, signals).
+ * 3. Unwind (the unwinder thread, trace_unwind.c): reads the task's memory and maps through
+ *    that directory, and opens a mapped file only if it provably is the mapped one, with the
+ *    program's rights. When it
+ *    is done, the main thread records the backtrace and resumes the task. If it is not done
+ *    within BT_DEADLINE_MS, the main thread resumes the task anyway and records a backtrace
+ *    that says it gave up; the unwinder's late result is thrown away.
  *
- * Off by default (--backtrace never): libunwind opens the mapped files by the path in
- * /proc/PID/maps, which the program controls — a FIFO there blocks the main thread, a
- * symlink makes the supervisor open a file of the program's choosing (outside review R3).
- * Feeding it from /proc/PID/map_files, opened O_NONBLOCK with the program's ids, is left.
+ * Why a thread of its own rather than the main thread (as before, outside review R3): the
+ * unwinder reads what a hostile program controls — its memory, the files it mapped — and
+ * however careful the opens, a read can still block (a file on a hung network filesystem).
+ * A blocked unwinder must cost backtraces, never the timeout nor the teardown. A stuck
+ * unwinder is left behind at the end (trace_bt_finish), with its memory and fds.
  */
 #include "supervisor/trace_int.h"
+#include "supervisor/creds.h"
 #include "supervisor/notify.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libunwind-ptrace.h>
 #include <stdio.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ptrace.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#define BT_FRAMES 32
-#define BT_BYTES  (64u << 10)
-#define MAPS_MAX  (256u << 10)
+/* ---- the unwinder thread ---------------------------------------------------------------- */
 
-struct capped {
-        void *upt;
-        size_t bytes;
-        bool hit;
+#define BT_JOBS        8
+#define BT_DEADLINE_MS 500
+
+enum bt_state {
+        BT_FREE,
+        BT_QUEUED,    /* handed over; the task is stopped */
+        BT_RUNNING,   /* the unwinder works on it; only it touches the job */
+        BT_DONE,      /* to record, then resume the task (main thread) */
+        BT_ABANDONED, /* the task was resumed or died while it ran: the unwinder frees it */
 };
 
-/* The walk in progress. libunwind hands the accessors either our argument or, from inside
- * _UPT_find_proc_info, the UPT handle itself, so they use this instead: backtraces are
- * taken on the main thread only, one at a time. */
-static struct capped *current;
-
-static int capped_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need,
-                                 void *arg)
-{
-        return _UPT_find_proc_info(as, ip, pi, need, current->upt);
-}
-
-static void capped_put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
-{
-        _UPT_put_unwind_info(as, pi, current->upt);
-}
-
-static int capped_get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *arg)
-{
-        return _UPT_get_dyn_info_list_addr(as, dil, current->upt);
-}
-
-static int capped_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
-                             void *arg)
-{
-        struct capped *c = current;
-
-        if (write)
-                return -UNW_EINVAL; /* never write into the task */
-        c->bytes += sizeof(*val);
-        if (c->bytes > BT_BYTES) {
-                c->hit = true;
-                return -UNW_EINVAL;
-        }
-        return _UPT_access_mem(as, addr, val, 0, c->upt);
-}
-
-static int capped_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
-                             void *arg)
-{
-        if (write)
-                return -UNW_EINVAL;
-        return _UPT_access_reg(as, reg, val, 0, current->upt);
-}
-
-static int capped_access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
-                               void *arg)
-{
-        if (write)
-                return -UNW_EINVAL;
-        return _UPT_access_fpreg(as, reg, val, 0, current->upt);
-}
-
-static int capped_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
-{
-        return -UNW_EINVAL;
-}
-
-static int capped_get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, size_t len,
-                                unw_word_t *off, void *arg)
-{
-        return _UPT_get_proc_name(as, ip, buf, len, off, current->upt);
-}
-
-static unw_accessors_t capped_accessors = {
-        .find_proc_info = capped_find_proc_info,
-        .put_unwind_info = capped_put_unwind_info,
-        .get_dyn_info_list_addr = capped_get_dyn_info_list_addr,
-        .access_mem = capped_access_mem,
-        .access_reg = capped_access_reg,
-        .access_fpreg = capped_access_fpreg,
-        .resume = capped_resume,
-        .get_proc_name = capped_get_proc_name,
+/* Allocated apart from struct trace, and never freed while its thread may still run. */
+struct bt_worker {
+        pthread_mutex_t mu;
+        pthread_cond_t work;
+        bool stop, ready;
+        bool files; /* the thread took the program's rights: it may open mapped files */
+        pthread_t thread;
+        int done_fd; /* eventfd, written by the thread, read by the main thread */
+        struct bt_slot {
+                enum bt_state state;
+                uint64_t deadline; /* CLOCK_MONOTONIC ns */
+                struct bt_job job;
+        } slots[BT_JOBS];
 };
 
-/* The file mapped at ip, from /proc/TID/maps (read once per backtrace, capped). */
-static const char *object_of(const char *maps, uint64_t ip, char *out, size_t size)
+static void *unwinder_main(void *arg)
 {
-        for (const char *l = maps; l && *l;) {
-                const char *nl = strchr(l, '\n');
-                unsigned long long lo, hi;
-                int name = 0;
+        struct bt_worker *w = arg;
+        uint64_t one = 1;
 
-                if (sscanf(l, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &name) >= 2 && ip >= lo &&
-                    ip < hi) {
-                        size_t n = nl ? (size_t)(nl - l) : strlen(l);
-                        if (name <= 0 || (size_t)name >= n)
-                                return "";
-                        snprintf(out, size, "%.*s", (int)(n - (size_t)name), l + name);
-                        return out;
+        for (;;) {
+                struct bt_slot *s = NULL;
+
+                pthread_mutex_lock(&w->mu);
+                while (!w->stop && !s) {
+                        for (int i = 0; i < BT_JOBS; i++)
+                                if (w->slots[i].state == BT_QUEUED &&
+                                    (!s || w->slots[i].deadline < s->deadline))
+                                        s = &w->slots[i];
+                        if (!s && !w->stop)
+                                pthread_cond_wait(&w->work, &w->mu);
                 }
-                l = nl ? nl + 1 : NULL;
+                if (!s) {
+                        pthread_mutex_unlock(&w->mu);
+                        return NULL;
+                }
+                s->state = BT_RUNNING;
+                pthread_mutex_unlock(&w->mu);
+
+                trace_unwind(&s->job);
+                close(s->job.proc_fd);
+
+                pthread_mutex_lock(&w->mu);
+                s->state = s->state == BT_ABANDONED ? BT_FREE : BT_DONE;
+                pthread_mutex_unlock(&w->mu);
+                (void)!write(w->done_fd, &one, sizeof(one));
         }
-        return "";
 }
 
-static char *read_maps(pid_t tid)
+/* The unwinder has the program's rights for good (creds.c: fs ids, groups, no effective
+ * capabilities): a file it opens is one the program could open. If that cannot be arranged,
+ * it opens no file at all (frames without names). */
+static void *unwinder_start(void *arg)
 {
-        char path[64];
-        char *buf = xcalloc(1, MAPS_MAX + 1);
-        size_t len = 0;
-        ssize_t n;
-        int fd;
+        struct bt_worker *w = ((void **)arg)[0];
+        const struct config *cfg = ((void **)arg)[1];
+        struct creds_saved saved;
+        bool files = creds_enter(cfg, &saved) == 0;
 
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return buf;
-        while (len < MAPS_MAX && (n = read(fd, buf + len, MAPS_MAX - len)) > 0)
-                len += (size_t)n;
-        close(fd);
-        return buf;
+        pthread_mutex_lock(&w->mu);
+        w->files = files;
+        w->ready = true;
+        pthread_cond_broadcast(&w->work);
+        pthread_mutex_unlock(&w->mu);
+        free(arg);
+        return unwinder_main(w);
 }
 
-void trace_bt_take(struct trace *t, pid_t tid, uint64_t id)
+/* ---- the main thread: hand over, record, resume ------------------------------------------ */
+
+static void record(struct trace *t, const struct bt_job *job, const char *error)
 {
         Stockade__Trace__Record rec = STOCKADE__TRACE__RECORD__INIT;
         Stockade__Trace__Backtrace bt = STOCKADE__TRACE__BACKTRACE__INIT;
         Stockade__Trace__Frame frames[BT_FRAMES], *pf[BT_FRAMES];
-        char names[BT_FRAMES][128], objs[BT_FRAMES][256];
-        struct capped c = {0};
-        char why[128];
-        _cleanup_free_ char *maps = NULL;
-        unw_addr_space_t as;
-        unw_cursor_t cur;
-        int r;
 
-        bt.id = id;
-        bt.tid = (uint32_t)tid;
+        bt.id = job->id;
+        bt.tid = (uint32_t)job->tid;
         bt.frames = pf;
-        as = unw_create_addr_space(&capped_accessors, 0);
-        c.upt = as ? _UPT_create(tid) : NULL;
-        current = &c;
-        if (!c.upt || (r = unw_init_remote(&cur, as, &c)) < 0) {
-                bt.error = "cannot start unwinding";
-                goto out;
-        }
-        maps = read_maps(tid);
-        do {
-                Stockade__Trace__Frame *f = &frames[bt.n_frames];
-                unw_word_t ip = 0, off = 0;
-
-                stockade__trace__frame__init(f);
-                if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
-                        break;
-                f->ip = ip;
-                names[bt.n_frames][0] = 0;
-                if (unw_get_proc_name(&cur, names[bt.n_frames], sizeof(names[0]), &off) == 0) {
-                        f->function = names[bt.n_frames];
-                        f->offset = off;
+        for (unsigned i = 0; !error && i < job->n_frames && i < BT_FRAMES; i++) {
+                stockade__trace__frame__init(&frames[i]);
+                frames[i].ip = job->frames[i].ip;
+                if (job->frames[i].function[0]) {
+                        frames[i].function = (char *)job->frames[i].function;
+                        frames[i].offset = job->frames[i].offset;
                 }
-                f->object = (char *)object_of(maps, ip, objs[bt.n_frames], sizeof(objs[0]));
-                pf[bt.n_frames] = f;
-                bt.n_frames++;
-                if (bt.n_frames == BT_FRAMES) {
-                        bt.truncated = true;
-                        break;
-                }
-        } while ((r = unw_step(&cur)) > 0);
-        if (c.hit) {
-                bt.truncated = true;
-                bt.error = "stopped: too much memory read";
-        } else if (r < 0) {
-                snprintf(why, sizeof(why), "stopped: %s", unw_strerror(r));
-                bt.error = why;
+                frames[i].object = (char *)job->frames[i].object;
+                pf[bt.n_frames++] = &frames[i];
         }
-out:
-        if (c.upt)
-                _UPT_destroy(c.upt);
-        if (as)
-                unw_destroy_addr_space(as);
+        bt.truncated = !error && job->truncated;
+        bt.error = (char *)(error ? error : job->error);
         rec.kind_case = STOCKADE__TRACE__RECORD__KIND_BACKTRACE;
         rec.backtrace = &bt;
         trace_push_record(t, TRACE_MAIN, &rec, 0, 0);
+}
+
+/* Arm the deadline timer for the earliest job still out. Under w->mu. */
+static void arm(struct trace *t)
+{
+        struct itimerspec its = {0};
+        uint64_t first = 0;
+
+        for (int i = 0; i < BT_JOBS; i++) {
+                const struct bt_slot *s = &t->unwinder->slots[i];
+
+                if ((s->state == BT_QUEUED || s->state == BT_RUNNING) &&
+                    (!first || s->deadline < first))
+                        first = s->deadline;
+        }
+        its.it_value.tv_sec = (time_t)(first / 1000000000u);
+        its.it_value.tv_nsec = (long)(first % 1000000000u);
+        timerfd_settime(t->bt_late_src.fd, TFD_TIMER_ABSTIME, &its, NULL); /* 0: disarm */
+}
+
+bool trace_bt_stopped(struct supervisor *sup, pid_t tid, uint64_t id)
+{
+        struct trace *t = sup->trace;
+        struct bt_worker *w = t ? t->unwinder : NULL;
+        struct bt_job job = {.tid = tid, .id = id, .proc_fd = -1};
+        struct bt_slot *s = NULL;
+        char path[64];
+
+        if (!w)
+                return false;
+        if (ptrace(PTRACE_GETREGS, tid, 0, &job.regs) < 0)
+                return false; /* gone (killed while stopped) */
+        /* Only the directory: opening mem or maps waits for the task's exec_update_lock, which
+         * a sibling in execve may hold as long as it likes. The unwinder opens them. */
+        snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+        job.proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        pthread_mutex_lock(&w->mu);
+        for (int i = 0; i < BT_JOBS && !s; i++)
+                if (w->slots[i].state == BT_FREE)
+                        s = &w->slots[i];
+        if (!s || job.proc_fd < 0) {
+                pthread_mutex_unlock(&w->mu);
+                record(t, &job, s ? "cannot read the task" : "no backtrace: the unwinder is busy");
+                if (job.proc_fd >= 0)
+                        close(job.proc_fd);
+                return false;
+        }
+        job.files = w->files;
+        s->job = job;
+        s->deadline = trace_now() + BT_DEADLINE_MS * 1000000ull;
+        s->state = BT_QUEUED;
+        arm(t);
+        pthread_cond_signal(&w->work);
+        pthread_mutex_unlock(&w->mu);
+        return true;
+}
+
+static int on_done(struct supervisor *sup, struct event_source *src, uint32_t events)
+{
+        struct trace *t = sup->trace;
+        struct bt_worker *w = t->unwinder;
+        uint64_t n;
+
+        (void)!read(src->fd, &n, sizeof(n));
+        pthread_mutex_lock(&w->mu);
+        for (int i = 0; i < BT_JOBS; i++)
+                if (w->slots[i].state == BT_DONE) {
+                        record(t, &w->slots[i].job, NULL);
+                        /* Still stopped: trace_bt_forget frees the job of a task that died. */
+                        ptrace(PTRACE_CONT, w->slots[i].job.tid, 0, 0);
+                        w->slots[i].state = BT_FREE;
+                }
+        arm(t);
+        pthread_mutex_unlock(&w->mu);
+        return 0;
+}
+
+/* The deadline of a job: the task goes on without its backtrace. */
+static int on_late(struct supervisor *sup, struct event_source *src, uint32_t events)
+{
+        struct trace *t = sup->trace;
+        struct bt_worker *w = t->unwinder;
+        uint64_t n, now = trace_now();
+        char why[64];
+
+        (void)!read(src->fd, &n, sizeof(n));
+        snprintf(why, sizeof(why), "gave up: unwinding took over %d ms", BT_DEADLINE_MS);
+        pthread_mutex_lock(&w->mu);
+        for (int i = 0; i < BT_JOBS; i++) {
+                struct bt_slot *s = &w->slots[i];
+
+                if ((s->state != BT_QUEUED && s->state != BT_RUNNING) || s->deadline > now)
+                        continue;
+                record(t, &s->job, why);
+                ptrace(PTRACE_CONT, s->job.tid, 0, 0);
+                if (s->state == BT_QUEUED) {
+                        close(s->job.proc_fd);
+                        s->state = BT_FREE;
+                } else {
+                        s->state = BT_ABANDONED; /* the unwinder frees it when it returns */
+                }
+        }
+        arm(t);
+        pthread_mutex_unlock(&w->mu);
+        return 0;
+}
+
+static void forget_jobs(struct bt_worker *w, pid_t tid)
+{
+        pthread_mutex_lock(&w->mu);
+        for (int i = 0; i < BT_JOBS; i++) {
+                struct bt_slot *s = &w->slots[i];
+
+                if (s->job.tid != tid || s->state == BT_FREE || s->state == BT_ABANDONED)
+                        continue;
+                if (s->state == BT_QUEUED) {
+                        close(s->job.proc_fd);
+                }
+                s->state = s->state == BT_RUNNING ? BT_ABANDONED : BT_FREE;
+        }
+        pthread_mutex_unlock(&w->mu);
+}
+
+static void watch(struct supervisor *sup, struct event_source *src)
+{
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = src};
+
+        if (src->fd >= 0)
+                epoll_ctl(sup->epfd, EPOLL_CTL_ADD, src->fd, &ev);
+}
+
+void trace_bt_start(struct supervisor *sup)
+{
+        struct trace *t = sup->trace;
+        struct bt_worker *w;
+        void **arg;
+
+        t->bt_src =
+                (struct event_source){.name = "trace backtraces", .on_ready = trace_bt_on_ready};
+        t->bt_src.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        watch(sup, &t->bt_src);
+        if (sup->cfg->trace_backtrace == TRACE_BT_NEVER || !sup->layers.ptrace)
+                return;
+        w = xcalloc(1, sizeof(*w));
+        pthread_mutex_init(&w->mu, NULL);
+        pthread_cond_init(&w->work, NULL);
+        w->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        t->bt_done_src = (struct event_source){
+                .fd = w->done_fd, .name = "trace unwinder", .on_ready = on_done};
+        t->bt_late_src =
+                (struct event_source){.name = "trace unwinder deadline", .on_ready = on_late};
+        t->bt_late_src.fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        arg = xcalloc(2, sizeof(*arg));
+        arg[0] = w;
+        arg[1] = (void *)sup->cfg;
+        if (w->done_fd < 0 || t->bt_late_src.fd < 0 ||
+            pthread_create(&w->thread, NULL, unwinder_start, arg) != 0) {
+                fprintf(stderr, "stockade: warning: no unwinder thread: no backtraces\n");
+                cleanup_closep(&w->done_fd);
+                cleanup_closep(&t->bt_late_src.fd);
+                t->bt_done_src.fd = -1;
+                free(arg);
+                free(w);
+                return;
+        }
+        pthread_mutex_lock(&w->mu);
+        while (!w->ready)
+                pthread_cond_wait(&w->work, &w->mu); /* its rights are settled: a few syscalls */
+        pthread_mutex_unlock(&w->mu);
+        t->unwinder = w;
+        watch(sup, &t->bt_done_src);
+        watch(sup, &t->bt_late_src);
+}
+
+bool trace_bt_finish(struct trace *t)
+{
+        struct bt_worker *w = t->unwinder;
+        struct timespec ts;
+
+        /* Not t->bt_src: a notifier that could not be stopped may still ask (trace_free). */
+        if (!w)
+                return true;
+        pthread_mutex_lock(&w->mu);
+        w->stop = true;
+        pthread_cond_signal(&w->work);
+        pthread_mutex_unlock(&w->mu);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        t->unwinder = NULL;
+        cleanup_closep(&t->bt_late_src.fd);
+        t->bt_done_src.fd = -1;
+        if (pthread_timedjoin_np(w->thread, NULL, &ts) != 0) {
+                /* Blocked in a read of the program's: it keeps its worker and its fds (it
+                 * still writes done_fd), and ends with the process. */
+                pthread_detach(w->thread);
+                return false;
+        }
+        close(w->done_fd);
+        for (int i = 0; i < BT_JOBS; i++)
+                if (w->slots[i].state == BT_QUEUED) {
+                        close(w->slots[i].job.proc_fd);
+                }
+        free(w);
+        return true;
 }
 
 /* ---- backtraces: ask the main thread to stop the caller as it returns ------------------- */
@@ -317,10 +453,6 @@ void trace_bt_forget(struct supervisor *sup, pid_t tid)
                 if (t->bt[i].state == 2 && t->bt[i].tid == tid)
                         t->bt[i].state = 0; /* it died before its stop */
         pthread_mutex_unlock(&t->bt_mu);
-}
-
-void trace_bt_unwind(struct supervisor *sup, pid_t tid, uint64_t id)
-{
-        if (sup->trace)
-                trace_bt_take(sup->trace, tid, id);
+        if (t->unwinder)
+                forget_jobs(t->unwinder, tid); /* or while it was stopped for one */
 }

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/user.h>
 
 #define TRACE_RING_SIZE (1u << 20) /* bytes per producer; a power of two */
 /* A ring per notifier the pool may grow to, then the main thread's. Rings are calloc'ed
@@ -98,7 +99,32 @@ struct trace {
                 uint64_t id;
                 int state; /* 0 free, 1 asked, 2 interrupted (waiting for the stop) */
         } bt[TRACE_BT_QUEUE];
-        struct event_source bt_src; /* eventfd: a notifier asks the main thread */
+        struct event_source bt_src;      /* eventfd: a notifier asks the main thread */
+        struct bt_worker *unwinder;      /* trace_bt.c; NULL without backtraces */
+        struct event_source bt_done_src; /* eventfd: the unwinder finished a job */
+        struct event_source bt_late_src; /* timerfd: a job's deadline */
+};
+
+/* One backtrace to take: what the main thread hands the unwinder thread (trace_bt.c), and
+ * what comes back. */
+#define BT_FRAMES 32
+struct bt_frame {
+        uint64_t ip, offset;
+        char function[128]; /* "" when unknown */
+        char object[256];
+};
+
+struct bt_job {
+        pid_t tid;
+        uint64_t id;
+        struct user_regs_struct regs; /* at the stop */
+        int proc_fd; /* /proc/TID, O_PATH, opened at the stop: the task, not its number */
+        bool files;  /* may open mapped files (the thread has the program's
+                                       * rights) */
+        struct bt_frame frames[BT_FRAMES];
+        unsigned n_frames;
+        bool truncated;
+        char error[128];
 };
 
 uint64_t trace_now(void);
@@ -115,8 +141,15 @@ void trace_learn_tgid(struct trace *t, pid_t tid, pid_t tgid);
 /* trace_record.c */
 void trace_write_session(struct supervisor *sup, char *const *envp);
 void trace_write_end(struct supervisor *sup, int code);
-/* trace_bt.c: unwind the ptrace-stopped `tid` into a Backtrace record and push it. */
-void trace_bt_take(struct trace *t, pid_t tid, uint64_t id);
+/* trace_unwind.c: unwind job->tid, which stays stopped meanwhile, into job->frames. Reads
+ * only through job's fds and registers (no ptrace: any thread may call it); the names of
+ * functions from the mapped files, if job->files. Capped; may block in a read (a hung
+ * filesystem), which is why trace_bt.c runs it on a thread of its own, with a deadline. */
+void trace_unwind(struct bt_job *job);
+/* trace_bt.c: start the unwinder thread and its event sources (trace_start), and stop it
+ * (trace_finish: false if it is stuck and must be left alone, with its memory and fds). */
+void trace_bt_start(struct supervisor *sup);
+bool trace_bt_finish(struct trace *t);
 
 /* The main thread's event source for backtrace requests (trace_bt.c): interrupts the tasks
  * whose denied call asked for one. */

@@ -19,10 +19,12 @@
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -66,29 +68,81 @@ static const struct sig sigs[] = {
         {SC_umount2, {D_PTR, D_NUM}, 0},
         {SC_pivot_root, {D_PTR, D_PTR}, 0},
         {SC_chroot, {D_PTR}, 0},
-        {SC_open, {D_PTR, D_OFLAGS, D_MODE}, 0},
-        {SC_openat, {D_FD, D_PTR, D_OFLAGS, D_MODE}, 0},
-        {SC_creat, {D_PTR, D_MODE}, 0},
+        {SC_open, {D_PATH, D_OFLAGS, D_MODE}, 0},
+        {SC_openat, {D_FD, D_PATH, D_OFLAGS, D_MODE}, 0},
+        {SC_creat, {D_PATH, D_MODE}, 0},
         {SC_mknod, {D_PTR, D_MODE}, 0},
         {SC_mknodat, {D_FD, D_PTR, D_MODE}, 0},
-        {SC_chmod, {D_PTR, D_MODE}, 0},
+        {SC_chmod, {D_PATH, D_MODE}, 0},
         {SC_fchmod, {D_FD, D_MODE}, 0},
-        {SC_fchmodat, {D_FD, D_PTR, D_MODE}, 0},
+        {SC_fchmodat, {D_FD, D_PATH, D_MODE}, 0},
         {SC_process_vm_readv, {D_NUM, D_PTR, D_NUM, D_PTR, D_NUM, D_NUM}, 0},
         {SC_process_vm_writev, {D_NUM, D_PTR, D_NUM, D_PTR, D_NUM, D_NUM}, 0},
         {SC_open_by_handle_at, {D_FD, D_PTR, D_OFLAGS}, 0},
         {SC_perf_event_open, {D_PTR, D_NUM, D_NUM, D_FD, D_NUM}, 0},
         {SC_io_uring_setup, {D_NUM, D_PTR}, 0},
+        /* The trace's: the calls the supervisor handles most, and what the kernel runs
+         * at --trace-level all. The path or sockaddr that the trace copies is the first
+         * D_PATH or D_SOCKADDR (trace_mem_arg). */
+        {SC_stat, {D_PATH, D_PTR}, 0},
+        {SC_lstat, {D_PATH, D_PTR}, 0},
+        {SC_newfstatat, {D_FD, D_PATH, D_PTR, D_ATFLAGS}, 0},
+        {SC_statx, {D_FD, D_PATH, D_ATFLAGS, D_NUM, D_PTR}, 0},
+        {SC_access, {D_PATH, D_AMODE}, 0},
+        {SC_faccessat, {D_FD, D_PATH, D_AMODE}, 0},
+        {SC_faccessat2, {D_FD, D_PATH, D_AMODE, D_ATFLAGS}, 0},
+        {SC_readlink, {D_PATH, D_PTR, D_NUM}, 0},
+        {SC_readlinkat, {D_FD, D_PATH, D_PTR, D_NUM}, 0},
+        {SC_mkdir, {D_PATH, D_MODE}, 0},
+        {SC_mkdirat, {D_FD, D_PATH, D_MODE}, 0},
+        {SC_rmdir, {D_PATH}, 0},
+        {SC_unlink, {D_PATH}, 0},
+        {SC_unlinkat, {D_FD, D_PATH, D_ATFLAGS}, 0},
+        {SC_chdir, {D_PATH}, 0},
+        {SC_chown, {D_PATH, D_NUM, D_NUM}, 0},
+        {SC_lchown, {D_PATH, D_NUM, D_NUM}, 0},
+        {SC_fchownat, {D_FD, D_PATH, D_NUM, D_NUM, D_ATFLAGS}, 0},
+        {SC_truncate, {D_PATH, D_NUM}, 0},
+        {SC_rename, {D_PATH, D_PTR}, 0},
+        {SC_link, {D_PATH, D_PTR}, 0},
+        {SC_symlink, {D_PTR, D_PATH}, 0},
+        {SC_execve, {D_PATH, D_PTR, D_PTR}, 0},
+        {SC_execveat, {D_FD, D_PATH, D_PTR, D_PTR, D_ATFLAGS}, 0},
+        {SC_connect, {D_FD, D_SOCKADDR, D_NUM}, 0},
+        {SC_bind, {D_FD, D_SOCKADDR, D_NUM}, 0},
+        {SC_sendto, {D_FD, D_PTR, D_NUM, D_NUM, D_SOCKADDR, D_NUM}, 0},
+        {SC_mmap, {D_PTR, D_NUM, D_PROT, D_MMAP, D_FD, D_NUM}, 0},
+        {SC_mprotect, {D_PTR, D_NUM, D_PROT}, 0},
+        {SC_read, {D_FD, D_PTR, D_NUM}, 0},
+        {SC_write, {D_FD, D_PTR, D_NUM}, 0},
+        {SC_close, {D_FD}, 0},
+        {SC_fstat, {D_FD, D_PTR}, 0},
+        {SC_lseek, {D_FD, D_NUM, D_NUM}, 0},
+        {SC_pread64, {D_FD, D_PTR, D_NUM, D_NUM}, 0},
+        {SC_getdents64, {D_FD, D_PTR, D_NUM}, 0},
 };
 
-/* Linear: a few dozen rows, and only denials (rare) and the tests ask. No static index,
- * so that concurrent notifier threads need no lock. */
+/* An index by number, built once: the trace's writer asks for every argument of every
+ * event (a million a second), notifier threads for denials; pthread_once makes the first
+ * use safe from any of them. */
+static int16_t sig_index[SYSCALL_NR_LIMIT];
+static pthread_once_t sig_once = PTHREAD_ONCE_INIT;
+
+static void sig_index_build(void)
+{
+        memset(sig_index, -1, sizeof(sig_index));
+        for (size_t i = ARRAY_SIZE(sigs); i-- > 0;) /* the first row of a call wins */
+                if (syscall_table[sigs[i].sc].nr >= 0 &&
+                    syscall_table[sigs[i].sc].nr < SYSCALL_NR_LIMIT)
+                        sig_index[syscall_table[sigs[i].sc].nr] = (int16_t)i;
+}
+
 static const struct sig *sig_of(int nr)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-                if (syscall_table[sigs[i].sc].nr == nr)
-                        return &sigs[i];
-        return NULL;
+        pthread_once(&sig_once, sig_index_build);
+        if (nr < 0 || nr >= SYSCALL_NR_LIMIT || sig_index[nr] < 0)
+                return NULL;
+        return &sigs[sig_index[nr]];
 }
 
 enum decode_kind decode_arg_kind(int nr, unsigned i)
@@ -318,6 +372,17 @@ static const struct name seccompf[] = {
         F(SECCOMP_FILTER_FLAG_SPEC_ALLOW),  F(SECCOMP_FILTER_FLAG_NEW_LISTENER),
         F(SECCOMP_FILTER_FLAG_TSYNC_ESRCH), F(SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV),
 };
+static const struct name atflags[] = {
+        F(AT_SYMLINK_NOFOLLOW), F(AT_REMOVEDIR),  F(AT_SYMLINK_FOLLOW),
+        F(AT_NO_AUTOMOUNT),     F(AT_EMPTY_PATH), F(AT_EACCESS),
+};
+static const struct name amodes[] = {F(R_OK), F(W_OK), F(X_OK)};
+static const struct name prots[] = {F(PROT_READ), F(PROT_WRITE), F(PROT_EXEC)};
+static const struct name mmapf[] = {
+        F(MAP_SHARED),    F(MAP_PRIVATE),         F(MAP_FIXED),     F(MAP_ANONYMOUS),
+        F(MAP_GROWSDOWN), F(MAP_DENYWRITE),       F(MAP_NORESERVE), F(MAP_POPULATE),
+        F(MAP_STACK),     F(MAP_FIXED_NOREPLACE),
+};
 static const struct name oflags[] = {
         F(O_CREAT),
         F(O_EXCL),
@@ -522,6 +587,17 @@ size_t decode_value(char *out, size_t size, enum decode_kind k, uint64_t v, cons
                            snprintf(out, size, "0%llo", (unsigned long long)(v & 07777)));
         case D_OFLAGS:
                 return oflags_of(out, size, v);
+        case D_ATFLAGS:
+                return flags(out, size, 0, iv, atflags, ARRAY_SIZE(atflags), "0");
+        case D_AMODE:
+                return flags(out, size, 0, iv, amodes, ARRAY_SIZE(amodes), "F_OK");
+        case D_PROT:
+                return flags(out, size, 0, v, prots, ARRAY_SIZE(prots), "PROT_NONE");
+        case D_MMAP:
+                return flags(out, size, 0, v, mmapf, ARRAY_SIZE(mmapf), "0");
+        case D_PATH:
+        case D_SOCKADDR:
+                return decode_value(out, size, D_PTR, v, args); /* registers only here */
         }
         return num(out, size, v);
 }

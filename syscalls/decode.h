@@ -8,6 +8,9 @@
  * Each signature also says which arguments tell one kind of call from another (the family
  * and type of a socket, the request of an ioctl, not the fd or a pointer): the audit report
  * groups would-be denials by them.
+ *
+ * The one table of signatures: the trace (supervisor/trace_decode.c) formats its events'
+ * arguments with it too, and adds only what needs memory (D_PATH, D_SOCKADDR).
  */
 #ifndef STOCKADE_DECODE_H
 #define STOCKADE_DECODE_H
@@ -35,9 +38,17 @@ enum decode_kind {
         D_KEYCTL,      /* KEYCTL_* */
         D_SECCOMP_OP,  /* SECCOMP_SET_MODE_*, SECCOMP_GET_* */
         D_SECCOMP_FLAGS,
-        D_FCNTL,  /* F_* */
-        D_MODE,   /* 0644 */
-        D_OFLAGS, /* O_RDONLY|O_CREAT... */
+        D_FCNTL,   /* F_* */
+        D_MODE,    /* 0644 */
+        D_OFLAGS,  /* O_RDONLY|O_CREAT... */
+        D_ATFLAGS, /* AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH... */
+        D_AMODE,   /* access(): F_OK, R_OK|W_OK... */
+        D_PROT,    /* PROT_READ|PROT_EXEC */
+        D_MMAP,    /* MAP_PRIVATE|MAP_ANONYMOUS... */
+        /* Memory: shown here as D_PTR (registers only); the trace shows its copy of it
+         * (supervisor/trace_decode.c). */
+        D_PATH,     /* a string */
+        D_SOCKADDR, /* a sockaddr; its length is the next argument */
 };
 
 /* How argument `i` of x86_64 syscall `nr` is shown. */

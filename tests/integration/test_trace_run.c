@@ -1,5 +1,5 @@
 /* `stockade run --trace` on real programs, checked from outside with `stockade trace`: what
- * a run records, the backtrace of a denied call, that the sandbox cannot open the trace,
+ * a run records (backtraces: test_trace_backtrace.c), that the sandbox cannot open the trace,
  * the paths refused before anything runs, --trace-level all, streaming to a socket, a
  * supervisor killed mid-run, --follow. Traces live in a directory under /dev/shm: outside
  * the places the sandbox may write (cwd, /tmp, /var/tmp), and writable by any user. */
@@ -117,28 +117,6 @@ static void records_a_run(void **state)
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, "{\"type\":\"session\""));
         assert_non_null(strstr(r.out, "{\"type\":\"end\""));
-        runner_free(&r);
-}
-
-static void backtrace_of_a_denied_call(void **state)
-{
-        const char *t = path_of("bt.trace");
-        struct run_result r =
-                run((const char *[]){"--trace", t, "--backtrace", "denied", "--", BT_DEEP, NULL});
-        const char *a, *b, *c;
-
-        assert_int_equal(r.exit_code, 0);
-        assert_string_equal(r.out, "3\n"); /* ESRCH */
-        runner_free(&r);
-        r = trace_cmd("show", "--only", "denied", t);
-        assert_int_equal(r.exit_code, 0);
-        assert_non_null(strstr(r.out, "kill(1, 0) = -1 ESRCH"));
-        a = strstr(r.out, "bt_innermost+");
-        b = strstr(r.out, "bt_middle+");
-        c = strstr(r.out, "bt_outer+");
-        if (!a || !b || !c || !(a < b && b < c))
-                fail_msg("the three frames are not there in order:\n%s", r.out);
-        assert_non_null(strstr(r.out, "(bt_deep)"));
         runner_free(&r);
 }
 
@@ -345,7 +323,6 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(records_a_run),
-                cmocka_unit_test(backtrace_of_a_denied_call),
                 cmocka_unit_test(sandbox_cannot_open_the_trace),
                 cmocka_unit_test(refused_before_anything_runs),
                 cmocka_unit_test(level_all_records_kernel_calls),

@@ -6,8 +6,10 @@
 #include <cmocka.h>
 
 #include "syscalls/decode.h"
+#include "supervisor/trace_decode.h"
 #include "supervisor/util.h"
 
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/fs.h>
 #include <linux/sched.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -224,13 +227,56 @@ static void values(void **state)
         }
 }
 
+/* The trace's arguments (supervisor/trace_decode.c): the same signatures and names, plus the
+ * copy of a path or sockaddr when there is one, and the address when there is not. */
+static void trace_args(void **state)
+{
+        static const char sin[16] = {AF_INET, 0, 0x1f, 0x90, 127, 0, 0, 1};
+        static const struct {
+                int nr;
+                unsigned i;
+                uint64_t v;
+                const char *mem;
+                int mem_len;
+                const char *want;
+        } cases[] = {
+                {__NR_openat, 0, (uint32_t)-100, NULL, -1, "AT_FDCWD"},
+                {__NR_openat, 1, 0x7ffd0000, "/etc/passwd", 11, "\"/etc/passwd\""},
+                {__NR_openat, 1, 0x7ffd0000, NULL, -14, "0x7ffd0000"}, /* the copy failed */
+                {__NR_openat, 1, 0, NULL, -1, "NULL"},
+                {__NR_openat, 2, O_WRONLY | O_CREAT | O_CLOEXEC, NULL, -1,
+                 "O_WRONLY|O_CREAT|O_CLOEXEC"},
+                {__NR_connect, 1, 0x7ffd0000, sin, 16, "127.0.0.1:8080"},
+                {__NR_newfstatat, 3, AT_EMPTY_PATH, NULL, -1, "AT_EMPTY_PATH"},
+                {__NR_access, 1, 0, NULL, -1, "F_OK"},
+                {__NR_mmap, 2, PROT_READ | PROT_EXEC, NULL, -1, "PROT_READ|PROT_EXEC"},
+                {__NR_clone, 0, CLONE_VM | 65, NULL, -1, "CLONE_VM|65"}, /* no signal hidden */
+                {__NR_kill, 1, SIGKILL, NULL, -1, "SIGKILL"},
+                {__NR_fcntl, 1, F_DUPFD_CLOEXEC, NULL, -1, "F_DUPFD_CLOEXEC"},
+                {__NR_ioctl, 1, TIOCSTI, NULL, -1, "TIOCSTI"},
+        };
+        const uint64_t args[6] = {0};
+        char buf[128];
+
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                trace_format_arg(buf, sizeof(buf), cases[i].nr, cases[i].i, cases[i].v, args,
+                                 cases[i].mem, cases[i].mem_len, 0);
+                if (strcmp(buf, cases[i].want) != 0)
+                        fail_msg("case %zu: got `%s`, want `%s`", i, buf, cases[i].want);
+        }
+        assert_int_equal(trace_mem_arg(__NR_openat), 1);
+        assert_int_equal(trace_mem_arg(__NR_symlink), 1);
+        assert_int_equal(trace_mem_arg(__NR_sendto), 4);
+        assert_true(trace_mem_is_sockaddr(__NR_sendto, 4));
+        assert_int_equal(trace_mem_arg(__NR_kill), -1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(calls_decode),
-                cmocka_unit_test(key_masks),
-                cmocka_unit_test(bounded),
-                cmocka_unit_test(values),
+                cmocka_unit_test(calls_decode), cmocka_unit_test(key_masks),
+                cmocka_unit_test(bounded),      cmocka_unit_test(values),
+                cmocka_unit_test(trace_args),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
