@@ -64,12 +64,47 @@ struct look_call {
         char made_link[64];
 };
 
-static bool has_dotdot(const char *path)
+/*
+ * The directories a walk without symlinks enters, in order, taken lexically (with no symlink
+ * on the way, ".." is the lexical parent): each must be one the view shows, since the walk
+ * passing through a hidden one would tell that it exists ("~/.ssh/../x"). `start` is the
+ * canonical sandbox path of the base ("/" for an absolute path). Writes the object's
+ * canonical path to out. Returns false when the view must decide (the slow way).
+ */
+static bool walk_shown(const struct vfs_view *v, const char *start, const char *path, char *out,
+                       size_t size)
 {
-        for (const char *p = path; (p = strstr(p, "..")); p += 2)
-                if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
-                        return true;
-        return false;
+        size_t len = strcmp(start, "/") == 0 ? 0 : strlen(start);
+        const char *p = path;
+
+        if (len >= size)
+                return false;
+        memcpy(out, start, len);
+        out[len] = '\0';
+        while (*p) {
+                const char *end = strchrnul(p, '/');
+                size_t n = (size_t)(end - p);
+
+                if (n == 2 && p[0] == '.' && p[1] == '.') {
+                        char *slash = strrchr(out, '/');
+
+                        len = slash ? (size_t)(slash - out) : 0;
+                        out[len] = '\0';
+                } else if (n && !(n == 1 && p[0] == '.')) {
+                        if (len + 1 + n >= size)
+                                return false;
+                        out[len++] = '/';
+                        memcpy(out + len, p, n);
+                        len += n;
+                        out[len] = '\0';
+                        if (vfs_view_hidden(v, out))
+                                return false;
+                }
+                p = *end ? end + 1 : end;
+        }
+        if (!len)
+                snprintf(out, size, "/");
+        return true;
 }
 
 /* openat2 O_PATH as the program (its search rights). Returns the fd or -errno. */
@@ -96,27 +131,38 @@ static int find_as(struct supervisor *sup, const struct look_call *lc, int dirfd
  */
 static int find_fast(struct supervisor *sup, struct look_call *lc)
 {
-        char start[PATH_MAX], joined[2 * PATH_MAX + 2], path[PATH_MAX];
+        char start[PATH_MAX], path[PATH_MAX];
         const struct vfs_mount *m;
-        int fd, r;
+        int fd, r = 0;
 
-        if (has_dotdot(lc->path) || fs_starts_special(sup, lc->path, lc->base))
+        if (fs_starts_special(sup, lc->path, lc->base))
                 return -EXDEV;
         fd = find_as(sup, lc, lc->base, lc->path, lc->follow,
                      RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
-        /* A symlink on the way: the view follows it. EACCES and ENOTDIR: the view may have
-         * hidden what the walk stumbled on (ENOTDIR would say ~/.ssh/id_rsa exists). */
-        if (fd == -ELOOP || fd == -EACCES || fd == -ENOTDIR)
+        /* A symlink on the way: the view follows it. ENOENT, EACCES and ENOTDIR: the view
+         * may have hidden what the walk stumbled on (ENOTDIR would say ~/.ssh/id_rsa exists,
+         * ENOENT that ~/.ssh/x does not while ~/.ssh/.. leads on) — unless every directory
+         * the walk entered is one the view shows. */
+        if (fd == -ELOOP)
                 return -EXDEV;
-        if (fd < 0)
-                return fd;
-        r = fs_base_path(sup, lc->base, start, sizeof(start));
-        if (r == 0 && lc->path[0] != '/')
-                snprintf(joined, sizeof(joined), "%s/%s", start, lc->path);
+        if (lc->path[0] == '/')
+                snprintf(start, sizeof(start), "/");
         else
-                snprintf(joined, sizeof(joined), "%s", lc->path);
-        if (r == 0 && vfs_path_normalize(path, sizeof(path), joined) < 0)
+                r = fs_base_path(sup, lc->base, start, sizeof(start));
+        /* The base itself, with its ancestors: a cwd that chdir (the kernel's) took into a
+         * hidden directory. */
+        if (r == 0 && lc->path[0] != '/') {
+                m = vfs_view_find(&sup->view, start);
+                if (!m || m->mode == VFS_HIDDEN)
+                        r = -EXDEV;
+        }
+        if (r == 0 && !walk_shown(&sup->view, start, lc->path, path, sizeof(path)))
                 r = -EXDEV;
+        if (fd < 0) {
+                if (r < 0 || fd == -EACCES || fd == -ENOTDIR)
+                        return -EXDEV;
+                return fd; /* ENOENT, ENAMETOOLONG...: the kernel's answer, on shown ground */
+        }
         if (r == 0) {
                 m = vfs_view_find(&sup->view, path);
                 if (!m || m->mode == VFS_HIDDEN)

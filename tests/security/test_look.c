@@ -429,6 +429,8 @@ static const char hidden_dir_py[] =
         "show('stat-fd', via_magic)\n"
         "show('access-root', lambda: os.access('/proc/self/root' + h + '/k', os.R_OK) or 'no')\n"
         "show('readlink-root', lambda: os.readlink('/proc/self/root' + h + '/l'))\n"
+        "show('through', lambda: os.stat('hid/../f').st_size)\n"
+        "show('through-missing', lambda: os.stat('hid/../nothing-here').st_size)\n"
         "EOF\n";
 
 static void hidden_dir_stays_hidden(void **state)
@@ -443,13 +445,15 @@ static void hidden_dir_stays_hidden(void **state)
            hid, hid, hid, (unsigned)sbx_uid, hid);
         run_sandbox(NULL, hidden_dir_py, &r);
         /* (A magic link mid-path is ELOOP for what is shown too, as for open.) */
-        if (!strstr(r.out, "listdir ['k', 'l']") || !strstr(r.out, "listdir-fd ['k', 'l']"))
+        if (!strstr(r.out, "listdir ['k', 'l']") || !strstr(r.out, "listdir-fd ['k', 'l']") ||
+            !strstr(r.out, "through 5\n"))
                 fail_msg("the control does not see the directory: %s %s", r.out, r.err);
         runner_free(&r);
         run_sandbox((const char *[]){"--hide", hid, NULL}, hidden_dir_py, &r);
         if (strstr(r.out, "'k'") || strstr(r.out, " 11\n") || strstr(r.out, "True") ||
             strstr(r.out, "/etc/passwd") || !strstr(r.out, "listdir ENOENT") ||
-            !strstr(r.out, "listdir-fd E"))
+            !strstr(r.out, "listdir-fd E") || !strstr(r.out, "through ENOENT") ||
+            !strstr(r.out, "through-missing ENOENT"))
                 fail_msg("the hidden directory shows: %s %s", r.out, r.err);
         runner_free(&r);
         sh("rm -rf '%s'", hid);
