@@ -164,7 +164,9 @@ static int find_fast(struct supervisor *sup, struct look_call *lc)
                 return fd; /* ENOENT, ENAMETOOLONG...: the kernel's answer, on shown ground */
         }
         if (r == 0) {
-                m = vfs_view_find(&sup->view, path);
+                /* walk_shown checked every directory on the way, and the base's ancestors were
+                 * checked above: what is left is which mount the object is on. */
+                m = vfs_view_mount_of(&sup->view, path);
                 if (!m || m->mode == VFS_HIDDEN)
                         r = vfs_view_above_mount(&sup->view, path) ? -EXDEV : -ENOENT;
                 else if (m->mode == VFS_DEV || m->mode == VFS_PROC)

@@ -61,9 +61,21 @@ bool vfs_view_above_mount(const struct vfs_view *v, const char *path)
         return false;
 }
 
-const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path)
+const struct vfs_mount *vfs_view_mount_of(const struct vfs_view *v, const char *path)
 {
         const struct vfs_mount *best = NULL;
+
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                if (is_visible_mount(m) && vfs_path_has_prefix(path, m->sandbox) &&
+                    (!best || strlen(m->sandbox) > strlen(best->sandbox)))
+                        best = m;
+        }
+        return best;
+}
+
+const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path)
+{
         char prefix[PATH_MAX];
         size_t len = strlen(path);
 
@@ -79,13 +91,7 @@ const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path
                 if (h)
                         return h;
         }
-        for (size_t i = 0; i < v->n_mounts; i++) {
-                const struct vfs_mount *m = &v->mounts[i];
-                if (is_visible_mount(m) && vfs_path_has_prefix(path, m->sandbox) &&
-                    (!best || strlen(m->sandbox) > strlen(best->sandbox)))
-                        best = m;
-        }
-        return best;
+        return vfs_view_mount_of(v, path);
 }
 
 /* A tmp mount's host directory: the one named, or a fresh one under `scratch`. */

@@ -31,6 +31,10 @@ void vfs_view_add(struct vfs_view *v, struct vfs_mount *m);
  */
 const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path);
 
+/* The mount (not hidden) with the longest prefix of `path`, or NULL; for a caller that has
+ * checked the hidden entries on the way itself. */
+const struct vfs_mount *vfs_view_mount_of(const struct vfs_view *v, const char *path);
+
 /* The hidden entry that hides `path` itself (its ancestors are not looked at), or NULL. */
 const struct vfs_mount *vfs_view_hidden(const struct vfs_view *v, const char *path);
 
