@@ -20,6 +20,7 @@
  */
 #include "shim/shim.h"
 #include "shim/landlock.h"
+#include "shim/mntns.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
 #include "supervisor/spawn.h"
@@ -102,6 +103,8 @@ static void close_fds(const struct shim_args *a)
                 keep[n++] = a->ns_user;
                 keep[n++] = a->ns_ipc;
         }
+        if (a->ns_mnt >= 0)
+                keep[n++] = a->ns_mnt;
         for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
                 keep[n++] = a->pass_fds[i];
                 if (fcntl(a->pass_fds[i], F_SETFD, 0) < 0)
@@ -279,6 +282,19 @@ static void enter_ipc_namespace(const struct shim_args *a, unsigned *flags)
         *flags |= SHIM_IPC_NAMESPACE;
 }
 
+/* The view's private directories (shim/mntns.h): fail closed, as for the IPC namespace. */
+static void enter_mount_namespace(const struct shim_args *a)
+{
+        const char *step = "";
+        int r;
+
+        if (a->ns_mnt < 0)
+                return;
+        r = mntns_join(a->ns_mnt, a->cwd, &step);
+        if (r < 0)
+                die(EXIT_STOCKADE, -r, "enter the sandbox's mount namespace: %s", step);
+}
+
 /* The command is looked up here, as the user it will run as (--user), and before the
  * filter: the lookup's stat and access calls would otherwise be notified. */
 static char *resolve(const struct shim_args *a)
@@ -316,12 +332,15 @@ _Noreturn void shim_run(const struct shim_args *a)
         reset_signals();
         if (a->ipc == IPC_NS)
                 enter_ipc_namespace(a, &flags);
+        if (a->ipc != IPC_NS_USERNS)
+                enter_mount_namespace(a); /* as root, before the uid changes */
         drop_bounding_set();
         if (a->set_user)
                 become_user(a->uid, a->gid, a->supervisor);
         if (a->ipc == IPC_NS_USERNS) {
                 enter_ipc_namespace(a, &flags);
-                drop_bounding_set(); /* the new namespace's: full again, securebits reset */
+                enter_mount_namespace(a); /* owned by that user namespace */
+                drop_bounding_set();      /* the new namespace's: full again, securebits reset */
         }
         drop_capabilities();
         path = resolve(a); /* without capabilities: access() must judge as the command will */

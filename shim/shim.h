@@ -25,6 +25,9 @@ struct shim_args {
         const struct grants *grants; /* what the Landlock domain allows (grants.h) */
         enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
         int ns_user, ns_ipc;         /* IPC_NS_USERNS: the namespaces to join (ipcns_prepare) */
+        int ns_mnt;                  /* the mount namespace of the private directories, or -1
+                                        (shim/mntns.h) */
+        const char *cwd;             /* where to start, again, in that namespace */
         bool set_user;               /* become uid:gid (from root) */
         int tty_slave;               /* the sandbox's pty (tty.h), or -1; --tty never: its
                                         stdin pipe, or -1 */

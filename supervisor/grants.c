@@ -410,6 +410,17 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
         add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);
         grant_tree(g, hidden, "/", grants_read_access(), false, &reads);
+        /* A private directory (shim/mntns.h) is, inside, a mount root over its sandbox path:
+         * the kernel's walk from a file in it never meets the host directories above it,
+         * whose rules the grants above may have split. It gets its own. */
+        for (size_t i = 0; i < hidden->n_mounts; i++) {
+                const struct vfs_mount *m = &hidden->mounts[i];
+                struct stat ms;
+
+                if (m->mode == VFS_TMP && m->host && strcmp(m->host, m->sandbox) != 0 &&
+                    lstat(m->host, &ms) == 0)
+                        add(g, m->host, &ms, grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR);
+        }
         for (size_t i = 0; i < places->n; i++) {
                 const struct place *pl = &places->v[i];
                 uint64_t w = landlock_write_access(abi);

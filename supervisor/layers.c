@@ -159,6 +159,9 @@ void layers_probe(struct layers *l, bool full)
                 snprintf(l->why_landlock, sizeof(l->why_landlock), "disabled for a test");
         }
         probe_ipc(l);
+        /* The mount namespace is made where the IPC namespace is (shim/mntns.h); whether
+         * mount works there is known only when it is tried, and the run then fails closed. */
+        l->mntns = l->ipc != IPC_SHARED && !layers_test_disabled("mntns");
         if (full && !l->user_namespaces && !layers_test_disabled("userns"))
                 l->user_namespaces = userns_allowed(l->why_userns, sizeof(l->why_userns));
 }

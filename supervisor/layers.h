@@ -16,6 +16,8 @@ struct layers {
         bool landlock_self;      /* the supervisor is inside the sandbox's rules (spawn.c) */
         bool user_namespaces;    /* an unprivileged process may unshare(CLONE_NEWUSER) */
         enum ipc_isolation ipc;  /* how the sandbox's SysV IPC is kept from the host's */
+        bool mntns;              /* a mount namespace can be made (as root, or in the IPC
+                                    namespace's user namespace): private /tmp, --tmp */
         char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];

@@ -437,7 +437,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
-        sup->ns_fds[0] = sup->ns_fds[1] = -1;
+        sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = -1;
         sup->cleaner_fd = -1;
         sup->tty = (struct tty_relay){.master = -1,
                                       .slave = -1,

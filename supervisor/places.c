@@ -260,7 +260,7 @@ enum parent_of { PARENT_FOUND, PARENT_NONE, PARENT_ANONYMOUS };
  * '/', so dirname is unchanged. PARENT_ANONYMOUS: pipe:[N], socket:[N] and other anonymous
  * inodes, which have no host path. Returns the kind, or -errno.
  */
-static int parent_of(int fd, const struct stat *st, int *parent)
+static int parent_of(const struct places *p, int fd, const struct stat *st, int *parent)
 {
         struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -280,8 +280,10 @@ static int parent_of(int fd, const struct stat *st, int *parent)
                 return PARENT_ANONYMOUS;
         slash = strrchr(path, '/');
         *slash = '\0';
-        *parent =
-                (int)syscall(SYS_openat2, AT_FDCWD, slash == path ? "/" : path, &how, sizeof(how));
+        if (p->root_fd > 0)
+                how.resolve |= RESOLVE_IN_ROOT;
+        *parent = (int)syscall(SYS_openat2, p->root_fd > 0 ? p->root_fd : AT_FDCWD,
+                               slash == path ? "/" : path, &how, sizeof(how));
         if (*parent < 0)
                 return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? PARENT_NONE : -errno;
         if (st->st_nlink > 0 && (fstatat(*parent, slash + 1, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -294,7 +296,7 @@ static int parent_of(int fd, const struct stat *st, int *parent)
 
 static int file_within(const struct places *p, int fd, const struct stat *st)
 {
-        int parent = -1, r = parent_of(fd, st, &parent);
+        int parent = -1, r = parent_of(p, fd, st, &parent);
 
         switch (r) {
         case PARENT_FOUND:
@@ -325,7 +327,7 @@ int places_contain(const struct places *p, int fd)
          * then find the parent by the directory's path, checked to still hold this inode. */
         parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (parent < 0 && errno == EACCES) {
-                int r = parent_of(fd, &st, &parent);
+                int r = parent_of(p, fd, &st, &parent);
                 if (r < 0)
                         return r;
                 if (r != PARENT_FOUND)
@@ -359,7 +361,7 @@ int places_hidden(const struct places *p, int fd)
                 parent = fcntl(fd, F_DUPFD_CLOEXEC, 0);
                 return parent < 0 ? -errno : dir_walk(p, parent, judge_hidden);
         }
-        r = parent_of(fd, &st, &parent);
+        r = parent_of(p, fd, &st, &parent);
         switch (r) {
         case PARENT_FOUND:
                 return dir_walk(p, parent, judge_hidden);

@@ -44,6 +44,10 @@ struct places {
         bool cwd_refused;     /* the current directory was too broad (or /proc, /sys, /dev) */
         struct place *hidden; /* PLACE_HIDDEN places (allocated; any number) */
         size_t n_hidden;
+        /* The sandbox's root (its mount namespace's, shim/mntns.h) once the run has one: the
+         * path the kernel prints for an fd is in that namespace, and is looked up there.
+         * 0 (none, AT_FDCWD) before; set after the namespaces are made. */
+        int root_fd;
 };
 
 struct error;

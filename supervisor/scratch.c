@@ -36,8 +36,28 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         if (!mkdtemp(dir))
                 return make_error(err, errno, "create a scratch directory in `%s`", base);
         sup->scratch = xstrdup(dir);
+        /* The private /tmp and --tmp directories go on the host's /tmp (or $TMPDIR), where
+         * big temporary files belong, not in memory; the same cleaner removes them. */
+        if (sup->layers.mntns) {
+                const char *tmp = getenv("TMPDIR");
+                char tdir[PATH_MAX];
+
+                snprintf(tdir, sizeof(tdir), "%s/stockade-tmp-XXXXXX",
+                         tmp && tmp[0] == '/' ? tmp : "/tmp");
+                if (!mkdtemp(tdir)) {
+                        make_error(err, errno, "create a directory for the private /tmp in `%s`",
+                                   tmp && tmp[0] == '/' ? tmp : "/tmp");
+                        rmdir(dir);
+                        return -1;
+                }
+                if (geteuid() == 0)
+                        chmod(tdir, 0711); /* the command's user must reach its /tmp */
+                sup->tmp_scratch = xstrdup(tdir);
+        }
         if (start_cleaner(sup, err) < 0) {
                 rmdir(dir);
+                if (sup->tmp_scratch)
+                        rmdir(sup->tmp_scratch);
                 return -1;
         }
         snprintf(shm, sizeof(shm), "%s/shm", dir);
@@ -81,8 +101,8 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
                 if (null < 0 || dup2(p[0], 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
                         _exit(1);
                 execl("/bin/sh", "sh", "-c",
-                      "read x; chmod -R u+rwx -- \"$1\"; exec rm -rf -- \"$1\"", "stockade-cleaner",
-                      sup->scratch, (char *)NULL);
+                      "read x; chmod -R u+rwx -- \"$@\"; exec rm -rf -- \"$@\"", "stockade-cleaner",
+                      sup->scratch, sup->tmp_scratch, (char *)NULL);
                 _exit(127);
         }
         close(p[0]);
@@ -108,5 +128,6 @@ void scratch_remove(struct supervisor *sup)
         sup->cleaner = 0;
         free(sup->scratch);
         free(sup->shm_dir);
-        sup->scratch = sup->shm_dir = NULL;
+        free(sup->tmp_scratch);
+        sup->scratch = sup->shm_dir = sup->tmp_scratch = NULL;
 }

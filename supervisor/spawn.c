@@ -202,6 +202,8 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .ipc = sup->layers.ipc,
                                       .ns_user = sup->ns_fds[0],
                                       .ns_ipc = sup->ns_fds[1],
+                                      .ns_mnt = sup->ns_fds[2],
+                                      .cwd = sup->cwd,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
                                       .gid = plan->cfg->gid,
@@ -229,23 +231,61 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
         return pid;
 }
 
+/*
+ * The namespaces the shim joins (shim/mntns.h): made before the Landlock domain. The view's
+ * private directories then resolve through their targets as the sandbox sees them (bind-backs
+ * inside included), so that what the supervisor opens there is what the sandbox would.
+ */
+static int prepare_namespaces(struct supervisor *sup, const char **step)
+{
+        int targets[64], root;
+        size_t k = 0;
+        int r;
+
+        if (sup->n_binds > 64)
+                return -E2BIG;
+        r = ns_prepare(sup->layers.ipc == IPC_NS_USERNS, sup->binds, sup->n_binds, sup->ns_fds,
+                       targets, &root, step);
+        if (r < 0)
+                return r;
+        if (root >= 0)
+                sup->places.root_fd = root; /* kept for the run */
+        for (size_t i = 0; i < sup->view.n_mounts; i++) {
+                struct vfs_mount *m = &sup->view.mounts[i];
+
+                if (m->mode != VFS_TMP || !m->host || strcmp(m->host, m->sandbox) == 0)
+                        continue;
+                for (k = 0; k < sup->n_binds; k++)
+                        if (strcmp(sup->binds[k].target, m->sandbox) == 0 && targets[k] >= 0) {
+                                close(m->host_fd);
+                                m->host_fd = targets[k];
+                                targets[k] = -1;
+                                break;
+                        }
+        }
+        for (k = 0; k < sup->n_binds; k++)
+                if (targets[k] >= 0)
+                        close(targets[k]);
+        return 0;
+}
+
 int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
         unsigned flags = 0;
         int sock = -1, r;
         pid_t pid;
 
-        if (sup->layers.ipc == IPC_NS_USERNS) {
+        if (sup->layers.ipc == IPC_NS_USERNS || sup->n_binds) {
                 const char *step = "";
 
-                r = ipcns_prepare(sup->ns_fds, &step);
+                r = prepare_namespaces(sup, &step);
                 if (r < 0)
-                        return make_error(err, -r, "a private IPC namespace: %s", step);
+                        return make_error(err, -r, "the sandbox's namespaces: %s", step);
         }
         if (enter_own_domain(sup, err) < 0)
                 return -1;
         pid = fork_shim(sup, plan, &sock, err);
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
                 if (sup->ns_fds[i] >= 0) {
                         close(sup->ns_fds[i]);
                         sup->ns_fds[i] = -1;

@@ -7,6 +7,7 @@
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
+#include "shim/mntns.h"
 #include "supervisor/tracee.h"
 #include "supervisor/tty.h"
 #include "supervisor/vfs/view.h"
@@ -88,7 +89,14 @@ struct supervisor {
         dev_t special_devs[64];
         size_t n_special_devs;
         char *scratch;  /* the run's directory on the host (scratch.h) */
-        int ns_fds[2];  /* IPC_NS_USERNS: user and IPC namespaces, until the fork */
+        char *tmp_scratch; /* where the private /tmp and --tmp directories are made (on the
+                              host's /tmp or $TMPDIR, not in memory); NULL without them */
+        int ns_fds[3];  /* user and IPC namespaces (IPC_NS_USERNS), the mount namespace
+                           (private directories): until the fork */
+        struct mnt_bind *binds; /* the mount namespace's binds (shim/mntns.h) */
+        char *cwd;              /* where the command starts (the shim goes there again in
+                                   the mount namespace) */
+        size_t n_binds;
         char *shm_dir;  /* ... and in it, the sandbox's /dev/shm */
         int cleaner_fd; /* closing it has the cleaner remove the scratch */
         pid_t cleaner;  /* ... which is our child */

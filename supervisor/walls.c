@@ -1,5 +1,6 @@
 #include "syscalls/fs_common.h"
 #include "supervisor/walls.h"
+#include "supervisor/vfs/path.h"
 #include "supervisor/error.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
@@ -46,17 +47,26 @@ static enum vfs_mode flag_mode(const char *flag)
         return VFS_HIDDEN;
 }
 
-/* What this run can enforce of one mount flag: the kernel cannot remap paths, and private
- * directories and copy-on-write need the emulation. */
-static int check_enforceable(const struct vfs_mount *m, struct error *err)
+/* What this run can enforce of one mount flag: a private directory needs a mount namespace
+ * (shim/mntns.h) and a directory to mount it over; a different sandbox path and
+ * copy-on-write are not there yet. */
+static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struct error *err)
 {
         struct stat st;
 
-        if (m->mode == VFS_TMP)
+        if (m->mode == VFS_TMP && !private_dirs)
                 return make_error(err, 0,
-                                  "run: %s: private --tmp directories are not yet "
-                                  "supported (the virtual filesystem's emulation)",
+                                  "run: %s: a private directory needs a mount namespace, which "
+                                  "this host does not give (no user namespaces for this user)",
                                   m->origin);
+        if (m->mode == VFS_TMP) {
+                if (stat(m->sandbox, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return make_error(err, stat(m->sandbox, &st) < 0 ? errno : ENOTDIR,
+                                          "run: %s: `%s` must be an existing directory (the "
+                                          "private one is mounted over it)",
+                                          m->origin, m->sandbox);
+                return 0;
+        }
         if (m->mode == VFS_COW)
                 return make_error(err, 0, "run: %s: copy-on-write is not yet supported", m->origin);
         if (m->mode == VFS_HIDDEN)
@@ -73,13 +83,15 @@ static int check_enforceable(const struct vfs_mount *m, struct error *err)
 
 /* The default view plus the flags, in order (a later flag for the same path wins). */
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
-                      const char *home, struct error *err)
+                      const char *home, bool private_dirs, struct error *err)
 {
+        /* /tmp is the sandbox's own where a mount namespace can make it so; else the
+         * host's (layers.c says which, with -v). */
         struct vfs_default d = {.home = home,
                                 .cwd = cwd,
                                 .uid = getuid(),
                                 .is_root = geteuid() == 0,
-                                .tmp = "/tmp"};
+                                .tmp = private_dirs ? NULL : "/tmp"};
         int r = vfs_default_view(view, &d);
 
         if (r < 0)
@@ -94,7 +106,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                         free(m.origin);
                         m.origin = xstrdup(cfg->mounts[i].origin);
                 }
-                if (check_enforceable(&m, err) < 0) {
+                if (check_enforceable(&m, private_dirs, err) < 0) {
                         vfs_mount_free(&m);
                         return -1;
                 }
@@ -258,6 +270,18 @@ static void special_devices(struct supervisor *sup)
                 fclose(f);
 }
 
+static void add_bind(struct supervisor *sup, const char *source, const char *target,
+                     bool make_target)
+{
+        struct mnt_bind *b;
+
+        sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
+        b = &sup->binds[sup->n_binds++];
+        snprintf(b->source, sizeof(b->source), "%s", source);
+        snprintf(b->target, sizeof(b->target), "%s", target);
+        b->make_target = make_target;
+}
+
 /* The terminals the sandbox holds from the start may be opened by name: its own pty, or
  * (--tty never) a pty on fds 0-2, which it has already. */
 static void own_terminals(struct supervisor *sup)
@@ -282,6 +306,42 @@ static void own_terminals(struct supervisor *sup)
                         fs_open_allow_pts(sup, (major(st.st_rdev) - 136) * 256 + minor(st.st_rdev));
 }
 
+/*
+ * The view's private directories (the default /tmp, --tmp): each is a directory made in the
+ * tmp scratch, writable by the command (mode 1777, as /tmp is), mounted over its sandbox path
+ * in the sandbox's mount namespace; what the view shows beneath it as a host path of its own
+ * (the current directory in /tmp, a --rw path there) is bound back. The host's /tmp is then
+ * not a writable place any more.
+ */
+static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                char real[PATH_MAX];
+
+                if (m->mode != VFS_TMP || !m->host || strcmp(m->host, m->sandbox) == 0)
+                        continue;
+                if (chmod(m->host, 01777) < 0 ||
+                    places_add(&sup->places, m->host, PLACE_TREE, err) < 0)
+                        return err->msg[0] ? -1
+                                           : make_error(err, errno, "run: %s: `%s`", m->origin,
+                                                        m->host);
+                if (realpath(m->sandbox, real))
+                        places_remove(&sup->places, real);
+                add_bind(sup, m->host, m->sandbox, false);
+                for (size_t j = 0; j < v->n_mounts; j++) {
+                        const struct vfs_mount *b = &v->mounts[j];
+
+                        if ((b->mode == VFS_RO || b->mode == VFS_RW) && b->host &&
+                            strcmp(b->host, b->sandbox) == 0 &&
+                            vfs_path_has_prefix(b->sandbox, m->sandbox) &&
+                            strcmp(b->sandbox, m->sandbox) != 0)
+                                add_bind(sup, b->host, b->sandbox, true);
+                }
+        }
+        return 0;
+}
+
 int walls_setup(struct supervisor *sup, struct error *err)
 {
         struct vfs_view *view = &sup->view;
@@ -302,11 +362,14 @@ int walls_setup(struct supervisor *sup, struct error *err)
                            : sup->tty.pipes ? PLACES_NO_TERMINAL
                                             : sup->tty.slave,
                            err) < 0 ||
-            scratch_setup(sup, err) < 0 || build_view(view, sup->cfg, cwd, home, err) < 0 ||
+            scratch_setup(sup, err) < 0 ||
+            build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
             apply_to_places(&sup->places, view, err) < 0 ||
-            add_hidden(&sup->places, view, err) < 0 || vfs_view_open(view, NULL, err) < 0 ||
-            fs_exec_prepare(sup, err) < 0)
+            add_hidden(&sup->places, view, err) < 0 ||
+            vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
+            setup_private_dirs(sup, view, err) < 0 || fs_exec_prepare(sup, err) < 0)
                 return -1;
+        sup->cwd = xstrdup(cwd);
         if (!sup->layers.landlock_abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)
                         fprintf(stderr, "stockade: warning: no Landlock: hidden paths (~/.ssh, "

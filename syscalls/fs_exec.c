@@ -36,10 +36,12 @@
 #include <fnmatch.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef AT_EACCESS
@@ -333,11 +335,16 @@ static bool script_is_judged(const struct exec_judged *j, pid_t pid)
                 if (fd < 0)
                         return errno == ENOENT;
         } else {
-                snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+                /* In the process's own root and cwd: its mount namespace, its private /tmp. */
+                struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+
+                snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+                         arg[0] == '/' ? "root" : "cwd");
                 cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (cwd < 0)
                         return false;
-                fd = openat(cwd, arg, O_PATH | O_CLOEXEC);
+                fd = arg[0] == '/' ? (int)syscall(SYS_openat2, cwd, arg, &how, sizeof(how))
+                                   : openat(cwd, arg, O_PATH | O_CLOEXEC);
                 close(cwd);
                 if (fd < 0)
                         return false;

@@ -113,7 +113,7 @@ int vfs_default_view(struct vfs_view *v, const struct vfs_default *d)
         char home[PATH_MAX], cwd[PATH_MAX];
         int r;
 
-        if (!d->home || !d->cwd || !d->tmp || d->tmp[0] != '/')
+        if (!d->home || !d->cwd || (d->tmp && d->tmp[0] != '/'))
                 return -EINVAL;
         r = vfs_path_normalize(home, sizeof(home), d->home);
         if (r >= 0)

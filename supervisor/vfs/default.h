@@ -13,7 +13,8 @@ struct vfs_default {
         const char *cwd;  /* the working directory, absolute: mounted rw */
         uid_t uid;        /* names the user's runtime directory /run/user/UID, hidden */
         bool is_root;     /* running as root: /root is the user's own and stays */
-        const char *tmp;  /* the host directory behind the sandbox's /tmp */
+        const char *tmp;  /* the host directory behind the sandbox's /tmp; NULL: a private one,
+                             made when the view is opened (vfs_view_open's scratch) */
 };
 
 /*

@@ -1,0 +1,198 @@
+#include "shim/mntns.h"
+#include "shim/ipcns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* mkdir -p of an absolute path (in the new namespace: beneath a private directory). */
+static int make_dirs(const char *path)
+{
+        char p[PATH_MAX];
+
+        snprintf(p, sizeof(p), "%s", path);
+        for (char *s = p + 1;; s++) {
+                if (*s == '/' || *s == '\0') {
+                        char c = *s;
+
+                        *s = '\0';
+                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *s = c;
+                        if (!c)
+                                return 0;
+                }
+        }
+}
+
+/* The mounts, in the child. The sources are opened before any mount, since a bind over
+ * /tmp hides the host paths beneath it that later binds take from — and after the unshare:
+ * a bind's source must be a mount of the namespace it is made in. */
+static int build(const struct mnt_bind *b, size_t n, const char **step)
+{
+        int src[64];
+        char from[64];
+        int r = 0;
+
+        if (n > 64) {
+                *step = "too many private directories";
+                return -E2BIG;
+        }
+        *step = "unshare(CLONE_NEWNS)";
+        if (unshare(CLONE_NEWNS) < 0)
+                return -errno;
+        /* Nothing done here may reach the host's namespace. */
+        *step = "make every mount private";
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        for (size_t i = 0; i < n; i++) {
+                *step = b[i].source;
+                src[i] = open(b[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (src[i] < 0)
+                        return -errno;
+        }
+        for (size_t i = 0; i < n && r == 0; i++) {
+                *step = b[i].target;
+                if (b[i].make_target)
+                        r = make_dirs(b[i].target);
+                snprintf(from, sizeof(from), "/proc/self/fd/%d", src[i]);
+                if (r == 0 && mount(from, b[i].target, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        r = -errno;
+        }
+        return r;
+}
+
+static int open_ns(pid_t pid, const char *name)
+{
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
+        return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The target as the child sees it: resolved in its root, so in its mounts. */
+static int open_inside(pid_t pid, const char *target)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        char path[64];
+        int root, fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+        root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return -errno;
+        fd = (int)syscall(SYS_openat2, root, target, &how, sizeof(how));
+        if (fd < 0)
+                fd = -errno;
+        close(root);
+        return fd;
+}
+
+int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], int *target_fds,
+               int *root_fd, const char **step)
+{
+        int pipefd[2], r = 0, status;
+        pid_t pid;
+
+        fds[0] = fds[1] = fds[2] = *root_fd = -1;
+        for (size_t i = 0; i < n; i++)
+                target_fds[i] = -1;
+        *step = "pipe";
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid == 0) {
+                const char *s = "";
+                int e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
+                char msg[256];
+
+                if (e == 0 && n)
+                        e = build(binds, n, &s);
+                close(pipefd[0]);
+                /* The error and its step, then wait to be killed (the parent opens our
+                 * namespaces and the targets through our root). */
+                memcpy(msg, &e, sizeof(e));
+                snprintf(msg + sizeof(e), sizeof(msg) - sizeof(e), "%s", s);
+                if (write(pipefd[1], msg, sizeof(msg)) != sizeof(msg) || e < 0)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        close(pipefd[1]);
+        if (pid < 0) {
+                close(pipefd[0]);
+                *step = "fork";
+                return -errno;
+        }
+        {
+                static char why[256 - sizeof(int)];
+                char msg[256];
+
+                if (read(pipefd[0], msg, sizeof(msg)) != sizeof(msg)) {
+                        r = -EIO;
+                        *step = "make the namespaces";
+                } else {
+                        memcpy(&r, msg, sizeof(r));
+                        snprintf(why, sizeof(why), "%s", msg + sizeof(r));
+                        *step = why;
+                }
+        }
+        close(pipefd[0]);
+        if (r == 0) {
+                *step = "open the namespaces";
+                if (userns &&
+                    ((fds[0] = open_ns(pid, "user")) < 0 || (fds[1] = open_ns(pid, "ipc")) < 0))
+                        r = -errno;
+                if (r == 0 && n && (fds[2] = open_ns(pid, "mnt")) < 0)
+                        r = -errno;
+                for (size_t i = 0; i < n && r == 0; i++) {
+                        *step = binds[i].target;
+                        target_fds[i] = open_inside(pid, binds[i].target);
+                        if (target_fds[i] < 0)
+                                r = target_fds[i];
+                }
+                if (r == 0 && n && (*root_fd = open_inside(pid, "/")) < 0)
+                        r = *root_fd;
+        }
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0) {
+                for (int i = 0; i < 3; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                for (size_t i = 0; i < n; i++)
+                        if (target_fds[i] >= 0)
+                                close(target_fds[i]);
+                if (*root_fd >= 0)
+                        close(*root_fd);
+                fds[0] = fds[1] = fds[2] = *root_fd = -1;
+        }
+        return r;
+}
+
+int mntns_join(int mnt_fd, const char *cwd, const char **step)
+{
+        int r = 0;
+
+        *step = "setns(CLONE_NEWNS)";
+        if (setns(mnt_fd, CLONE_NEWNS) < 0)
+                r = -errno;
+        close(mnt_fd);
+        if (r == 0) {
+                *step = cwd;
+                if (chdir(cwd) < 0)
+                        r = -errno;
+        }
+        return r;
+}

@@ -1,0 +1,45 @@
+/*
+ * A mount namespace of the sandbox's own, for the view's private directories: the default
+ * view's /tmp and each --tmp PATH are, inside, a directory the supervisor made (removed at
+ * the end of the run), bind-mounted over the host's. What the view shows beneath such a
+ * directory as the host's own path (the current directory under /tmp, a --rw or --ro path
+ * there) is bound back at the same place. Then the calls the kernel resolves itself (chdir,
+ * exec, getcwd, an O_PATH open, a unix bind) see the same private directory as the calls the
+ * supervisor emulates in the view.
+ *
+ * The namespace is made by a throwaway child before the supervisor enters its Landlock
+ * domain (under which mount(2) is refused), inside the user namespace of the private IPC
+ * namespace when stockade is not root; the shim joins it with setns.
+ */
+#ifndef STOCKADE_MNTNS_H
+#define STOCKADE_MNTNS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One bind mount: the host directory `source` at `target` (a sandbox path). */
+struct mnt_bind {
+        char source[PATH_MAX];
+        char target[PATH_MAX];
+        bool make_target; /* create the target directory first (a bind-back inside a
+                             private directory, whose content the supervisor made) */
+};
+
+/*
+ * In a throwaway child: with `userns`, a user namespace mapping our ids to themselves and an
+ * IPC namespace in it (ipcns.h); then a mount namespace, every mount made private, and the
+ * binds in order. The parent keeps the namespaces by fd: fds[0] user, fds[1] ipc (-1
+ * without `userns`), fds[2] mnt (-1 without binds); and for each bind, target_fds[i], an
+ * O_PATH fd of its target as seen inside (through /proc/CHILD/root), so that the supervisor
+ * resolves in the very directories the sandbox sees; and *root_fd, the namespace's root
+ * (-1 without binds). Returns 0 or -errno, with *step.
+ */
+int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], int *target_fds,
+               int *root_fd, const char **step);
+
+/* In the shim: join the mount namespace and go to `cwd` in it (setns resets the working
+ * directory to the namespace's root). Returns 0 or -errno, with *step. */
+int mntns_join(int mnt_fd, const char *cwd, const char **step);
+
+#endif
