@@ -101,7 +101,10 @@ const struct opt_def cli_run_opts[] = {
         {"hide", OPT_HIDE, V_STRING, "PATH",
          "make PATH unreadable in the sandbox, on top of the default credential paths "
          "(repeatable; `~` is your home)"},
-        {"tmp", OPT_TMP, V_STRING, "PATH", "a private scratch directory at PATH (not yet)"},
+        {"tmp", OPT_TMP, V_STRING, "PATH",
+         "a private, empty directory at PATH (an existing directory; `--tmp /tmp` gives the "
+         "sandbox a /tmp of its own), removed at the end; needs a mount namespace (root, or "
+         "user namespaces)"},
         {"cow", OPT_COW, V_STRING, "PATH", "a copy-on-write view of PATH (not yet)"},
         {"allow-exec", OPT_ALLOW_EXEC, V_STRING, "PATH",
          "run only the file PATH, any file beneath the directory PATH, or any file whose real "

@@ -207,4 +207,6 @@ void layers_print(const struct layers *l, FILE *out)
                         "SysV IPC", l->why_ipc);
         else
                 fprintf(out, "stockade:   %-28s %s\n", "SysV IPC", ipcns_name(l->ipc));
+        line(out, "private directories (--tmp)", l->mntns,
+             l->ipc == IPC_SHARED ? "no mount namespace can be made" : "disabled for a test");
 }

@@ -10,6 +10,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <linux/openat2.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -250,23 +251,31 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                 return r;
         if (root >= 0)
                 sup->places.root_fd = root; /* kept for the run */
-        for (size_t i = 0; i < sup->view.n_mounts; i++) {
+        /* Every mount of the view resolves from inside: two fds of one directory on
+         * different mounts (ours and the sandbox's copy) would make a rename between them
+         * EXDEV. */
+        for (size_t i = 0; root >= 0 && i < sup->view.n_mounts; i++) {
                 struct vfs_mount *m = &sup->view.mounts[i];
+                struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                                       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+                int fd;
 
-                if (m->mode != VFS_TMP || !m->host || strcmp(m->host, m->sandbox) == 0)
+                if (m->host_fd < 0 ||
+                    (m->mode != VFS_RO && m->mode != VFS_RW && m->mode != VFS_TMP))
                         continue;
-                for (k = 0; k < sup->n_binds; k++)
-                        if (strcmp(sup->binds[k].target, m->sandbox) == 0 && targets[k] >= 0) {
-                                close(m->host_fd);
-                                m->host_fd = targets[k];
-                                targets[k] = -1;
-                                break;
-                        }
+                fd = (int)syscall(SYS_openat2, root, m->sandbox, &how, sizeof(how));
+                if (fd < 0) {
+                        *step = m->sandbox;
+                        r = -errno;
+                        break;
+                }
+                close(m->host_fd);
+                m->host_fd = fd;
         }
         for (k = 0; k < sup->n_binds; k++)
                 if (targets[k] >= 0)
                         close(targets[k]);
-        return 0;
+        return r;
 }
 
 int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)

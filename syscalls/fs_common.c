@@ -161,16 +161,8 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
 {
         struct stat st;
 
-        if (path[0] == '/') {
-                if (lexically_under(path, "/proc") || lexically_under(path, "/dev"))
-                        return true;
-                /* A private directory (/tmp): the supervisor's own /tmp is the host's. */
-                for (size_t i = 0; i < sup->n_binds; i++)
-                        if (!sup->binds[i].make_target &&
-                            lexically_under(path, sup->binds[i].target))
-                                return true;
-                return false;
-        }
+        if (path[0] == '/')
+                return lexically_under(path, "/proc") || lexically_under(path, "/dev");
         if (fstat(base, &st) < 0)
                 return true;
         if (st.st_dev == sup->proc_dev || st.st_dev == sup->dev_dev)

@@ -4,10 +4,14 @@
 #define STOCKADE_FS_COMMON_H
 
 #include "supervisor/creds.h"
+#include "supervisor/sup.h"
 #include "supervisor/vfs/special.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct supervisor;
@@ -43,6 +47,18 @@ bool fs_view_shows(const struct supervisor *sup, int fd);
 /* The magic links of a process directory (/proc/PID/{exe,cwd,root}, fd/N, map_files/...,
  * ns/...), which only a last component may follow: `host` is a host path under /proc. */
 bool fs_magic_last(const char *host);
+
+/* Where an absolute path starts for the fast ways: the sandbox's root when it has a mount
+ * namespace of its own (its private /tmp is not ours), and then *resolve gets
+ * RESOLVE_IN_ROOT; else AT_FDCWD (our root is the sandbox's). */
+static inline int fs_abs_base(const struct supervisor *sup, uint64_t *resolve)
+{
+        if (sup->places.root_fd > 0) {
+                *resolve |= RESOLVE_IN_ROOT;
+                return sup->places.root_fd;
+        }
+        return AT_FDCWD;
+}
 
 /* Judge what an open gave, whatever path led there (a reopen through /proc/self/fd/N, a
  * symlink, another mount): a device must be one of the sandbox's (/dev's list, its own

@@ -137,8 +137,12 @@ static int find_fast(struct supervisor *sup, struct look_call *lc)
 
         if (fs_starts_special(sup, lc->path, lc->base))
                 return -EXDEV;
-        fd = find_as(sup, lc, lc->base, lc->path, lc->follow,
-                     RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
+        {
+                uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
+                int base = lc->base == AT_FDCWD ? fs_abs_base(sup, &resolve) : lc->base;
+
+                fd = find_as(sup, lc, base, lc->path, lc->follow, resolve);
+        }
         /* A symlink on the way: the view follows it. ENOENT, EACCES and ENOTDIR: the view
          * may have hidden what the walk stumbled on (ENOTDIR would say ~/.ssh/id_rsa exists,
          * ENOENT that ~/.ssh/x does not while ~/.ssh/.. leads on) — unless every directory

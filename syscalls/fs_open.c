@@ -363,9 +363,12 @@ static int do_open(struct supervisor *sup, struct open_call *oc)
         bool fast = fast_candidate(sup, oc);
         int fd = -EXDEV, r;
 
-        if (fast)
-                fd = open_as(sup, oc, oc->base, oc->path, oc->flags,
-                             RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | oc->resolve);
+        if (fast) {
+                uint64_t resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | oc->resolve;
+                int base = oc->base == AT_FDCWD ? fs_abs_base(sup, &resolve) : oc->base;
+
+                fd = open_as(sup, oc, base, oc->path, oc->flags, resolve);
+        }
         /*
          * openat2's own RESOLVE_* rules bind the kernel's walk, which the view's walk does not
          * keep: such a call has the fast way only, and its answer is final — a path that

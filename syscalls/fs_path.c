@@ -109,7 +109,13 @@ static int parent_fast(struct supervisor *sup, const struct path_call *pc, struc
         r = fs_as_enter(sup, pc->tid, false, &as);
         if (r < 0)
                 return r;
-        fd = (int)syscall(SYS_openat2, pa->base, dir, &how, sizeof(how));
+        {
+                uint64_t resolve = how.resolve;
+                int base = pa->base == AT_FDCWD ? fs_abs_base(sup, &resolve) : pa->base;
+
+                how.resolve = resolve;
+                fd = (int)syscall(SYS_openat2, base, dir, &how, sizeof(how));
+        }
         r = fd < 0 ? -errno : fd;
         fs_as_leave(&as);
         return r;

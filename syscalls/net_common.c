@@ -1,5 +1,6 @@
 /* What the network handlers share (syscalls/net.h). */
 #include "syscalls/net.h"
+#include "syscalls/fs_common.h"
 #include "supervisor/creds.h"
 #include "supervisor/dns.h"
 #include "supervisor/places.h"
@@ -151,8 +152,13 @@ static int open_path(struct supervisor *sup, int base, const char *path)
         struct creds_saved saved;
         int fd, r = creds_enter(sup->cfg, &saved);
 
+        uint64_t resolve = how.resolve;
+
         if (r < 0)
                 return r;
+        if (base == AT_FDCWD) /* in the sandbox's mount namespace, if it has one */
+                base = fs_abs_base(sup, &resolve);
+        how.resolve = resolve;
         fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
         r = fd < 0 ? -errno : fd;
         creds_leave(&saved);

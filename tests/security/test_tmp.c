@@ -1,0 +1,190 @@
+/*
+ * --tmp PATH: a private directory at PATH (shim/mntns.h), judged from outside. With
+ * `--tmp /tmp` the sandbox's /tmp is empty but for the way to its working directory, the
+ * host's files there are not visible, what the sandbox writes there never reaches the host's
+ * /tmp and is gone at the end; and everything a program does with /tmp works — the calls the
+ * kernel resolves (chdir, exec, getcwd, a unix bind) and those the supervisor emulates (open,
+ * rename across directories, connect) meet the same directory.
+ */
+#include "tests/helpers/runner.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+enum { TIMEOUT_S = 60 };
+
+static char top[PATH_MAX], work[PATH_MAX + 16], hostfile[PATH_MAX];
+static bool have_ns;
+
+static void sh(const char *fmt, ...)
+{
+        char cmd[4 * PATH_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void run(const char *const *opts, const char *script, struct run_result *r)
+{
+        const char *v[16] = {"-q"};
+        size_t n = 1;
+
+        for (; opts && *opts && n < 15; opts++)
+                v[n++] = *opts;
+        v[n] = NULL;
+        assert_int_equal(runner_stockade_sh(work, v, script, TIMEOUT_S, r), 0);
+        if (r->exit_code == -1)
+                fail_msg("watchdog fired: %s", r->err);
+}
+
+/* The private directories of the runs: /tmp/stockade-tmp-* (or under $TMPDIR). */
+static size_t count_scratch(void)
+{
+        const char *t = getenv("TMPDIR");
+        char pat[PATH_MAX];
+        glob_t g;
+        size_t n;
+
+        snprintf(pat, sizeof(pat), "%s/stockade-tmp-*", t && t[0] == '/' ? t : "/tmp");
+        if (glob(pat, 0, NULL, &g) != 0)
+                return 0;
+        n = g.gl_pathc;
+        globfree(&g);
+        return n;
+}
+
+static int setup(void **state)
+{
+        uid_t uid = geteuid() == 0 ? 65534 : geteuid();
+        struct run_result r;
+
+        (void)state;
+        snprintf(top, sizeof(top), "%s/tmptest-XXXXXX",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (!mkdtemp(top))
+                return -1;
+        chmod(top, 0755);
+        snprintf(work, sizeof(work), "%s/work", top);
+        sh("mkdir -p '%s/scratch' && echo KEEP > '%s/scratch/kept' && chown -R %u '%s'", work, work,
+           (unsigned)uid, work);
+        snprintf(hostfile, sizeof(hostfile), "/tmp/stockade-hostfile-%d", (int)getpid());
+        sh("echo HOST-SECRET > '%s' && chmod 644 '%s'", hostfile, hostfile);
+        run((const char *[]){"--tmp", "/tmp", NULL}, "true", &r);
+        have_ns = r.exit_code == 0;
+        if (!have_ns)
+                print_message("  (no private directories here: %s)\n", r.err);
+        runner_free(&r);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        unlink(hostfile);
+        sh("rm -rf '%s'", top);
+        return 0;
+}
+
+static void need_ns(void)
+{
+        if (!have_ns) {
+                print_message("  skipped: no mount namespace can be made here\n");
+                skip();
+        }
+}
+
+static void tmp_is_private(void **state)
+{
+        char script[6 * PATH_MAX], marker[PATH_MAX];
+        struct run_result r;
+        size_t before = count_scratch();
+
+        (void)state;
+        need_ns();
+        snprintf(marker, sizeof(marker), "/tmp/stockade-private-%d", (int)getpid());
+        snprintf(script, sizeof(script),
+                 "cat %s 2>/dev/null && echo saw-host-file; ls -A /tmp | grep -c stockade-hostfile;"
+                 "echo PRIVATE > %s && cat %s; cd /tmp && pwd; mkdir -p a b && echo f > a/f && "
+                 "mv a/f b/f && cat b/f; printf '#!/bin/sh\\necho script-ran\\n' > s.sh && "
+                 "chmod +x s.sh && ./s.sh && /tmp/s.sh; "
+                 "/usr/bin/python3 -c 'import socket, tempfile, os\n"
+                 "s = socket.socket(socket.AF_UNIX); s.bind(\"/tmp/u.sock\"); s.listen()\n"
+                 "c = socket.socket(socket.AF_UNIX); c.connect(\"u.sock\"); print(\"unix-ok\")\n"
+                 "with tempfile.NamedTemporaryFile() as t: print(\"tempfile\", "
+                 "os.path.dirname(t.name))\n"
+                 "os.chdir(\"/tmp/b\"); print(\"cwd\", os.getcwd())'; "
+                 "cd '%s' && echo in-work > w.txt",
+                 hostfile, marker, marker, work);
+        run((const char *[]){"--tmp", "/tmp", NULL}, script, &r);
+        if (strstr(r.out, "saw-host-file") || strncmp(r.out, "0\n", 2) != 0 ||
+            !strstr(r.out, "PRIVATE") || !strstr(r.out, "/tmp\n") || !strstr(r.out, "f\n") ||
+            !strstr(r.out, "script-ran\nscript-ran") || !strstr(r.out, "unix-ok") ||
+            !strstr(r.out, "tempfile /tmp") || !strstr(r.out, "cwd /tmp/b"))
+                fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        /* From outside: nothing reached the host's /tmp, the working directory was the real
+         * one, and the private directory is gone. */
+        if (access(marker, F_OK) == 0)
+                fail_msg("%s reached the host's /tmp", marker);
+        sh("grep -q in-work '%s/w.txt'", work);
+        if (count_scratch() > before)
+                fail_msg("the private /tmp was left behind");
+}
+
+/* --tmp on another directory: its content is not there, and nothing written reaches it. */
+static void tmp_elsewhere(void **state)
+{
+        char dir[PATH_MAX + 32], script[PATH_MAX * 4];
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/scratch", work);
+        snprintf(script, sizeof(script), "ls -A '%s' | wc -l; echo NEW > '%s/new' && cat '%s/new'",
+                 dir, dir, dir);
+        run((const char *[]){"--tmp", dir, NULL}, script, &r);
+        if (strncmp(r.out, "0\n", 2) != 0 || !strstr(r.out, "NEW"))
+                fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        sh("test -f '%s/kept' && ! test -e '%s/new'", dir, dir);
+}
+
+/* A directory that does not exist cannot be mounted over: one line, exit 125. */
+static void tmp_missing_refused(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        run((const char *[]){"--tmp", "/nonexistent-stockade-tmp", NULL}, "echo ran", &r);
+        if (r.exit_code != 125 || strstr(r.out, "ran") ||
+            !strstr(r.err, "/nonexistent-stockade-tmp"))
+                fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(tmp_is_private),
+                cmocka_unit_test(tmp_elsewhere),
+                cmocka_unit_test(tmp_missing_refused),
+        };
+
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
