@@ -85,13 +85,13 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
                       const char *home, bool private_dirs, struct error *err)
 {
-        /* /tmp is the host's unless --tmp /tmp makes it the sandbox's own (a mount
-         * namespace, where one can be made: shim/mntns.h). */
+        /* /tmp is the sandbox's own where a mount namespace can be made (shim/mntns.h);
+         * else the host's (-v says which). */
         struct vfs_default d = {.home = home,
                                 .cwd = cwd,
                                 .uid = getuid(),
                                 .is_root = geteuid() == 0,
-                                .tmp = "/tmp"};
+                                .tmp = private_dirs ? NULL : "/tmp"};
         int r = vfs_default_view(view, &d);
 
         if (r < 0)

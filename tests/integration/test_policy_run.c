@@ -20,7 +20,7 @@
 
 #define WATCHDOG 60
 
-static char dir[] = "/tmp/test_policy_run.XXXXXX";
+static char dir[] = "/var/tmp/test_policy_run.XXXXXX";
 
 static void write_file(const char *name, const char *text, char *path, size_t size)
 {

@@ -120,7 +120,7 @@ static void threads(void **state)
 
 static void missing_and_not_executable(void **state)
 {
-        char dir[] = "/tmp/stockade-test-XXXXXX", file[64];
+        char dir[] = "/var/tmp/stockade-test-XXXXXX", file[64];
         struct run_result r;
         int fd;
 
@@ -229,7 +229,7 @@ static void fork_bomb_is_contained(void **state)
 
 static void rlimits(void **state)
 {
-        char dir[] = "/tmp/stockade-test-XXXXXX", cmd[256];
+        char dir[] = "/var/tmp/stockade-test-XXXXXX", cmd[256];
         struct stat st;
 
         /* --max-file-size: the write beyond it fails (SIGXFSZ) and the file stays small. */
@@ -402,7 +402,7 @@ static void signals_are_forwarded(void **state)
 /* --user: a root stockade runs the command as another user, without capabilities. */
 static void run_as_user(void **state)
 {
-        char dir[] = "/tmp/stockade-test-XXXXXX", file[64], cmd[160];
+        char dir[] = "/var/tmp/stockade-test-XXXXXX", file[64], cmd[160];
         struct run_result r;
         int fd;
 

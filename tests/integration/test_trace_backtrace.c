@@ -30,7 +30,7 @@ static char play[64]; /* where the program plants: in its /tmp */
 static int setup(void **state)
 {
         snprintf(dir, sizeof(dir), "/dev/shm/stockade-bt-XXXXXX");
-        snprintf(play, sizeof(play), "/tmp/stockade-bt-XXXXXX");
+        snprintf(play, sizeof(play), "/var/tmp/stockade-bt-XXXXXX");
         if (!mkdtemp(dir) || !mkdtemp(play)) {
                 fprintf(stderr, "skipped: no /dev/shm or /tmp to work in: %s\n", strerror(errno));
                 exit(77);

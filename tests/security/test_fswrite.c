@@ -202,7 +202,7 @@ static void write_outside_refused(void **state)
 
 static void writes_inside_work(void **state)
 {
-        char tmp[] = "/tmp/stockade-fsw-XXXXXX", path[PATH_MAX + 64];
+        char tmp[] = "/var/tmp/stockade-fsw-XXXXXX", path[PATH_MAX + 64];
         struct look l;
 
         expect(NULL, (const char *[]){"write", "file", NULL}, 0);

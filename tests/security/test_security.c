@@ -650,7 +650,7 @@ static void copy_file(const char *from, const char *to, mode_t mode)
 /* A copy of the probe, setuid to nobody (65534), in a directory anyone can search. */
 static void make_setuid_probe(char *path, size_t len)
 {
-        strcpy(suid_dir, "/tmp/stockade-suid-XXXXXX");
+        strcpy(suid_dir, "/var/tmp/stockade-suid-XXXXXX");
         assert_non_null(mkdtemp(suid_dir));
         assert_int_equal(chmod(suid_dir, 0755), 0);
         snprintf(path, len, "%s/probe", suid_dir);

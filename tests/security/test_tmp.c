@@ -122,7 +122,7 @@ static void tmp_is_private(void **state)
                  "echo PRIVATE > %s && cat %s; cd /tmp && pwd; mkdir -p a b && echo f > a/f && "
                  "mv a/f b/f && cat b/f; printf '#!/bin/sh\\necho script-ran\\n' > s.sh && "
                  "chmod +x s.sh && ./s.sh && /tmp/s.sh; "
-                 "/usr/bin/python3 -c 'import socket, tempfile, os\n"
+                 "TMPDIR=/tmp /usr/bin/python3 -c 'import socket, tempfile, os\n"
                  "s = socket.socket(socket.AF_UNIX); s.bind(\"/tmp/u.sock\"); s.listen()\n"
                  "c = socket.socket(socket.AF_UNIX); c.connect(\"u.sock\"); print(\"unix-ok\")\n"
                  "with tempfile.NamedTemporaryFile() as t: print(\"tempfile\", "

@@ -372,7 +372,7 @@ static void hidden_setup(void)
                               "unprivileged (a root supervisor can read any task)\n");
                 skip();
         }
-        strcpy(hidden_dir, "/tmp/stockade-0111-XXXXXX");
+        strcpy(hidden_dir, "/var/tmp/stockade-0111-XXXXXX");
         assert_non_null(mkdtemp(hidden_dir));
         assert_int_equal(chmod(hidden_dir, 0755), 0);
         in_dir(path, sizeof(path), "stockade");

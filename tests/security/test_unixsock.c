@@ -149,7 +149,7 @@ static int setup(void **state)
         sbx_uid = geteuid() == 0 ? 65534 : geteuid();
         /* Short paths: sun_path holds 107 characters. /tmp is where the suite runs anyway
          * (tests/run.sh copies the tree there for uid 65534). */
-        snprintf(top, sizeof(top), "/tmp/unixsock-XXXXXX");
+        snprintf(top, sizeof(top), "/var/tmp/unixsock-XXXXXX");
         assert_non_null(mkdtemp(top));
         assert_int_equal(chmod(top, 0755), 0);
         snprintf(home, sizeof(home), "%s/home", top);
