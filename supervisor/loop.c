@@ -308,6 +308,9 @@ static bool sup_free(struct supervisor *sup, int code)
                 notify_free(sup);
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
                 fs_exec_free(sup);
+                if (sup->places.root_fd > 0) /* the mount namespace's root (spawn.c) */
+                        close(sup->places.root_fd);
+                sup->places.root_fd = 0;
                 scratch_remove(sup);
                 free(sup->pts);
                 free(sup->unix_own);
