@@ -11,6 +11,7 @@
  * handout, each under its own lock or constant after dns_start.
  */
 #include "supervisor/dns.h"
+#include "supervisor/trace.h"
 #include "supervisor/net/dnsmsg.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
@@ -58,6 +59,7 @@ struct dns_conn {
 };
 
 struct dns_server {
+        struct supervisor *sup; /* for the trace: each query is an event */
         const struct netpol *pol;
         int verbose;
         int udp, tcp, ev;
@@ -108,7 +110,7 @@ static const char *type_name(uint16_t t, char *buf, size_t size)
         return buf;
 }
 
-/* -vv: every query; -v: the refused ones. */
+/* -vv: every query; -v: the refused ones; the trace: every one. */
 static void say(struct dns_server *d, bool refusal, const struct dnsmsg_query *q, const char *what)
 {
         char t[16];
@@ -116,6 +118,7 @@ static void say(struct dns_server *d, bool refusal, const struct dnsmsg_query *q
         if (d->verbose >= 2 || (refusal && d->verbose))
                 fprintf(stderr, "stockade: dns: %s %s: %s\n", q->lower[0] ? q->lower : "(no name)",
                         type_name(q->qtype, t, sizeof(t)), what);
+        trace_dns(d->sup, q->lower, type_name(q->qtype, t, sizeof(t)), "", refusal, what);
 }
 
 static void unref(struct dns_server *d)
@@ -508,6 +511,7 @@ int dns_start(struct supervisor *sup, struct error *err)
         if (!dns_wanted(&sup->cfg->net))
                 return 0;
         d = xcalloc(1, sizeof(*d));
+        d->sup = sup;
         d->pol = &sup->cfg->net;
         d->verbose = sup->cfg->verbose;
         d->udp = d->tcp = d->ev = -1;

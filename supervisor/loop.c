@@ -286,11 +286,12 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
+        dns_stop(sup); /* its thread and sockets (it traces queries); what handlers read stays
+                          until dns_free */
         /* After the notifiers: nothing pushes events any more (a stuck one keeps the rings). */
         trace_finish(sup, code < 0 ? EXIT_STOCKADE : code);
         if (stopped)
                 trace_free(sup);
-        dns_stop(sup); /* its sockets; what handlers read stays until dns_free */
 
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);

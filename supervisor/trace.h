@@ -89,6 +89,10 @@ void trace_proc_new(struct supervisor *sup, pid_t parent, pid_t child, enum trac
 void trace_proc_exec(struct supervisor *sup, pid_t pid);
 void trace_proc_exit(struct supervisor *sup, pid_t tid, int status);
 void trace_proc_killed(struct supervisor *sup, pid_t tid, const char *reason);
+/* A query the supervisor's DNS server answered (dns.c, on its own thread): the name, the
+ * type (A, AAAA), what was answered (addresses as text; "" for none), and why. */
+void trace_dns(struct supervisor *sup, const char *name, const char *type, const char *answer,
+               bool refused, const char *rule);
 void trace_limit(struct supervisor *sup, pid_t tid, const char *limit, uint64_t value);
 /* A ptrace stop of `tid` (signal `sig`): the id of the backtrace we asked for, or 0 when the
  * stop is not ours. Under sup->lock; cheap. */

@@ -384,7 +384,7 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                 if (r->only != ONLY_ALL && r->only != ONLY_NET)
                         return;
                 print_time(rec->dns->time_ns);
-                printf("%-6u dns %s %s <%s>\n", rec->dns->tid, rec->dns->type, rec->dns->name,
+                printf("%-6u dns %s %s <%s>\n", rec->dns->tid, rec->dns->qtype, rec->dns->name,
                        trace_verdict_name(rec->dns->verdict));
                 break;
         case STOCKADE__TRACE__RECORD__KIND_CONNECT:

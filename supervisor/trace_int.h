@@ -14,8 +14,9 @@
 #define TRACE_RING_SIZE (1u << 20) /* bytes per producer; a power of two */
 /* A ring per notifier the pool may grow to, then the main thread's. Rings are calloc'ed
  * (mapped, untouched) and cost memory only once a thread writes into them. */
-#define TRACE_PRODUCERS (STOCKADE_NOTIFIERS_MAX + 1)
+#define TRACE_PRODUCERS (STOCKADE_NOTIFIERS_MAX + 2)
 #define TRACE_MAIN      STOCKADE_NOTIFIERS_MAX
+#define TRACE_DNS       (STOCKADE_NOTIFIERS_MAX + 1) /* the DNS server's thread (dns.c) */
 #define TRACE_BT_QUEUE  16
 
 enum raw_type {

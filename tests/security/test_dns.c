@@ -330,6 +330,38 @@ static void policy_file(void **state)
         rmdir(dir);
 }
 
+/* Each query the supervisor answers is a trace event (issue 9): name, type, verdict, why. */
+static void queries_traced(void **state)
+{
+        char dir[] = "/dev/shm/stockade-dnstrace-XXXXXX", trace[64], *argv[5];
+        struct run_result r;
+
+        (void)state;
+        if (!mkdtemp(dir)) {
+                print_message("  skipped: no /dev/shm to keep the trace out of the sandbox\n");
+                skip();
+        }
+        snprintf(trace, sizeof(trace), "%s/q.trace", dir);
+        run((const char *[]){"--trace", trace, "--dns-static", "svc.test=127.0.0.1", "--allow-net",
+                             "svc.test:80", NULL},
+            "/usr/bin/python3 -c 'import socket\n"
+            "socket.getaddrinfo(\"svc.test\", 80)\n"
+            "try: socket.getaddrinfo(\"nope.invalid\", 80)\n"
+            "except OSError: print(\"refused\")'",
+            &r);
+        expect_out(&r, 0, "refused");
+        runner_free(&r);
+        argv[0] = (char *)runner_stockade(), argv[1] = "trace", argv[2] = "show", argv[3] = trace;
+        argv[4] = NULL;
+        assert_int_equal(runner_run(argv, NULL, TIMEOUT_S, &r), 0);
+        if (!strstr(r.out, "dns A svc.test <allowed>") ||
+            !strstr(r.out, "dns A nope.invalid <denied>"))
+                fail_msg("the queries are not in the trace: %s %s", r.out, r.err);
+        runner_free(&r);
+        unlink(trace);
+        rmdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -338,6 +370,7 @@ int main(void)
                 cmocka_unit_test(handed_out_address), cmocka_unit_test(rebinding),
                 cmocka_unit_test(over_tcp),           cmocka_unit_test(hostile),
                 cmocka_unit_test(blocked_receive),    cmocka_unit_test(policy_file),
+                cmocka_unit_test(queries_traced),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -116,7 +116,7 @@ static void sample(int i, Record *r)
         dns.time_ns = 3000000;
         dns.pid = dns.tid = 100;
         dns.name = "example.org";
-        dns.type = "A";
+        dns.qtype = "A";
         dns.n_answers = 1;
         dns.answers = answers;
         dns.verdict = STOCKADE__TRACE__VERDICT__ALLOWED;
