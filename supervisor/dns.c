@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -110,15 +111,36 @@ static const char *type_name(uint16_t t, char *buf, size_t size)
         return buf;
 }
 
-/* -vv: every query; -v: the refused ones; the trace: every one. */
-static void say(struct dns_server *d, bool refusal, const struct dnsmsg_query *q, const char *what)
+/* -vv: every query; -v: the refused ones; the trace: every one, with what was answered. */
+static void say_answer(struct dns_server *d, bool refusal, const struct dnsmsg_query *q,
+                       const char *what, const struct netpol_addr *addrs, size_t n)
 {
-        char t[16];
+        char t[16], text[JOB_ADDRS][64], *answers[JOB_ADDRS];
 
         if (d->verbose >= 2 || (refusal && d->verbose))
                 fprintf(stderr, "stockade: dns: %s %s: %s\n", q->lower[0] ? q->lower : "(no name)",
                         type_name(q->qtype, t, sizeof(t)), what);
-        trace_dns(d->sup, q->lower, type_name(q->qtype, t, sizeof(t)), "", refusal, what);
+        size_t k = 0;
+
+        n = n > JOB_ADDRS ? JOB_ADDRS : n;
+        /* What the answer holds: the addresses of the type asked. */
+        for (size_t i = 0; i < n; i++) {
+                bool v4 = IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)addrs[i].a);
+
+                if (v4 != (q->qtype == DNSMSG_T_A) || (!v4 && q->qtype != DNSMSG_T_AAAA))
+                        continue;
+                if (!inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? addrs[i].a + 12 : addrs[i].a, text[k],
+                               sizeof(text[k])))
+                        continue;
+                answers[k] = text[k];
+                k++;
+        }
+        trace_dns(d->sup, q->lower, type_name(q->qtype, t, sizeof(t)), answers, k, refusal, what);
+}
+
+static void say(struct dns_server *d, bool refusal, const struct dnsmsg_query *q, const char *what)
+{
+        say_answer(d, refusal, q, what, NULL, 0);
 }
 
 static void unref(struct dns_server *d)
@@ -249,7 +271,7 @@ static void handle_query(struct dns_server *d, const uint8_t *buf, size_t len, i
                 n = netpol_static_lookup(d->pol, q.lower, addrs, JOB_ADDRS);
                 n = n > JOB_ADDRS ? JOB_ADDRS : n;
                 hand_out(d, &q, addrs, n, false);
-                say(d, false, &q, "answered from --dns-static");
+                say_answer(d, false, &q, "answered from --dns-static", addrs, n);
                 reply(d, &q, DNSMSG_NOERROR, addrs, n, tcp, peer, peerlen);
                 return;
         case NETPOL_DNS_HOST:
@@ -354,10 +376,11 @@ static void settle_jobs(struct dns_server *d, bool all)
                 if (!all) {
                         if (j->rcode == DNSMSG_NOERROR)
                                 hand_out(d, &j->q, j->addrs, j->n, true);
-                        say(d, j->rcode != DNSMSG_NOERROR, &j->q,
-                            j->rcode == DNSMSG_NOERROR    ? "answered by the host's resolver"
-                            : j->rcode == DNSMSG_NXDOMAIN ? "NXDOMAIN (the host's resolver)"
-                                                          : "SERVFAIL (the host's resolver)");
+                        say_answer(d, j->rcode != DNSMSG_NOERROR, &j->q,
+                                   j->rcode == DNSMSG_NOERROR    ? "answered by the host's resolver"
+                                   : j->rcode == DNSMSG_NXDOMAIN ? "NXDOMAIN (the host's resolver)"
+                                                                 : "SERVFAIL (the host's resolver)",
+                                   j->addrs, j->rcode == DNSMSG_NOERROR ? j->n : 0);
                         reply(d, &j->q, j->rcode, j->addrs, j->n, j->tcp, &j->peer, j->peerlen);
                 }
                 job_close(j);

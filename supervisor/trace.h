@@ -90,9 +90,9 @@ void trace_proc_exec(struct supervisor *sup, pid_t pid);
 void trace_proc_exit(struct supervisor *sup, pid_t tid, int status);
 void trace_proc_killed(struct supervisor *sup, pid_t tid, const char *reason);
 /* A query the supervisor's DNS server answered (dns.c, on its own thread): the name, the
- * type (A, AAAA), what was answered (addresses as text; "" for none), and why. */
-void trace_dns(struct supervisor *sup, const char *name, const char *type, const char *answer,
-               bool refused, const char *rule);
+ * type (A, AAAA), the addresses answered (as text), and why. */
+void trace_dns(struct supervisor *sup, const char *name, const char *type, char **answers,
+               size_t n_answers, bool refused, const char *rule);
 void trace_limit(struct supervisor *sup, pid_t tid, const char *limit, uint64_t value);
 /* A ptrace stop of `tid` (signal `sig`): the id of the backtrace we asked for, or 0 when the
  * stop is not ours. Under sup->lock; cheap. */

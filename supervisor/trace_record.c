@@ -326,22 +326,19 @@ void trace_proc_killed(struct supervisor *sup, pid_t tid, const char *reason)
         push_process(sup, &p);
 }
 
-void trace_dns(struct supervisor *sup, const char *name, const char *type, const char *answer,
-               bool refused, const char *rule)
+void trace_dns(struct supervisor *sup, const char *name, const char *type, char **answers,
+               size_t n_answers, bool refused, const char *rule)
 {
         Stockade__Trace__Record rec = STOCKADE__TRACE__RECORD__INIT;
         Stockade__Trace__Dns d = STOCKADE__TRACE__DNS__INIT;
-        char *answers[1] = {(char *)answer};
 
         if (!sup->trace)
                 return;
         d.time_ns = trace_now() - sup->trace->mono0;
         d.name = (char *)name;
         d.qtype = (char *)type;
-        if (answer && *answer) {
-                d.n_answers = 1;
-                d.answers = answers;
-        }
+        d.n_answers = n_answers;
+        d.answers = answers;
         d.verdict = refused ? STOCKADE__TRACE__VERDICT__DENIED : STOCKADE__TRACE__VERDICT__ALLOWED;
         d.rule = (char *)rule;
         rec.kind_case = STOCKADE__TRACE__RECORD__KIND_DNS;

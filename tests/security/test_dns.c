@@ -358,6 +358,21 @@ static void queries_traced(void **state)
             !strstr(r.out, "dns A nope.invalid <denied>"))
                 fail_msg("the queries are not in the trace: %s %s", r.out, r.err);
         runner_free(&r);
+        {
+                char *ex[] = {(char *)runner_stockade(),
+                              "trace",
+                              "export",
+                              "--format",
+                              "jsonl",
+                              trace,
+                              NULL};
+
+                assert_int_equal(runner_run(ex, NULL, TIMEOUT_S, &r), 0);
+                if (!strstr(r.out, "\"name\":\"svc.test\",\"qtype\":\"A\",\"answers\":"
+                                   "[\"127.0.0.1\"]"))
+                        fail_msg("the answer is not in the trace: %s %s", r.out, r.err);
+                runner_free(&r);
+        }
         unlink(trace);
         rmdir(dir);
 }
