@@ -96,6 +96,18 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
 
         if (r < 0)
                 return make_error(err, -r, "the default view (HOME=%s)", home);
+        /* The trace file is not the sandbox's to see: stat, listings and opens find nothing
+         * there (its mode and place already keep it from being opened or written). */
+        if (cfg->trace_path && strncmp(cfg->trace_path, "unix:", 5) != 0) {
+                char abs[2 * PATH_MAX + 2], canon[PATH_MAX];
+                struct vfs_mount m;
+
+                snprintf(abs, sizeof(abs), "%s%s%s", cfg->trace_path[0] == '/' ? "" : cwd,
+                         cfg->trace_path[0] == '/' ? "" : "/", cfg->trace_path);
+                if (vfs_path_normalize(canon, sizeof(canon), abs) >= 0 &&
+                    vfs_mount_init(&m, VFS_HIDDEN, canon, NULL, "--trace") == 0)
+                        vfs_view_add(view, &m);
+        }
         for (size_t i = 0; i < cfg->n_mounts; i++) {
                 struct vfs_mount m;
 

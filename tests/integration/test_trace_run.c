@@ -154,6 +154,10 @@ static const char try_trace[] =
         "    try:\n"
         "        f(); bad.append(what)\n"
         "    except OSError: pass\n"
+        "if os.path.lexists(t): bad.append('stat')\n"
+        "try:\n"
+        "    if os.path.basename(t) in os.listdir(os.path.dirname(t)): bad.append('listed')\n"
+        "except OSError: pass\n"
         "print('BAD' if bad else 'OK', bad)\n";
 
 static void sandbox_cannot_open_the_trace(void **state)
