@@ -81,6 +81,41 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
         return 0;
 }
 
+/*
+ * A private directory shows nothing of the host's beneath it. The host path the view shows
+ * there (the current directory in /tmp, a --rw or --ro path there) would have to be bound
+ * back inside, and Landlock, which judges a file by the directories its path walks through,
+ * would then walk from it through the private directory, whose rules allow everything: the
+ * carve-outs around hidden and read-only paths beneath would not hold. So the default /tmp
+ * stays the host's in that case (as where no mount namespace can be made), and an explicit
+ * --tmp over such a path is refused.
+ */
+static int no_host_paths_beneath(struct vfs_view *v, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                struct vfs_mount *m = &v->mounts[i];
+
+                if (m->mode != VFS_TMP || m->host)
+                        continue;
+                for (size_t j = 0; j < v->n_mounts; j++) {
+                        const struct vfs_mount *b = &v->mounts[j];
+
+                        if ((b->mode != VFS_RO && b->mode != VFS_RW) ||
+                            !vfs_path_has_prefix(b->sandbox, m->sandbox) ||
+                            strcmp(b->sandbox, m->sandbox) == 0)
+                                continue;
+                        if (strcmp(m->origin, "default view") != 0)
+                                return make_error(err, 0,
+                                                  "run: %s: `%s` (%s) lies beneath it; a private "
+                                                  "directory cannot show host paths",
+                                                  m->origin, b->sandbox, b->origin);
+                        m->host = xstrdup(m->sandbox); /* /tmp: the host's, shared */
+                        break;
+                }
+        }
+        return 0;
+}
+
 /* The default view plus the flags, in order (a later flag for the same path wins). */
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
                       const char *home, bool private_dirs, struct error *err)
@@ -124,7 +159,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                 }
                 vfs_view_add(view, &m);
         }
-        return 0;
+        return no_host_paths_beneath(view, err);
 }
 
 /* Whether `path` lies strictly beneath a writable tree. */
@@ -341,15 +376,6 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
                 if (realpath(m->sandbox, real))
                         places_remove(&sup->places, real);
                 add_bind(sup, m->host, m->sandbox, false);
-                for (size_t j = 0; j < v->n_mounts; j++) {
-                        const struct vfs_mount *b = &v->mounts[j];
-
-                        if ((b->mode == VFS_RO || b->mode == VFS_RW) && b->host &&
-                            strcmp(b->host, b->sandbox) == 0 &&
-                            vfs_path_has_prefix(b->sandbox, m->sandbox) &&
-                            strcmp(b->sandbox, m->sandbox) != 0)
-                                add_bind(sup, b->host, b->sandbox, true);
-                }
         }
         return 0;
 }

@@ -74,8 +74,8 @@ static int setup(void **state)
         struct run_result r;
 
         (void)state;
-        snprintf(top, sizeof(top), "%s/tmptest-XXXXXX",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        /* Not in /tmp: a working directory there keeps the host's /tmp (workspace_in_tmp). */
+        snprintf(top, sizeof(top), "/var/tmp/tmptest-XXXXXX");
         if (!mkdtemp(top))
                 return -1;
         chmod(top, 0755);
@@ -178,12 +178,63 @@ static void tmp_missing_refused(void **state)
         runner_free(&r);
 }
 
+/*
+ * A working directory in /tmp: the default /tmp stays the host's for that run (a private one
+ * would have to bind the directory back, and Landlock would then judge the files there
+ * through the private directory's rules: a hidden file and a read-only path beneath the
+ * directory were reachable so). Judged from outside: the secret is not printed, the read-only
+ * directory is unchanged. And --tmp over a host path the view shows is refused.
+ */
+static void workspace_in_tmp(void **state)
+{
+        char dir[] = "/tmp/stockade-tmpws-XXXXXX", hid[64], ro[64], script[2 * PATH_MAX];
+        const char *argv[16];
+        struct run_result r;
+        size_t n = 0;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        sh("chmod 777 '%s' && mkdir '%s/sub' && chmod 777 '%s/sub' && echo SECRET-TMPWS > "
+           "'%s/key' && chmod 666 '%s/key'",
+           dir, dir, dir, dir, dir);
+        snprintf(hid, sizeof(hid), "%s/key", dir);
+        snprintf(ro, sizeof(ro), "%s/sub", dir);
+        snprintf(script, sizeof(script),
+                 "cat key; cat %s; echo x > sub/f && echo wrote-ro; cat %s >/dev/null && echo "
+                 "host-tmp-shared",
+                 hid, hostfile);
+        argv[n++] = "-q", argv[n++] = "--hide", argv[n++] = hid, argv[n++] = "--ro";
+        argv[n++] = ro, argv[n] = NULL;
+        assert_int_equal(runner_stockade_sh(dir, argv, script, TIMEOUT_S, &r), 0);
+        if (strstr(r.out, "SECRET-TMPWS") || strstr(r.out, "wrote-ro") ||
+            !strstr(r.out, "host-tmp-shared"))
+                fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        sh("test ! -e '%s/sub/f' && rm -rf '%s'", dir, dir);
+        if (!have_ns)
+                return;
+        /* An explicit --tmp over a path the view shows from the host: refused. */
+        {
+                char over[PATH_MAX + 32], beneath[PATH_MAX + 48];
+
+                snprintf(over, sizeof(over), "%s/scratch", work);
+                snprintf(beneath, sizeof(beneath), "%s/scratch", work);
+                sh("mkdir -p '%s/deeper'", over);
+                snprintf(beneath, sizeof(beneath), "%s/scratch/deeper", work);
+                run((const char *[]){"--tmp", over, "--rw", beneath, NULL}, "echo ran", &r);
+                if (r.exit_code != 125 || strstr(r.out, "ran") || !strstr(r.err, "beneath it"))
+                        fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
+                runner_free(&r);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(tmp_is_private),
                 cmocka_unit_test(tmp_elsewhere),
                 cmocka_unit_test(tmp_missing_refused),
+                cmocka_unit_test(workspace_in_tmp),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
