@@ -50,8 +50,9 @@ int scratch_setup(struct supervisor *sup, struct error *err)
                         rmdir(dir);
                         return -1;
                 }
-                if (geteuid() == 0)
-                        chmod(tdir, 0711); /* the command's user must reach its /tmp */
+                /* 0700, also as root running the command as another user: inside, the private
+                 * directory is a mount root, reached without this parent; outside, another
+                 * host user must not walk in (an outside review did, root run). */
                 sup->tmp_scratch = xstrdup(tdir);
         }
         if (start_cleaner(sup, err) < 0) {
@@ -96,13 +97,40 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
         }
         if (pid == 0) {
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                char id[2][64] = {"", ""};
+                const char *dirs[2] = {sup->scratch, sup->tmp_scratch};
 
                 setsid();
                 if (null < 0 || dup2(p[0], 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
                         _exit(1);
+                /* The directories by fd (3, 4), and their identity: a sandbox that can write
+                 * where one lies ($TMPDIR in the workspace, same uid) could put a symlink in
+                 * its place, and chmod -R and rm -rf by path would follow it (an outside
+                 * review had root's chmod -R change a host tree so). The content is removed
+                 * from inside the very directory; the directory itself only if its path
+                 * still leads to it. */
+                for (int i = 0; i < 2; i++) {
+                        struct stat st;
+                        int fd;
+
+                        if (!dirs[i])
+                                continue;
+                        fd = open(dirs[i], O_PATH | O_DIRECTORY | O_NOFOLLOW);
+                        if (fd < 0 || fstat(fd, &st) < 0 || dup2(fd, 3 + i) < 0)
+                                _exit(1);
+                        snprintf(id[i], sizeof(id[i]), "%lu:%lu", (unsigned long)st.st_dev,
+                                 (unsigned long)st.st_ino);
+                }
                 execl("/bin/sh", "sh", "-c",
-                      "read x; chmod -R u+rwx -- \"$@\"; exec rm -rf -- \"$@\"", "stockade-cleaner",
-                      sup->scratch, sup->tmp_scratch, (char *)NULL);
+                      "read x\n"
+                      "clean() {\n"
+                      "  [ -n \"$3\" ] || return 0\n"
+                      "  (cd -P /proc/self/fd/$1 && chmod -R u+rwx . && find . -mindepth 1 -delete)\n"
+                      "  [ \"$(stat -c %d:%i -- \"$2\" 2>/dev/null)\" = \"$3\" ] && rmdir -- \"$2\"\n"
+                      "}\n"
+                      "clean 3 \"$1\" \"$2\"; clean 4 \"$3\" \"$4\"",
+                      "stockade-cleaner", dirs[0], id[0], dirs[1] ? dirs[1] : "", id[1],
+                      (char *)NULL);
                 _exit(127);
         }
         close(p[0]);

@@ -228,13 +228,57 @@ static void workspace_in_tmp(void **state)
         }
 }
 
+/*
+ * The cleaner removes the scratch by fd, never by a path the sandbox could have replaced: with
+ * $TMPDIR in the workspace, the sandbox moves its scratch away and puts a symlink to a
+ * read-only host directory in its place (an outside review had root's `chmod -R` make such a
+ * tree writable). Judged from outside: the victim keeps its modes and content.
+ */
+static void cleaner_not_redirected(void **state)
+{
+        char victim[PATH_MAX + 32], script[4 * PATH_MAX], tmpdir[PATH_MAX + 32];
+        const char *argv[8];
+        struct run_result r;
+        struct stat st;
+        size_t n = 0;
+
+        (void)state;
+        need_ns();
+        snprintf(victim, sizeof(victim), "%s/victim", top);
+        snprintf(tmpdir, sizeof(tmpdir), "%s/tmpdir", work);
+        sh("mkdir -p '%s' '%s' && echo V > '%s/v' && chmod 400 '%s/v' && chmod 500 '%s' && "
+           "chmod 777 '%s'",
+           victim, tmpdir, victim, victim, victim, tmpdir);
+        snprintf(script, sizeof(script),
+                 "d=$(ls -d '%s'/stockade-tmp-* | head -1); mv \"$d\" '%s/moved' && "
+                 "ln -s '%s' \"$d\" && echo swapped",
+                 tmpdir, tmpdir, victim);
+        setenv("TMPDIR", tmpdir, 1);
+        argv[n++] = "-q";
+        if (geteuid() == 0)
+                argv[n++] = "--user", argv[n++] = "root";
+        argv[n] = NULL;
+        assert_int_equal(runner_stockade_sh(work, argv, script, TIMEOUT_S, &r), 0);
+        setenv("TMPDIR", "/var/tmp", 1);
+        if (!strstr(r.out, "swapped"))
+                fail_msg("the swap did not happen (the test proves nothing): %s %s", r.out, r.err);
+        runner_free(&r);
+        assert_int_equal(stat(victim, &st), 0);
+        if ((st.st_mode & 0777) != 0500)
+                fail_msg("the victim directory's mode became %o", (unsigned)(st.st_mode & 0777));
+        snprintf(script, sizeof(script), "%s/v", victim);
+        assert_int_equal(stat(script, &st), 0);
+        if ((st.st_mode & 0777) != 0400)
+                fail_msg("the victim file's mode became %o", (unsigned)(st.st_mode & 0777));
+        sh("chmod 700 '%s' && rm -rf '%s' '%s'", victim, victim, tmpdir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(tmp_is_private),
-                cmocka_unit_test(tmp_elsewhere),
-                cmocka_unit_test(tmp_missing_refused),
-                cmocka_unit_test(workspace_in_tmp),
+                cmocka_unit_test(tmp_is_private),         cmocka_unit_test(tmp_elsewhere),
+                cmocka_unit_test(tmp_missing_refused),    cmocka_unit_test(workspace_in_tmp),
+                cmocka_unit_test(cleaner_not_redirected),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
