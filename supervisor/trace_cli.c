@@ -234,6 +234,34 @@ static bool event_matches(const struct reader *r, const Stockade__Trace__Event *
         return true;
 }
 
+/*
+ * A string of the trace as it may be shown on a terminal: much of it comes from the sandboxed
+ * program (exec paths, argv, symbol and file names of a backtrace, unix socket names), which
+ * could carry escape sequences for the user's terminal, or a newline that forges a line.
+ * Control bytes (C0, DEL, and C1 as UTF-8 encodes it) are shown as \xHH; the rest, UTF-8
+ * included, as it is. The result lives until the eighth call after.
+ */
+const char *trace_printable(const char *s)
+{
+        static char bufs[8][4 * 4096 + 1];
+        static unsigned next;
+        char *out = bufs[next++ % 8], *o = out;
+        const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+        for (; *p && o < out + sizeof(bufs[0]) - 5; p++) {
+                if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)) {
+                        unsigned c = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? *++p : *p;
+
+                        o += sprintf(o, "\\x%02x", c);
+                } else {
+                        *o++ = (char)*p;
+                }
+        }
+        *o = '\0';
+        return out;
+}
+#define P(s) trace_printable(s)
+
 static void print_time(uint64_t ns)
 {
         printf("%4llu.%06llu ", (unsigned long long)(ns / 1000000000ull),
@@ -247,7 +275,7 @@ static void show_event(struct reader *r, const Stockade__Trace__Event *e)
         print_time(e->time_ns);
         printf("%-6u %s(", e->tid, e->syscall);
         for (size_t i = 0; i < e->n_args; i++)
-                printf("%s%s", i ? ", " : "", e->args[i]);
+                printf("%s%s", i ? ", " : "", P(e->args[i]));
         if (!e->has_result)
                 printf(") = ?");
         else if (e->error)
@@ -255,7 +283,7 @@ static void show_event(struct reader *r, const Stockade__Trace__Event *e)
         else
                 printf(") = %" PRId64, e->result);
         printf(" <%s%s%s%s %.1fus>", trace_verdict_name(e->verdict),
-               e->would_deny ? ", would deny" : "", e->rule[0] ? ": " : "", e->rule,
+               e->would_deny ? ", would deny" : "", e->rule[0] ? ": " : "", P(e->rule),
                (double)e->duration_ns / 1000.0);
         if (e->backtrace_id) {
                 printf(" [backtrace %" PRIu64 "]", e->backtrace_id);
@@ -285,7 +313,7 @@ static void show_process(struct reader *r, const Stockade__Trace__Process *p)
                        p->child);
                 break;
         case STOCKADE__TRACE__PROCESS__KIND__EXEC:
-                printf("+++ exec %s [", p->path);
+                printf("+++ exec %s [", P(p->path));
                 for (size_t i = 0; i < p->n_argv; i++) {
                         if (i)
                                 fputs(", ", stdout);
@@ -301,7 +329,7 @@ static void show_process(struct reader *r, const Stockade__Trace__Process *p)
                                p->core ? " (core dumped)" : "");
                 break;
         case STOCKADE__TRACE__PROCESS__KIND__KILL:
-                printf("+++ killed by stockade: %s +++\n", p->reason);
+                printf("+++ killed by stockade: %s +++\n", P(p->reason));
                 break;
         case STOCKADE__TRACE__PROCESS__KIND__KIND_UNSPECIFIED:
         case _STOCKADE__TRACE__PROCESS__KIND_IS_INT_SIZE:
@@ -319,14 +347,15 @@ static void show_backtrace(struct reader *r, const Stockade__Trace__Backtrace *b
         if (!wanted)
                 return;
         printf("  backtrace %" PRIu64 " of %u%s%s%s:\n", b->id, b->tid, b->error[0] ? " (" : "",
-               b->error, b->error[0] ? ")" : "");
+               P(b->error), b->error[0] ? ")" : "");
         for (size_t i = 0; i < b->n_frames; i++) {
                 const Stockade__Trace__Frame *f = b->frames[i];
                 const char *obj = strrchr(f->object, '/');
-                printf("    #%-2zu %#" PRIx64 " %s", i, f->ip, f->function[0] ? f->function : "??");
+                printf("    #%-2zu %#" PRIx64 " %s", i, f->ip,
+                       f->function[0] ? P(f->function) : "??");
                 if (f->function[0])
                         printf("+%#" PRIx64, f->offset);
-                printf(" (%s)\n", obj ? obj + 1 : f->object[0] ? f->object : "?");
+                printf(" (%s)\n", P(obj ? obj + 1 : f->object[0] ? f->object : "?"));
         }
         if (b->truncated)
                 printf("    ... (capped)\n");
@@ -360,7 +389,7 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                         putchar(' ');
                         json_string(stdout, s->argv[i]);
                 }
-                printf("\n# cwd: %s\n", s->cwd);
+                printf("\n# cwd: %s\n", P(s->cwd));
                 show_network(s->policy);
                 break;
         }
@@ -378,21 +407,21 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                         return;
                 print_time(rec->limit->time_ns);
                 printf("%-6u !!! limit %s (%" PRIu64 ") reached !!!\n", rec->limit->tid,
-                       rec->limit->limit, rec->limit->value);
+                       P(rec->limit->limit), rec->limit->value);
                 break;
         case STOCKADE__TRACE__RECORD__KIND_DNS:
                 if (r->only != ONLY_ALL && r->only != ONLY_NET)
                         return;
                 print_time(rec->dns->time_ns);
-                printf("%-6u dns %s %s <%s>\n", rec->dns->tid, rec->dns->qtype, rec->dns->name,
-                       trace_verdict_name(rec->dns->verdict));
+                printf("%-6u dns %s %s <%s>\n", rec->dns->tid, P(rec->dns->qtype),
+                       P(rec->dns->name), trace_verdict_name(rec->dns->verdict));
                 break;
         case STOCKADE__TRACE__RECORD__KIND_CONNECT:
                 if (r->only != ONLY_ALL && r->only != ONLY_NET)
                         return;
                 print_time(rec->connect->time_ns);
-                printf("%-6u connect %s %s <%s>\n", rec->connect->tid, rec->connect->protocol,
-                       rec->connect->address, trace_verdict_name(rec->connect->verdict));
+                printf("%-6u connect %s %s <%s>\n", rec->connect->tid, P(rec->connect->protocol),
+                       P(rec->connect->address), trace_verdict_name(rec->connect->verdict));
                 break;
         case STOCKADE__TRACE__RECORD__KIND_END: {
                 const Stockade__Trace__End *e = rec->end;

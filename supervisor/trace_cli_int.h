@@ -30,4 +30,7 @@ const char *trace_verdict_name(Stockade__Trace__Verdict v);
 int trace_stats(struct reader *r);
 int trace_export(struct reader *r, const char *format);
 
+/* A string of a trace, safe to print on a terminal (trace_cli.c): control bytes as \xHH. */
+const char *trace_printable(const char *s);
+
 #endif

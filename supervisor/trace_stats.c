@@ -150,7 +150,8 @@ static void print_tree(const struct stats *s, uint32_t pid, int depth)
                 const struct proc *p = &s->procs[i];
                 if (p->pid != pid)
                         continue;
-                printf("  %*s%u %s", depth * 2, "", p->pid, p->path ? p->path : "(no exec)");
+                printf("  %*s%u %s", depth * 2, "", p->pid,
+                       p->path ? trace_printable(p->path) : "(no exec)");
                 if (p->threads)
                         printf(", %d thread%s", p->threads, p->threads > 1 ? "s" : "");
                 if (p->ended && p->exited)
@@ -188,7 +189,8 @@ int trace_stats(struct reader *r)
                 qsort(s->denied, s->n_denied, sizeof(*s->denied), by_count);
                 printf("\ntop denied calls%s:\n", s->would_deny ? " (audit: would be denied)" : "");
                 for (size_t i = 0; i < s->n_denied && i < 10; i++)
-                        printf("  %6" PRIu64 "  %s\n", s->denied[i].n, s->denied[i].call);
+                        printf("  %6" PRIu64 "  %s\n", s->denied[i].n,
+                               trace_printable(s->denied[i].call));
         }
         if (s->limits)
                 printf("\nlimits reached: %" PRIu64 "\n", s->limits);

@@ -175,12 +175,40 @@ static void sandbox_cannot_open_the_trace(void **state)
         runner_free(&r);
 }
 
+/* The program names what the trace shows (an exec path): `stockade trace show` and `stats`
+ * must not pass its escape sequences to the user's terminal, nor let a newline forge a line
+ * (outside review of the traces). */
+static void show_escapes_program_strings(void **state)
+{
+        const char *t = path_of("esc.trace");
+        struct run_result r = run((const char *[]){
+                "--trace", t, "--", "python3", "-c",
+                "import os, shutil, subprocess\n"
+                "n = '/tmp/esc\\x1b]0;PWNED\\x07\\x1b[2J\\n   0.000001 1      +++ exited with 0 +++'\n"
+                "shutil.copy('/bin/true', n); os.chmod(n, 0o755)\n"
+                "subprocess.run([n]); os.unlink(n)",
+                NULL});
+
+        assert_int_equal(r.exit_code, 0);
+        runner_free(&r);
+        for (int i = 0; i < 2; i++) {
+                r = trace_cmd(i ? "stats" : "show", t, NULL, NULL);
+                if (r.exit_code != 0 || strchr(r.out, '\x1b') || strchr(r.out, '\x07') ||
+                    strstr(r.out, "\n   0.000001 1      +++ exited"))
+                        fail_msg("`trace %s` passed the program's bytes on: %s",
+                                 i ? "stats" : "show", r.out);
+                if (!i && !strstr(r.out, "esc\\x1b]0;PWNED\\x07"))
+                        fail_msg("the exec is not shown, escaped: %s", r.out);
+                runner_free(&r);
+        }
+}
+
 static void refused_before_anything_runs(void **state)
 {
         char marker[64], cwdtrace[] = "stockade-test.trace";
         /* (/tmp is the sandbox's own where it can have one: a trace may go to the host's.) */
-        const char *bad[] = {cwdtrace, "/var/tmp/stockade-test.trace",
-                             "/nonexistent-dir/x.trace", "unix:/nonexistent-dir/s.sock"};
+        const char *bad[] = {cwdtrace, "/var/tmp/stockade-test.trace", "/nonexistent-dir/x.trace",
+                             "unix:/nonexistent-dir/s.sock"};
         struct stat st;
 
         snprintf(marker, sizeof(marker), "/var/tmp/stockade-trace-ran-%d", (int)getpid());
@@ -329,6 +357,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(records_a_run),
                 cmocka_unit_test(sandbox_cannot_open_the_trace),
+                cmocka_unit_test(show_escapes_program_strings),
                 cmocka_unit_test(refused_before_anything_runs),
                 cmocka_unit_test(level_all_records_kernel_calls),
                 cmocka_unit_test(streams_to_a_socket),
