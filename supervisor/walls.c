@@ -90,7 +90,7 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
  * stays the host's in that case (as where no mount namespace can be made), and an explicit
  * --tmp over such a path is refused.
  */
-static int no_host_paths_beneath(struct vfs_view *v, struct error *err)
+static int no_host_paths_beneath(struct vfs_view *v, bool verbose, struct error *err)
 {
         for (size_t i = 0; i < v->n_mounts; i++) {
                 struct vfs_mount *m = &v->mounts[i];
@@ -110,6 +110,11 @@ static int no_host_paths_beneath(struct vfs_view *v, struct error *err)
                                                   "directory cannot show host paths",
                                                   m->origin, b->sandbox, b->origin);
                         m->host = xstrdup(m->sandbox); /* /tmp: the host's, shared */
+                        if (verbose)
+                                fprintf(stderr,
+                                        "stockade: note: %s is the host's for this run: `%s` "
+                                        "(%s) lies in it\n",
+                                        m->sandbox, b->sandbox, b->origin);
                         break;
                 }
         }
@@ -159,7 +164,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                 }
                 vfs_view_add(view, &m);
         }
-        return no_host_paths_beneath(view, err);
+        return no_host_paths_beneath(view, cfg->verbose > 0, err);
 }
 
 /* Whether `path` lies strictly beneath a writable tree. */
