@@ -31,6 +31,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/time.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <netinet/in.h>
@@ -110,28 +112,65 @@ static void fix_source(struct supervisor *sup, struct sockaddr_storage *from, so
  * and the wait ends when the caller is gone (killed, timed out), so that this thread is not
  * stuck in the kernel at the end of the run. Returns the length or -errno.
  */
+/* At most this many blocking receives wait in notifier threads at once: the pool is finite,
+ * and a program that parks every thread in a receive with nothing to come would freeze its
+ * whole run (an outside review did, with 64 threads). Beyond it: EAGAIN, as on a socket whose
+ * SO_RCVTIMEO ran out, which resolvers retry. */
+#define RECV_WAITERS_MAX 8
+static atomic_int recv_waiters;
+
+static ssize_t recv_once(int sock, void *buf, size_t len, int flags, struct sockaddr_storage *from,
+                         socklen_t *fromlen)
+{
+        socklen_t l = *fromlen;
+        ssize_t n = recvfrom(sock, buf, len, flags | MSG_DONTWAIT, (struct sockaddr *)from, &l);
+
+        if (n < 0)
+                return -errno;
+        *fromlen = l;
+        return n;
+}
+
 static ssize_t recv_waiting(struct supervisor *sup, struct call *call, int sock, void *buf,
                             size_t len, int flags, struct sockaddr_storage *from,
                             socklen_t *fromlen)
 {
         bool nonblocking = (flags & MSG_DONTWAIT) || (fcntl(sock, F_GETFL) & O_NONBLOCK);
+        struct timeval tv = {0};
+        socklen_t tvlen = sizeof(tv);
+        long waited_ms = 0, limit_ms = -1;
+        ssize_t n = recv_once(sock, buf, len, flags, from, fromlen);
 
+        if (n != -EAGAIN || nonblocking)
+                return n;
+        /* SO_RCVTIMEO, as the kernel would keep it. */
+        if (getsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, &tvlen) == 0 &&
+            (tv.tv_sec || tv.tv_usec))
+                limit_ms = tv.tv_sec * 1000 + tv.tv_usec / 1000;
+        if (atomic_fetch_add(&recv_waiters, 1) >= RECV_WAITERS_MAX) {
+                atomic_fetch_sub(&recv_waiters, 1);
+                return -EAGAIN;
+        }
         for (;;) {
                 struct pollfd p = {.fd = sock, .events = POLLIN};
-                socklen_t l = *fromlen;
-                ssize_t n =
-                        recvfrom(sock, buf, len, flags | MSG_DONTWAIT, (struct sockaddr *)from, &l);
+                int slice = limit_ms >= 0 && limit_ms - waited_ms < 250
+                                    ? (int)(limit_ms - waited_ms)
+                                    : 250;
 
-                if (n >= 0) {
-                        *fromlen = l;
-                        return n;
+                poll(&p, 1, slice > 0 ? slice : 0);
+                waited_ms += slice > 0 ? slice : 0;
+                n = recv_once(sock, buf, len, flags, from, fromlen);
+                if (n != -EAGAIN)
+                        break;
+                if (tmem_id_valid(sup->listener, call->req->id) < 0) {
+                        n = -ESRCH;
+                        break;
                 }
-                if ((errno != EAGAIN && errno != EWOULDBLOCK) || nonblocking)
-                        return -errno;
-                poll(&p, 1, 250);
-                if (tmem_id_valid(sup->listener, call->req->id) < 0)
-                        return -ESRCH;
+                if (limit_ms >= 0 && waited_ms >= limit_ms)
+                        break; /* -EAGAIN: the timeout ran out */
         }
+        atomic_fetch_sub(&recv_waiters, 1);
+        return n;
 }
 
 struct recv_call {

@@ -330,6 +330,30 @@ static void policy_file(void **state)
         rmdir(dir);
 }
 
+/* Threads parked in blocking receives on sockets redirected to the DNS must not take every
+ * notifier thread: a later call of the run still gets its answer (an outside review froze a
+ * run with 64 such threads). */
+static void parked_receives(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        run((const char *[]){"--timeout", "30", "--dns-static", "svc.test=127.0.0.1", NULL},
+            "/usr/bin/python3 -c 'import socket, threading, os, time\n"
+            "def park():\n"
+            "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "    s.connect((\"127.0.5.53\", 53))\n"
+            "    try: s.recvfrom(512)\n"
+            "    except OSError: pass\n"
+            "for i in range(70): threading.Thread(target=park, daemon=True).start()\n"
+            "time.sleep(2)\n"
+            "print(\"resolved\", socket.getaddrinfo(\"svc.test\", 80)[0][4][0], flush=True)\n"
+            "os._exit(0)'",
+            &r);
+        expect_out(&r, 0, "resolved 127.0.0.1");
+        runner_free(&r);
+}
+
 /* Each query the supervisor answers is a trace event (issue 9): name, type, verdict, why. */
 static void queries_traced(void **state)
 {
@@ -385,7 +409,7 @@ int main(void)
                 cmocka_unit_test(handed_out_address), cmocka_unit_test(rebinding),
                 cmocka_unit_test(over_tcp),           cmocka_unit_test(hostile),
                 cmocka_unit_test(blocked_receive),    cmocka_unit_test(policy_file),
-                cmocka_unit_test(queries_traced),
+                cmocka_unit_test(queries_traced),     cmocka_unit_test(parked_receives),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
