@@ -168,7 +168,9 @@ int main(int argc, char **argv)
                 if (strcmp(argv[1], modes[i].name) == 0)
                         loop = modes[i].loop;
         if (!loop) {
-                fprintf(stderr, "syscall_cost: unknown mode `%s` (kernel, notify, openclose or statmissing)\n",
+                fprintf(stderr,
+                        "syscall_cost: unknown mode `%s` (kernel, notify, openclose or "
+                        "statmissing)\n",
                         argv[1]);
                 return 2;
         }

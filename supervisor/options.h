@@ -66,7 +66,7 @@ struct config {
         gid_t gid;
         const char **exec_allow; /* --allow-exec: what may run (none: any visible file) */
         size_t n_exec_allow;
-        bool exec_no_writable; /* --no-exec-writable: nothing runs from a writable place */
+        bool exec_no_writable;    /* --no-exec-writable: nothing runs from a writable place */
         struct mount_opt *mounts; /* --ro, --rw, --tmp, --cow, --hide, in the order given */
         size_t n_mounts;
         char **argv; /* the command, NULL-terminated */

@@ -125,8 +125,10 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
                       "read x\n"
                       "clean() {\n"
                       "  [ -n \"$3\" ] || return 0\n"
-                      "  (cd -P /proc/self/fd/$1 && chmod -R u+rwx . && find . -mindepth 1 -delete)\n"
-                      "  [ \"$(stat -c %d:%i -- \"$2\" 2>/dev/null)\" = \"$3\" ] && rmdir -- \"$2\"\n"
+                      "  (cd -P /proc/self/fd/$1 && chmod -R u+rwx . && find . -mindepth 1 "
+                      "-delete)\n"
+                      "  [ \"$(stat -c %d:%i -- \"$2\" 2>/dev/null)\" = \"$3\" ] && rmdir -- "
+                      "\"$2\"\n"
                       "}\n"
                       "clean 3 \"$1\" \"$2\"; clean 4 \"$3\" \"$4\"",
                       "stockade-cleaner", dirs[0], id[0], dirs[1] ? dirs[1] : "", id[1],

@@ -76,7 +76,7 @@ struct supervisor {
                 ino_t ino;
                 bool dir;     /* anything beneath it */
                 bool pattern; /* `path` is an fnmatch(3) pattern of real paths */
-        } *exec_rules;
+        } * exec_rules;
         size_t n_exec_rules;
         struct grants grants; /* the Landlock rules the shim applies (empty without Landlock) */
         /* What the program sees of the file system (walls.c), its host roots open; read-only
@@ -88,10 +88,10 @@ struct supervisor {
          * ...): a base on one of them resolves in the view too (fs_common.c). */
         dev_t special_devs[64];
         size_t n_special_devs;
-        char *scratch;  /* the run's directory on the host (scratch.h) */
-        char *tmp_scratch; /* where the private /tmp and --tmp directories are made (on the
+        char *scratch;          /* the run's directory on the host (scratch.h) */
+        char *tmp_scratch;      /* where the private /tmp and --tmp directories are made (on the
                               host's /tmp or $TMPDIR, not in memory); NULL without them */
-        int ns_fds[3];  /* user and IPC namespaces (IPC_NS_USERNS), the mount namespace
+        int ns_fds[3];          /* user and IPC namespaces (IPC_NS_USERNS), the mount namespace
                            (private directories): until the fork */
         struct mnt_bind *binds; /* the mount namespace's binds (shim/mntns.h) */
         char *cwd;              /* where the command starts (the shim goes there again in

@@ -28,12 +28,12 @@ struct exec_judged {
 
 struct tracee {
         pid_t tid;
-        int pidfd;          /* PIDFD_THREAD pidfd of this task; -1 when the kernel has none */
-        pid_t tgid;         /* its thread group, kept only when pidfd is -1 (see ptrace.c) */
-        bool live;          /* slot in use */
-        bool gone;          /* tombstone: keeps probe chains intact */
-        bool attached;      /* we have seen its first ptrace stop */
-        bool pending_clone; /* a fork/clone it asked for is approved but not yet seen */
+        int pidfd;               /* PIDFD_THREAD pidfd of this task; -1 when the kernel has none */
+        pid_t tgid;              /* its thread group, kept only when pidfd is -1 (see ptrace.c) */
+        bool live;               /* slot in use */
+        bool gone;               /* tombstone: keeps probe chains intact */
+        bool attached;           /* we have seen its first ptrace stop */
+        bool pending_clone;      /* a fork/clone it asked for is approved but not yet seen */
         struct exec_judged exec; /* its last exec, as judged */
 };
 

@@ -306,7 +306,6 @@ static int strings(struct pctx *c, yaml_node_t *v, const char *what)
         return 0;
 }
 
-
 static const struct pkey exec_keys[] = {
         {"allow", key_each, "allow-exec", NULL},
         {"no_writable", key_switch, "no-exec-writable", NULL},

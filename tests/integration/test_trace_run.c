@@ -181,13 +181,14 @@ static void sandbox_cannot_open_the_trace(void **state)
 static void show_escapes_program_strings(void **state)
 {
         const char *t = path_of("esc.trace");
-        struct run_result r = run((const char *[]){
-                "--trace", t, "--", "python3", "-c",
-                "import os, shutil, subprocess\n"
-                "n = '/tmp/esc\\x1b]0;PWNED\\x07\\x1b[2J\\n   0.000001 1      +++ exited with 0 +++'\n"
-                "shutil.copy('/bin/true', n); os.chmod(n, 0o755)\n"
-                "subprocess.run([n]); os.unlink(n)",
-                NULL});
+        struct run_result r =
+                run((const char *[]){"--trace", t, "--", "python3", "-c",
+                                     "import os, shutil, subprocess\n"
+                                     "n = '/tmp/esc\\x1b]0;PWNED\\x07\\x1b[2J\\n   0.000001 1      "
+                                     "+++ exited with 0 +++'\n"
+                                     "shutil.copy('/bin/true', n); os.chmod(n, 0o755)\n"
+                                     "subprocess.run([n]); os.unlink(n)",
+                                     NULL});
 
         assert_int_equal(r.exit_code, 0);
         runner_free(&r);

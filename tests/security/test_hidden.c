@@ -225,8 +225,8 @@ static void the_rest_reads(void **state)
                    "done; ls -a ~/.ssh || echo ssh-absent",
                    &r);
         if (r.exit_code != 0 || !strstr(r.out, "visible-notes") || !strstr(r.out, "visible-conf") ||
-            !strstr(r.out, "notes.txt") || !strstr(r.out, "app.conf") ||
-            !strstr(r.out, "py-ok") || !strstr(r.out, "ssh-absent"))
+            !strstr(r.out, "notes.txt") || !strstr(r.out, "app.conf") || !strstr(r.out, "py-ok") ||
+            !strstr(r.out, "ssh-absent"))
                 fail_msg("exit %d: %s %s", r.exit_code, r.out, r.err);
         if (strstr(r.out, ".ssh") || strstr(r.out, ".aws") || strstr(r.out, "id_rsa") ||
             strstr(r.out, "leak"))
