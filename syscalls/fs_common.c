@@ -1,6 +1,8 @@
 #include "syscalls/fs_common.h"
 #include "supervisor/vfs/view.h"
 #include "supervisor/notify.h"
+#include "supervisor/tmem.h"
+#include "supervisor/tfd.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -15,15 +17,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
-long fs_status_field(pid_t tid, const char *field, int base)
+long fs_proc_field(const char *path, const char *field, int base)
 {
-        char path[48], buf[1024], *p;
+        char buf[1024], *p;
         ssize_t n;
-        int fd;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -1;
         n = read(fd, buf, sizeof(buf) - 1);
@@ -33,6 +32,36 @@ long fs_status_field(pid_t tid, const char *field, int base)
         buf[n] = '\0';
         p = strstr(buf, field);
         return p ? strtol(p + strlen(field), NULL, base) : -1;
+}
+
+/* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
+long fs_status_field(pid_t tid, const char *field, int base)
+{
+        char path[48];
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        return fs_proc_field(path, field, base);
+}
+
+int fs_take_base(struct supervisor *sup, const struct call *call, int dirfd, const char *path,
+                 int *base)
+{
+        pid_t tid = (pid_t)call->req->pid;
+        int fd = AT_FDCWD;
+
+        *base = -1;
+        if (path[0] != '/') {
+                fd = dirfd == AT_FDCWD ? tfd_cwd(tid) : tfd_take(tid, dirfd);
+                if (fd < 0)
+                        return fd;
+        }
+        if (tmem_id_valid(sup->listener, call->req->id) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -ESRCH;
+        }
+        *base = fd;
+        return 0;
 }
 
 /* The caller's umask; 022 if it cannot be read. */

@@ -16,8 +16,18 @@
 
 struct supervisor;
 
+/* A field of a /proc file ("\nPid:" of /proc/self/fdinfo/N), in `base`; -1 if it cannot be
+ * read (a field on the first line is not found: they all follow another). */
+long fs_proc_field(const char *path, const char *field, int base);
 /* A field of /proc/TID/status ("\nUmask:"), in `base`; -1 if it cannot be read. */
 long fs_status_field(pid_t tid, const char *field, int base);
+/* The base of `path`, a copy the handler made of the caller's argument: AT_FDCWD when it is
+ * absolute, else our copy of the caller's dirfd (or cwd for AT_FDCWD). Then ID_VALID: the
+ * copies are the caller's only while it waits for this answer. Returns 0 with *base set, or
+ * -errno (-ESRCH: gone) with *base -1. The caller closes a *base >= 0. */
+struct call;
+int fs_take_base(struct supervisor *sup, const struct call *call, int dirfd, const char *path,
+                 int *base);
 /* The caller's umask; 022 if it cannot be read. */
 mode_t fs_caller_umask(pid_t tid);
 /* The facts the /proc and /dev views need about caller `tid`. Returns 0 or -ESRCH. */

@@ -277,13 +277,9 @@ int fs_exec(struct supervisor *sup, struct call *call)
         r = n < 0 ? (int)n : 0;
         if (r == 0 && n == 0 && !(flags & AT_EMPTY_PATH))
                 r = -ENOENT;
-        if (r == 0 && path[0] == '/')
-                base = AT_FDCWD;
-        else if (r == 0)
-                r = base = dirfd == AT_FDCWD ? tfd_cwd(tid) : tfd_take(tid, dirfd);
-        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
-                r = -ESRCH;
-        if (r >= 0) {
+        if (r == 0)
+                r = fs_take_base(sup, call, dirfd, path, &base);
+        if (r == 0) {
                 trace_call_path(call, at ? 1 : 0, path);
                 r = judge(sup, tid, base, path, flags);
         }

@@ -443,12 +443,8 @@ int fs_look(struct supervisor *sup, struct call *call)
             (lc.op == LK_STAT || lc.op == LK_STATX))
                 n = 0, lc.path[0] = '\0';
         r = n < 0 ? (long)n : 0;
-        if (r == 0 && lc.path[0] == '/')
-                lc.base = AT_FDCWD;
-        else if (r == 0)
-                r = lc.base = lc.dirfd == AT_FDCWD ? tfd_cwd(lc.tid) : tfd_take(lc.tid, lc.dirfd);
-        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
-                r = -ESRCH;
+        if (r == 0)
+                r = fs_take_base(sup, call, lc.dirfd, lc.path, &lc.base);
         if (r < 0) {
                 call_fail(call, (int)-r);
                 return 0;

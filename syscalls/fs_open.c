@@ -485,13 +485,8 @@ int fs_open(struct supervisor *sup, struct call *call)
         oc.mode &= 07777;
         n = tmem_read_string(oc.tid, addr, oc.path, sizeof(oc.path));
         r = n < 0 ? (int)n : n == 0 ? -ENOENT : 0;
-        if (r == 0 && oc.path[0] == '/')
-                oc.base = AT_FDCWD;
-        else if (r == 0)
-                r = oc.base = oc.dirfd == AT_FDCWD ? tfd_cwd(oc.tid) : tfd_take(oc.tid, oc.dirfd);
-        /* The copies are the caller's only while it waits for this answer. */
-        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
-                r = -ESRCH;
+        if (r == 0)
+                r = fs_take_base(sup, call, oc.dirfd, oc.path, &oc.base);
         if (r < 0) {
                 call_fail(call, -r);
                 return 0;

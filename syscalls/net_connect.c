@@ -52,6 +52,7 @@
  * sendto/sendmsg/sendmmsg (net_send.c) and bind (net_bind.c) follow the same line.
  */
 #include "syscalls/net.h"
+#include "syscalls/fs_common.h"
 #include "supervisor/creds.h"
 #include "supervisor/sup.h"
 #include "supervisor/net/netpol.h"
@@ -92,21 +93,12 @@ static long do_connect(int sock, void *arg)
 /* Whether fd `fd` of thread `tid` is close-on-exec (its fdinfo's flags). */
 static bool caller_cloexec(pid_t tid, int fd)
 {
-        char path[64], buf[256], *p;
-        ssize_t n;
-        int f;
+        char path[64];
+        long flags;
 
         snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
-        f = open(path, O_RDONLY | O_CLOEXEC);
-        if (f < 0)
-                return false;
-        n = read(f, buf, sizeof(buf) - 1);
-        close(f);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        p = strstr(buf, "flags:");
-        return p && (strtoul(p + 6, NULL, 8) & O_CLOEXEC);
+        flags = fs_proc_field(path, "\nflags:", 8);
+        return flags > 0 && (flags & O_CLOEXEC);
 }
 
 /*

@@ -14,6 +14,7 @@
  * outside review reached tmux on btrfs, a server in another namespace, and a restarting one).
  */
 #include "syscalls/net.h"
+#include "syscalls/fs_common.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
@@ -141,21 +142,10 @@ int net_unix_served_by_sandbox(struct supervisor *sup, int target)
 /* The number a pidfd designates (its fdinfo's "Pid:"), or -1 for a task that is gone. */
 static pid_t pidfd_number(int pidfd)
 {
-        char path[64], buf[512], *p;
-        ssize_t n;
-        int fd;
+        char path[64];
 
         snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -1;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return -1;
-        buf[n] = '\0';
-        p = strstr(buf, "\nPid:");
-        return p ? (pid_t)strtol(p + 5, NULL, 10) : -1;
+        return (pid_t)fs_proc_field(path, "\nPid:", 10);
 }
 
 int net_unix_peer_ours(struct supervisor *sup, int sock)
