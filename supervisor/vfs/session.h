@@ -1,0 +1,84 @@
+/*
+ * Copy-on-write sessions (`--cow`): where a run's changes to a cow mount are kept until the
+ * user reviews, applies or discards them. Pure file code: no seccomp, no sandbox.
+ *
+ * The store, outside every view:
+ *
+ *   STATE/sessions/NAME/           STATE: --state-dir, else $XDG_STATE_HOME/stockade,
+ *                                  else $HOME/.local/state/stockade
+ *     session                      the metadata (below), written beside and renamed
+ *     lock                         a running stockade holds flock(LOCK_EX) on it
+ *     N/upper                      cow mount N's changes: an overlayfs upper directory
+ *     N/work                       overlayfs's work directory (nothing of ours)
+ *     N/journal                    mount N's baselines, appended (journal.h)
+ *
+ * The upper directory is overlayfs's, always mounted with `userxattr`: a whiteout is a
+ * character device 0/0; a directory that hides what the lower has is opaque, with the xattr
+ * `user.overlay.opaque` = "y"; everything else in it is the new content.
+ *
+ * The metadata file `session`, one key a line, values escaped (journal.h):
+ *
+ *   stockade-session 1
+ *   created SECONDS
+ *   updated SECONDS
+ *   command ARG ARG ...
+ *   mount N SANDBOX HOST
+ *
+ * A file without the first line, or cut before a line's '\n', is damaged: the lines read so
+ * far are kept and `damaged` says so.
+ */
+#ifndef STOCKADE_VFS_SESSION_H
+#define STOCKADE_VFS_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#define SESSION_NAME_MAX 64
+#define SESSION_MOUNTS_MAX 16
+
+struct session_mount {
+        char sandbox[PATH_MAX]; /* where the program sees it */
+        char host[PATH_MAX];    /* the lower tree on the host, where apply writes */
+};
+
+struct session_meta {
+        time_t created, updated;
+        char *command; /* escaped argv, space-separated (malloc'd, may be NULL) */
+        struct session_mount mounts[SESSION_MOUNTS_MAX];
+        size_t n_mounts;
+        bool damaged;
+};
+
+/*
+ * The state directory: `dir` if given, else $XDG_STATE_HOME/stockade, else
+ * $HOME/.local/state/stockade. Writes it to out (PATH_MAX). Returns 0 or -errno (-ENOENT when
+ * neither variable says where).
+ */
+int session_state_dir(const char *dir, char *out);
+
+/* A session name: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
+bool session_name_ok(const char *name);
+
+/* A fresh name: YYYYMMDD-HHMMSS-XXXX (XXXX random hex). */
+void session_make_name(char out[SESSION_NAME_MAX + 1]);
+
+/* STATE/sessions/NAME into out (PATH_MAX); -ENAMETOOLONG. */
+int session_path(const char *state, const char *name, char *out);
+
+/*
+ * Lock the session directory `dir` (creating `lock`): returns the lock fd (O_CLOEXEC), or
+ * -EWOULDBLOCK when a live run holds it, or -errno.
+ */
+int session_lock(const char *dir);
+
+/* Read `dir/session`. Returns 0 (check meta->damaged), -ENOENT, or -errno. */
+int session_meta_read(const char *dir, struct session_meta *meta);
+
+/* Write `dir/session` whole, beside then renamed. Returns 0 or -errno. */
+int session_meta_write(const char *dir, const struct session_meta *meta);
+
+void session_meta_free(struct session_meta *meta);
+
+#endif
