@@ -23,8 +23,9 @@
  *   updated SECONDS
  *   command ARG ARG ...
  *   mount N SANDBOX HOST
+ *   end
  *
- * A file without the first line, or cut before a line's '\n', is damaged: the lines read so
+ * A file without the first line or the last, or cut before a line's '\n', is damaged: the lines read so
  * far are kept and `damaged` says so.
  */
 #ifndef STOCKADE_VFS_SESSION_H
@@ -35,7 +36,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#define SESSION_NAME_MAX 64
+#define SESSION_NAME_MAX   64
 #define SESSION_MOUNTS_MAX 16
 
 struct session_mount {

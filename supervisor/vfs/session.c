@@ -1,0 +1,215 @@
+#include "supervisor/vfs/session.h"
+#include "supervisor/vfs/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/util.h"
+
+int session_state_dir(const char *dir, char *out)
+{
+        const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        int n;
+
+        if (dir && *dir)
+                n = snprintf(out, PATH_MAX, "%s", dir);
+        else if (xdg && xdg[0] == '/')
+                n = snprintf(out, PATH_MAX, "%s/stockade", xdg);
+        else if (home && home[0] == '/')
+                n = snprintf(out, PATH_MAX, "%s/.local/state/stockade", home);
+        else
+                return -ENOENT;
+        return n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+bool session_name_ok(const char *name)
+{
+        size_t n = strlen(name);
+
+        if (n == 0 || n > SESSION_NAME_MAX || name[0] == '.' || name[0] == '-')
+                return false;
+        for (const char *p = name; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+                        return false;
+        return true;
+}
+
+void session_make_name(char out[SESSION_NAME_MAX + 1])
+{
+        time_t now = time(NULL);
+        struct tm tm;
+        unsigned short rnd = 0;
+
+        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+                rnd = (unsigned short)(getpid() ^ now);
+        localtime_r(&now, &tm);
+        snprintf(out, SESSION_NAME_MAX + 1, "%04d%02d%02d-%02d%02d%02d-%04x", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd);
+}
+
+int session_path(const char *state, const char *name, char *out)
+{
+        return snprintf(out, PATH_MAX, "%s/sessions/%s", state, name) >= PATH_MAX ? -ENAMETOOLONG
+                                                                                  : 0;
+}
+
+int session_lock(const char *dir)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
+                return -ENAMETOOLONG;
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int e = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+
+                close(fd);
+                return e;
+        }
+        return fd;
+}
+
+/* "KEY VALUE..." lines; returns 0, or -EINVAL for a line this version does not know. */
+static int meta_line(struct session_meta *m, char *line)
+{
+        char *val = strchr(line, ' ');
+
+        if (!val)
+                return -EINVAL;
+        *val++ = '\0';
+        if (strcmp(line, "created") == 0 || strcmp(line, "updated") == 0) {
+                char *end;
+                long long t = strtoll(val, &end, 10);
+
+                if (*end || end == val)
+                        return -EINVAL;
+                *(line[0] == 'c' ? &m->created : &m->updated) = (time_t)t;
+                return 0;
+        }
+        if (strcmp(line, "command") == 0) {
+                free(m->command);
+                m->command = strdup(val);
+                return m->command ? 0 : -ENOMEM;
+        }
+        if (strcmp(line, "mount") == 0) {
+                char sandbox[PATH_MAX], host[PATH_MAX];
+                unsigned idx;
+
+                if (sscanf(val, "%u %4095s %4095s", &idx, sandbox, host) != 3 ||
+                    idx != m->n_mounts || idx >= SESSION_MOUNTS_MAX ||
+                    journal_unescape(sandbox) < 0 || journal_unescape(host) < 0 ||
+                    sandbox[0] != '/' || host[0] != '/')
+                        return -EINVAL;
+                snprintf(m->mounts[idx].sandbox, PATH_MAX, "%s", sandbox);
+                snprintf(m->mounts[idx].host, PATH_MAX, "%s", host);
+                m->n_mounts++;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+int session_meta_read(const char *dir, struct session_meta *m)
+{
+        char path[PATH_MAX];
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        bool first = true, end = false;
+        FILE *f;
+
+        memset(m, 0, sizeof(*m));
+        if (snprintf(path, sizeof(path), "%s/session", dir) >= (int)sizeof(path))
+                return -ENAMETOOLONG;
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while ((n = getline(&line, &cap, f)) > 0) {
+                if (line[n - 1] != '\n') {
+                        m->damaged = true; /* cut short */
+                        break;
+                }
+                line[n - 1] = '\0';
+                if (end) {
+                        m->damaged = true; /* something after the end */
+                        break;
+                }
+                if (strcmp(line, "end") == 0 && !first) {
+                        end = true;
+                        continue;
+                }
+                if (first) {
+                        first = false;
+                        if (strcmp(line, "stockade-session 1") != 0) {
+                                m->damaged = true;
+                                break;
+                        }
+                        continue;
+                }
+                if (meta_line(m, line) < 0)
+                        m->damaged = true;
+        }
+        if (!end)
+                m->damaged = true; /* empty, or cut at a line's end */
+        fclose(f);
+        return 0;
+}
+
+int session_meta_write(const char *dir, const struct session_meta *m)
+{
+        char path[PATH_MAX], tmp[PATH_MAX];
+        int fd, r = 0;
+        FILE *f;
+
+        if (snprintf(path, sizeof(path), "%s/session", dir) >= (int)sizeof(path) ||
+            snprintf(tmp, sizeof(tmp), "%s/.session.new", dir) >= (int)sizeof(tmp))
+                return -ENAMETOOLONG;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                close(fd);
+                return -ENOMEM;
+        }
+        fprintf(f, "stockade-session 1\ncreated %lld\nupdated %lld\n", (long long)m->created,
+                (long long)m->updated);
+        if (m->command)
+                fprintf(f, "command %s\n", m->command);
+        for (size_t i = 0; i < m->n_mounts; i++) {
+                _cleanup_free_ char *s = journal_escape(m->mounts[i].sandbox);
+                _cleanup_free_ char *h = journal_escape(m->mounts[i].host);
+
+                if (!s || !h) {
+                        r = -ENOMEM;
+                        break;
+                }
+                fprintf(f, "mount %zu %s %s\n", i, s, h);
+        }
+        fputs("end\n", f);
+        if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+                r = r ? r : -errno;
+        if (fclose(f) != 0 && !r)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        return r;
+}
+
+void session_meta_free(struct session_meta *m)
+{
+        free(m->command);
+        m->command = NULL;
+}
