@@ -103,6 +103,15 @@ int landlock_add_grants(int ruleset, const struct grants *g)
         return 0;
 }
 
+int landlock_add_fd_rule(int ruleset, int dirfd, uint64_t access)
+{
+        struct landlock_path_beneath_attr rule = {.allowed_access = access, .parent_fd = dirfd};
+
+        return syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0
+                       ? -errno
+                       : 0;
+}
+
 int landlock_restrict(int ruleset)
 {
         return syscall(SYS_landlock_restrict_self, ruleset, 0) < 0 ? -errno : 0;

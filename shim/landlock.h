@@ -29,6 +29,9 @@ int landlock_abi_version(void);
 /* Every write-type filesystem right the ABI knows: WRITE_FILE, REMOVE_*, MAKE_*, REFER (2),
  * TRUNCATE (3). Not IOCTL_DEV, not read or execute. */
 uint64_t landlock_write_access(int abi);
+
+/* A rule granting `access` beneath the directory `dirfd`. Returns 0 or -errno. */
+int landlock_add_fd_rule(int ruleset, int dirfd, uint64_t access);
 /*
  * A Landlock ruleset for a domain of the sandbox's own. Whatever the ABI, a task in the
  * domain cannot ptrace — nor open /proc/PID/mem, environ, fd/ of — a task outside it; with

@@ -24,6 +24,11 @@ struct mnt_bind {
         char target[PATH_MAX];
         bool make_target; /* create the target directory first (a bind-back inside a
                              private directory, whose content the supervisor made) */
+        /* Instead of a bind: an overlayfs at `target`, `source` its lower, with these upper
+         * and work directories (a copy-on-write mount, supervisor/cow.h), `userxattr`. */
+        bool overlay;
+        char upper[PATH_MAX];
+        char work[PATH_MAX];
 };
 
 /*

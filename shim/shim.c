@@ -94,7 +94,7 @@ static int cmp_int(const void *a, const void *b)
  * inheritable): the program inherits no fd of the supervisor. */
 static void close_fds(const struct shim_args *a)
 {
-        int keep[SHIM_MAX_PASS_FDS + 3];
+        int keep[SHIM_MAX_PASS_FDS + 4 + 16];
         size_t n = 0;
         unsigned from = 3;
 
@@ -105,6 +105,8 @@ static void close_fds(const struct shim_args *a)
         }
         if (a->ns_mnt >= 0)
                 keep[n++] = a->ns_mnt;
+        for (size_t i = 0; i < a->n_rule_fds && n < ARRAY_SIZE(keep); i++)
+                keep[n++] = a->rule_fds[i];
         for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
                 keep[n++] = a->pass_fds[i];
                 if (fcntl(a->pass_fds[i], F_SETFD, 0) < 0)
@@ -227,6 +229,8 @@ static int build_ruleset(const struct shim_args *a)
         if (fd < 0)
                 die(EXIT_STOCKADE, -fd, "create a Landlock ruleset (ABI %d)", a->landlock_abi);
         r = landlock_add_grants(fd, a->grants);
+        for (size_t i = 0; r == 0 && i < a->n_rule_fds; i++)
+                r = landlock_add_fd_rule(fd, a->rule_fds[i], a->rule_fd_access);
         if (r < 0)
                 die(EXIT_STOCKADE, -r, "add the Landlock rules");
         return fd;

@@ -36,6 +36,11 @@ struct shim_args {
         const bool *tty_fds;         /* [3]: which of fds 0-2 become the slave (or pipe) */
         const int *pass_fds;         /* --pass-fd: fds that stay open */
         size_t n_pass_fds;
+        /* Directories granted whole, by fd (O_PATH, opened in the mount namespace): the
+         * copy-on-write overlays, whose inodes no host path names. */
+        const int *rule_fds;
+        size_t n_rule_fds;
+        uint64_t rule_fd_access;
         uid_t uid;
         gid_t gid;
         uint64_t handoff_key; /* the 4th argument of the hand-off write (filter.h) */

@@ -1,5 +1,6 @@
 #include "supervisor/cli.h"
 #include "supervisor/cli_int.h"
+#include "supervisor/vfs/session.h"
 #include "supervisor/env.h"
 #include "supervisor/loop.h"
 #include "supervisor/policy/policy.h"
@@ -105,7 +106,16 @@ const struct opt_def cli_run_opts[] = {
          "a private, empty directory at PATH (an existing directory; `--tmp /tmp` gives the "
          "sandbox a /tmp of its own), removed at the end; needs a mount namespace (root, or "
          "user namespaces)"},
-        {"cow", OPT_COW, V_STRING, "PATH", "a copy-on-write view of PATH (not yet)"},
+        {"cow", OPT_COW, V_STRING, "PATH",
+         "a copy-on-write view of PATH: the sandbox's changes land in a session, PATH stays as "
+         "it is until `stockade apply` (repeatable; the default for the current directory "
+         "where a mount namespace can be made)"},
+        {"session", OPT_SESSION, V_STRING, "NAME",
+         "keep the copy-on-write changes in session NAME (made, or continued if it exists); "
+         "without it a name is made and printed when the run changed anything"},
+        {"state-dir", OPT_STATE_DIR, V_STRING, "DIR",
+         "where sessions are kept (default $XDG_STATE_HOME/stockade, else "
+         "~/.local/state/stockade)"},
         {"allow-exec", OPT_ALLOW_EXEC, V_STRING, "PATH",
          "run only the file PATH, any file beneath the directory PATH, or any file whose real "
          "path matches the pattern PATH (/usr/bin/*) (repeatable); without it any file the "
@@ -358,6 +368,21 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 return 0;
         case OPT_NO_EXEC_WRITABLE:
                 cfg->exec_no_writable = true;
+                return 0;
+        case OPT_SESSION:
+                if (!session_name_ok(arg))
+                        return make_error(err, 0,
+                                          "run: --session: `%s` is not a session name (1-64 of "
+                                          "letters, digits, '.', '_', '-', not starting with "
+                                          "'.' or '-')",
+                                          arg);
+                cfg->session = arg;
+                return 0;
+        case OPT_STATE_DIR:
+                if (arg[0] != '/')
+                        return make_error(err, 0, "run: --state-dir: `%s` is not an absolute path",
+                                          arg);
+                cfg->state_dir = arg;
                 return 0;
         case OPT_KILL_AFTER:
                 dst = &cfg->kill_after_ms;

@@ -22,6 +22,8 @@ enum {
         OPT_RW,
         OPT_TMP,
         OPT_COW,
+        OPT_SESSION,
+        OPT_STATE_DIR,
         OPT_TRACE,
         OPT_TRACE_LEVEL,
         OPT_BACKTRACE,

@@ -318,6 +318,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 for (size_t i = 0; i < sup->n_held; i++)
                         close(sup->held_ptys[i]);
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
+                cow_finish(sup);                /* the same */
                 dns_free(sup);
         }
         return stopped;

@@ -69,6 +69,8 @@ struct config {
         bool exec_no_writable;    /* --no-exec-writable: nothing runs from a writable place */
         struct mount_opt *mounts; /* --ro, --rw, --tmp, --cow, --hide, in the order given */
         size_t n_mounts;
+        const char *session;   /* --session NAME: the cow session to make or continue */
+        const char *state_dir; /* --state-dir DIR: where sessions live */
         char **argv; /* the command, NULL-terminated */
         /* --trace and friends (supervisor/trace.h) */
         const char *trace_path; /* a file, or unix:PATH; NULL: no trace */

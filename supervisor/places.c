@@ -310,6 +310,20 @@ static int file_within(const struct places *p, int fd, const struct stat *st)
         return r;
 }
 
+void places_follow(struct places *p, const char *path, int fd)
+{
+        char real[PATH_MAX];
+        struct stat st;
+
+        if (!realpath(path, real) || fstat(fd, &st) < 0)
+                return;
+        for (size_t i = 0; i < p->n; i++)
+                if (p->v[i].kind == PLACE_TREE && strcmp(p->v[i].path, real) == 0) {
+                        p->v[i].dev = st.st_dev;
+                        p->v[i].ino = st.st_ino;
+                }
+}
+
 int places_contain(const struct places *p, int fd)
 {
         struct stat st;

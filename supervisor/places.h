@@ -66,6 +66,9 @@ void places_free(struct places *p);
 /* Add `path` (symlinks followed) as a place of `kind`, unless it is one already. Returns 0
  * or -1 with *err set; a path that does not exist is an error naming it. */
 int places_add(struct places *p, const char *path, enum place_kind kind, struct error *err);
+/* The place that is `path` is now the directory `fd` designates (a copy-on-write mount's
+ * overlay, which the sandbox writes through): it is judged by that inode. */
+void places_follow(struct places *p, const char *path, int fd);
 /* Forget the place that is `path` (it became read-only or hidden), if any. */
 void places_remove(struct places *p, const char *path);
 

@@ -5,6 +5,7 @@
 #include "supervisor/loop.h"
 #include "supervisor/notify.h"
 #include "supervisor/ptrace.h"
+#include "supervisor/grants.h"
 #include "supervisor/scratch.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
@@ -162,6 +163,8 @@ static int enter_own_domain(struct supervisor *sup, struct error *err)
         if (fd < 0)
                 return make_error(err, -fd, "create the supervisor's Landlock ruleset");
         r = landlock_add_grants(fd, &sup->grants);
+        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++)
+                r = landlock_add_fd_rule(fd, sup->cow_roots[i], sup->cow_access);
         if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 r = -errno;
         if (r == 0)
@@ -214,7 +217,10 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .tty_pipes = sup->tty.pipes,
                                       .tty_fds = sup->tty.slave_fd,
                                       .pass_fds = plan->cfg->pass_fds,
-                                      .n_pass_fds = plan->cfg->n_pass_fds};
+                                      .n_pass_fds = plan->cfg->n_pass_fds,
+                                      .rule_fds = sup->cow_roots,
+                                      .n_rule_fds = sup->n_cow_roots,
+                                      .rule_fd_access = sup->cow_access};
                 close(sv[0]);
                 /* The supervisor raised its own limit to hold a pidfd per task. */
                 if (sup->nofile.rlim_max)
@@ -251,6 +257,8 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                 return r;
         if (root >= 0)
                 sup->places.root_fd = root; /* kept for the run */
+        sup->cow_access = grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR |
+                          landlock_write_access(sup->layers.landlock_abi);
         /* Every mount of the view resolves from inside: two fds of one directory on
          * different mounts (ours and the sandbox's copy) would make a rename between them
          * EXDEV. */
@@ -260,8 +268,8 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
                 int fd;
 
-                if (m->host_fd < 0 ||
-                    (m->mode != VFS_RO && m->mode != VFS_RW && m->mode != VFS_TMP))
+                if (m->host_fd < 0 || (m->mode != VFS_RO && m->mode != VFS_RW &&
+                                       m->mode != VFS_TMP && m->mode != VFS_COW))
                         continue;
                 fd = (int)syscall(SYS_openat2, root, m->sandbox, &how, sizeof(how));
                 if (fd < 0) {
@@ -271,6 +279,14 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                 }
                 close(m->host_fd);
                 m->host_fd = fd;
+                if (m->mode == VFS_COW) {
+                        /* The overlay is what the sandbox writes through: judged, and
+                         * granted to Landlock, by its own inode (the walk from a file in it
+                         * never meets the host directory it hides). */
+                        places_follow(&sup->places, m->host, fd);
+                        if (sup->n_cow_roots < ARRAY_SIZE(sup->cow_roots))
+                                sup->cow_roots[sup->n_cow_roots++] = fd;
+                }
         }
         for (k = 0; k < sup->n_binds; k++)
                 if (targets[k] >= 0)

@@ -6,6 +6,7 @@
 #include "supervisor/layers.h"
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
+#include "supervisor/cow.h"
 #include "supervisor/places.h"
 #include "shim/mntns.h"
 #include "supervisor/tracee.h"
@@ -82,6 +83,10 @@ struct supervisor {
         /* What the program sees of the file system (walls.c), its host roots open; read-only
          * after the spawn, like `places`. The emulated path calls resolve in it. */
         struct vfs_view view;
+        struct cow_state cow; /* the copy-on-write mounts and their session (cow.h) */
+        int cow_roots[16];    /* their overlays' roots (the view's fds): Landlock rules */
+        size_t n_cow_roots;
+        uint64_t cow_access;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
         dev_t devpts_dev;        /* st_dev of /dev/pts: the sandbox's ptys are there */
         /* st_dev of every mount at or beneath /proc and /dev (devpts, binfmt_misc, mqueue,

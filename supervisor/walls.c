@@ -67,8 +67,12 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                                           m->origin, m->sandbox);
                 return 0;
         }
-        if (m->mode == VFS_COW)
-                return make_error(err, 0, "run: %s: copy-on-write is not yet supported", m->origin);
+        if (m->mode == VFS_COW && !private_dirs)
+                return make_error(err, 0,
+                                  "run: %s: copy-on-write needs a mount namespace, which this "
+                                  "host does not give (no user namespaces for this user); use "
+                                  "--rw or --ro",
+                                  m->origin);
         if (m->mode == VFS_HIDDEN)
                 return 0;
         if (strcmp(m->host, m->sandbox) != 0)
@@ -100,7 +104,7 @@ static int no_host_paths_beneath(struct vfs_view *v, bool verbose, struct error 
                 for (size_t j = 0; j < v->n_mounts; j++) {
                         const struct vfs_mount *b = &v->mounts[j];
 
-                        if ((b->mode != VFS_RO && b->mode != VFS_RW) ||
+                        if ((b->mode != VFS_RO && b->mode != VFS_RW && b->mode != VFS_COW) ||
                             !vfs_path_has_prefix(b->sandbox, m->sandbox) ||
                             strcmp(b->sandbox, m->sandbox) == 0)
                                 continue;
@@ -131,7 +135,9 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                                 .cwd = cwd,
                                 .uid = getuid(),
                                 .is_root = geteuid() == 0,
-                                .tmp = private_dirs ? NULL : "/tmp"};
+                                .tmp = private_dirs ? NULL : "/tmp",
+                                /* copy-on-write needs the namespace too */
+                                .cwd_cow = private_dirs};
         int r = vfs_default_view(view, &d);
 
         if (r < 0)
@@ -209,14 +215,15 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
         for (size_t i = p->n; i-- > 0;) {
                 const struct vfs_mount *m = vfs_view_find(v, p->v[i].path);
                 if (p->v[i].kind == PLACE_TREE && m && m->mode != VFS_RW && m->mode != VFS_TMP &&
-                    strcmp(m->sandbox, p->v[i].path) == 0)
+                    m->mode != VFS_COW && strcmp(m->sandbox, p->v[i].path) == 0)
                         places_remove(p, p->v[i].path);
         }
         for (size_t i = 0; i < v->n_mounts; i++) {
                 const struct vfs_mount *m = &v->mounts[i];
                 char real[PATH_MAX];
 
-                if (m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN)
+                if (m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN &&
+                    m->mode != VFS_COW)
                         continue;
                 if (m->pattern) {
                         if (carve_matches(p, m, err) < 0)
@@ -227,7 +234,7 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
                         continue;
                 if (!realpath(m->sandbox, real))
                         return make_error(err, errno, "run: %s: `%s`", m->origin, m->sandbox);
-                if (m->mode == VFS_RW) {
+                if (m->mode == VFS_RW || m->mode == VFS_COW) {
                         if (places_add(p, real, PLACE_TREE, err) < 0)
                                 return -1;
                 } else if (in_tree(p, real) && places_add(p, real, PLACE_RO, err) < 0) {
@@ -407,10 +414,11 @@ int walls_setup(struct supervisor *sup, struct error *err)
                            err) < 0 ||
             scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
-            apply_to_places(&sup->places, view, err) < 0 ||
+            cow_hide_state(sup, view, err) < 0 || apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||
             vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
-            setup_private_dirs(sup, view, err) < 0 || fs_exec_prepare(sup, err) < 0)
+            setup_private_dirs(sup, view, err) < 0 || cow_setup(sup, err) < 0 ||
+            fs_exec_prepare(sup, err) < 0)
                 return -1;
         sup->cwd = xstrdup(cwd);
         if (!sup->layers.landlock_abi) {

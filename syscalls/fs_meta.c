@@ -316,6 +316,8 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
                 r = perform(m, target) < 0 ? -errno : 0;
                 creds_leave(&saved);
         }
+        if (r == 0)
+                cow_note_fd(sup, target); /* what the host has there, for apply (cow.h) */
         if (r < 0)
                 call_fail(call, (int)-r);
         else

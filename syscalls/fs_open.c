@@ -496,6 +496,9 @@ int fs_open(struct supervisor *sup, struct call *call)
         fd = dns_view_open(sup, oc.path, oc.flags, fd); /* resolv.conf: supervisor/dns.h */
         if (oc.base >= 0)
                 close(oc.base);
+        /* A copy-on-write file opened to change: what the host has there, for apply. */
+        if (fd >= 0 && ((oc.flags & O_ACCMODE) != O_RDONLY || (oc.flags & O_TRUNC)))
+                cow_note_fd(sup, fd);
         if (fd < 0)
                 call_fail(call, -fd);
         else {

@@ -273,6 +273,12 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
         }
         r = r < 0 ? -errno : 0;
         fs_as_leave(&as);
+        /* What a copy-on-write mount's lower has at a name removed or replaced, for apply
+         * (cow.h); a name made anew needs nothing. */
+        if (r == 0 && (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME))
+                cow_note_at(sup, a->parent, a->last);
+        if (r == 0 && pc->op == OP_RENAME)
+                cow_note_at(sup, b->parent, b->last);
         return (int)r;
 }
 

@@ -156,9 +156,7 @@ static int fs_check_path(struct pctx *c, const struct fs_entry *e, enum vfs_mode
 /* What the mount flags refuse as "not yet" (walls.c, check_enforceable), refused here too. */
 static bool fs_not_yet(struct pctx *c, const struct fs_entry *e, enum vfs_mode mode)
 {
-        if (mode == VFS_COW)
-                policy_not_yet(c, e->access_node, "filesystem: access cow");
-        else if (e->source && strcmp(e->source, e->path) != 0)
+        if (e->source && strcmp(e->source, e->path) != 0)
                 policy_not_yet(c, e->source_node,
                                "filesystem.source: a sandbox path other than the host path");
         else

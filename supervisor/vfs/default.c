@@ -128,6 +128,6 @@ int vfs_default_view(struct vfs_view *v, const struct vfs_default *d)
                 r = add(v, VFS_PROC, "/proc", NULL, NULL);
         /* Writing anywhere on the host is never a default, even when started from "/". */
         if (r >= 0 && strcmp(cwd, "/") != 0)
-                r = add(v, VFS_RW, cwd, cwd, NULL);
+                r = add(v, d->cwd_cow ? VFS_COW : VFS_RW, cwd, cwd, NULL);
         return r < 0 ? r : add_hidden(v, home, d->uid, d->is_root);
 }

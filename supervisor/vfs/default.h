@@ -10,7 +10,8 @@
 
 struct vfs_default {
         const char *home; /* the user's home directory, absolute */
-        const char *cwd;  /* the working directory, absolute: mounted rw */
+        const char *cwd;  /* the working directory, absolute: mounted rw, or cow */
+        bool cwd_cow;     /* the working directory copy-on-write (where it can be) */
         uid_t uid;        /* names the user's runtime directory /run/user/UID, hidden */
         bool is_root;     /* running as root: /root is the user's own and stays */
         const char *tmp;  /* the host directory behind the sandbox's /tmp; NULL: a private one,

@@ -120,9 +120,6 @@ static int open_tmp_dir(struct vfs_mount *m, const char *scratch, struct error *
 static int open_mount(struct vfs_mount *m, const char *scratch, struct error *err)
 {
         switch (m->mode) {
-        case VFS_COW:
-                return make_error(err, 0, "%s: copy-on-write mounts are not yet supported",
-                                  m->origin);
         case VFS_HIDDEN:
         case VFS_DEV:
         case VFS_PROC:
@@ -133,6 +130,7 @@ static int open_mount(struct vfs_mount *m, const char *scratch, struct error *er
                 break;
         case VFS_RO:
         case VFS_RW:
+        case VFS_COW: /* the lower; the run reopens it in its namespace, as the overlay */
                 break;
         }
         /* The user's own path, so symlinks in it are followed, once: from here on the mount

@@ -1,0 +1,524 @@
+#include "supervisor/cow.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim/mntns.h"
+#include "supervisor/error.h"
+#include "supervisor/options.h"
+#include "supervisor/sup.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/journal.h"
+#include "supervisor/vfs/mount.h"
+#include "supervisor/vfs/path.h"
+#include "supervisor/vfs/view.h"
+
+/* ---- the set of noted paths -------------------------------------------------------------- */
+
+static size_t str_hash(const char *s)
+{
+        size_t h = 1469598103934665603ULL;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        return h;
+}
+
+static bool noted_has(const struct cow_mount *m, const char *rel)
+{
+        if (!m->cap_noted)
+                return false;
+        for (size_t i = str_hash(rel) & (m->cap_noted - 1);; i = (i + 1) & (m->cap_noted - 1)) {
+                if (!m->noted[i])
+                        return false;
+                if (strcmp(m->noted[i], rel) == 0)
+                        return true;
+        }
+}
+
+static void noted_put(struct cow_mount *m, const char *rel)
+{
+        if ((m->n_noted + 1) * 2 > m->cap_noted) {
+                size_t cap = m->cap_noted ? m->cap_noted * 2 : 256;
+                char **v = xcalloc(cap, sizeof(*v));
+
+                for (size_t i = 0; i < m->cap_noted; i++) {
+                        size_t j;
+
+                        if (!m->noted[i])
+                                continue;
+                        for (j = str_hash(m->noted[i]) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
+                                ;
+                        v[j] = m->noted[i];
+                }
+                free(m->noted);
+                m->noted = v;
+                m->cap_noted = cap;
+        }
+        for (size_t i = str_hash(rel) & (m->cap_noted - 1);; i = (i + 1) & (m->cap_noted - 1))
+                if (!m->noted[i]) {
+                        m->noted[i] = xstrdup(rel);
+                        m->n_noted++;
+                        return;
+                }
+}
+
+/* ---- before the run ---------------------------------------------------------------------- */
+
+/* DIR/NAME into out (PATH_MAX); false when too long. */
+static bool join(char *out, const char *dir, const char *name)
+{
+        return snprintf(out, PATH_MAX, "%s/%s", dir, name) < PATH_MAX;
+}
+
+static bool has_cow(const struct vfs_view *v)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].mode == VFS_COW)
+                        return true;
+        return false;
+}
+
+/* mkdir -p, each new directory 0700. */
+static int make_dirs(const char *path)
+{
+        char p[PATH_MAX];
+
+        snprintf(p, sizeof(p), "%s", path);
+        for (char *s = p + 1;; s++)
+                if (*s == '/' || *s == '\0') {
+                        char c = *s;
+
+                        *s = '\0';
+                        if (mkdir(p, 0700) < 0 && errno != EEXIST)
+                                return -errno;
+                        *s = c;
+                        if (!c)
+                                return 0;
+                }
+}
+
+int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *err)
+{
+        struct cow_state *c = &sup->cow;
+        char canon[PATH_MAX];
+        struct vfs_mount m;
+        int r;
+
+        if (!has_cow(view))
+                return 0;
+        r = session_state_dir(sup->cfg->state_dir, c->state);
+        if (r < 0)
+                return make_error(err, -r,
+                                  "run: copy-on-write: no place for sessions (give --state-dir, "
+                                  "or set XDG_STATE_HOME or HOME)");
+        r = make_dirs(c->state);
+        if (r < 0)
+                return make_error(err, -r, "run: copy-on-write: the state directory `%s`",
+                                  c->state);
+        /* The sandbox never sees a session, its own included. */
+        if (!realpath(c->state, canon) ||
+            vfs_mount_init(&m, VFS_HIDDEN, canon, NULL, "--state-dir") < 0)
+                return make_error(err, errno, "run: the state directory `%s`", c->state);
+        snprintf(c->state, sizeof(c->state), "%s", canon);
+        vfs_view_add(view, &m);
+        return 0;
+}
+
+/* The upper directory's root is the merged root's face (mode, owner): the lower's. */
+static int make_upper(const char *upper, int lower_fd)
+{
+        struct stat st;
+
+        if (mkdir(upper, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if (fstat(lower_fd, &st) < 0)
+                return -errno;
+        if (geteuid() == 0 && chown(upper, st.st_uid, st.st_gid) < 0)
+                return -errno;
+        return chmod(upper, st.st_mode & 07777) < 0 ? -errno : 0;
+}
+
+static char *command_line(char **argv)
+{
+        size_t len = 1;
+        char *s;
+
+        for (char **a = argv; a && *a; a++) {
+                _cleanup_free_ char *e = journal_escape(*a);
+
+                len += strlen(e ? e : "") + 1;
+        }
+        s = xcalloc(1, len);
+        for (char **a = argv; a && *a; a++) {
+                _cleanup_free_ char *e = journal_escape(*a);
+
+                if (a != argv)
+                        strcat(s, " ");
+                strcat(s, e ? e : "");
+        }
+        return s;
+}
+
+/* The session's directory: made (a new name), or continued (--session of an existing one). */
+static int open_session(struct cow_state *c, const struct config *cfg, struct error *err)
+{
+        char sessions[PATH_MAX];
+
+        for (int tries = 0;; tries++) {
+                if (cfg->session)
+                        snprintf(c->name, sizeof(c->name), "%s", cfg->session);
+                else
+                        session_make_name(c->name);
+                if (session_path(c->state, c->name, c->dir) < 0)
+                        return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
+                if (join(sessions, c->state, "sessions") && make_dirs(sessions) == 0 &&
+                    mkdir(c->dir, 0700) == 0)
+                        break;
+                if (errno != EEXIST)
+                        return make_error(err, errno, "run: session `%s`: cannot create `%s`",
+                                          c->name, c->dir);
+                if (cfg->session) {
+                        c->existed = true;
+                        break;
+                }
+                if (tries > 20)
+                        return make_error(err, EEXIST, "run: cannot make a session name");
+        }
+        c->named = cfg->session != NULL;
+        c->lock_fd = session_lock(c->dir);
+        if (c->lock_fd == -EWOULDBLOCK)
+                return make_error(err, 0, "run: session `%s` is in use by a running stockade",
+                                  c->name);
+        if (c->lock_fd < 0)
+                return make_error(err, -c->lock_fd, "run: session `%s`: lock", c->name);
+        return 0;
+}
+
+/* A continued session must be over the same mounts. */
+static int check_same_mounts(const struct cow_state *c, const struct session_meta *old,
+                             struct error *err)
+{
+        if (old->damaged || old->n_mounts != c->n)
+                return make_error(err, 0,
+                                  "run: session `%s` %s (it has %zu copy-on-write mount%s, this "
+                                  "run %zu)",
+                                  c->name, old->damaged ? "is damaged" : "does not match this run",
+                                  old->n_mounts, old->n_mounts == 1 ? "" : "s", c->n);
+        for (size_t i = 0; i < c->n; i++)
+                if (strcmp(old->mounts[i].sandbox, c->m[i].sandbox) != 0 ||
+                    strcmp(old->mounts[i].host, c->m[i].host) != 0)
+                        return make_error(err, 0,
+                                          "run: session `%s` was made for --cow %s:%s; this run "
+                                          "has --cow %s:%s",
+                                          c->name, old->mounts[i].host, old->mounts[i].sandbox,
+                                          c->m[i].host, c->m[i].sandbox);
+        return 0;
+}
+
+static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
+{
+        struct cow_mount *m = &c->m[i];
+        char dir[PATH_MAX], jpath[PATH_MAX], idx[24];
+        struct journal j;
+        int r;
+
+        snprintf(idx, sizeof(idx), "%zu", i);
+        if (!join(dir, c->dir, idx) || !join(m->upper, dir, "upper") ||
+            !join(m->work, dir, "work") || !join(jpath, dir, "journal"))
+                return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
+        m->lower_fd = open(m->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (m->lower_fd < 0)
+                return make_error(err, errno, "run: --cow: `%s`", m->host);
+        if ((mkdir(dir, 0700) < 0 && errno != EEXIST) ||
+            (r = make_upper(m->upper, m->lower_fd)) < 0 ||
+            (mkdir(m->work, 0700) < 0 && errno != EEXIST))
+                return make_error(err, errno, "run: session `%s`: `%s`", c->name, dir);
+        m->journal_fd = open(jpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (m->journal_fd < 0)
+                return make_error(err, errno, "run: session `%s`: `%s`", c->name, jpath);
+        r = journal_load(&j, jpath);
+        if (r < 0)
+                return make_error(err, -r, "run: session `%s`: `%s`", c->name, jpath);
+        for (size_t k = 0; k < j.n; k++)
+                noted_put(m, j.v[k].path);
+        journal_free(&j);
+        return 0;
+}
+
+int cow_setup(struct supervisor *sup, struct error *err)
+{
+        struct cow_state *c = &sup->cow;
+        struct session_meta meta = {0}, old = {0};
+        int r;
+
+        pthread_mutex_init(&c->lock, NULL);
+        c->lock_fd = -1;
+        for (size_t i = 0; i < sup->view.n_mounts; i++) {
+                const struct vfs_mount *vm = &sup->view.mounts[i];
+
+                if (vm->mode != VFS_COW)
+                        continue;
+                if (c->n == SESSION_MOUNTS_MAX)
+                        return make_error(err, 0, "run: at most %d copy-on-write mounts",
+                                          SESSION_MOUNTS_MAX);
+                if (!sup->layers.mntns)
+                        return make_error(err, 0,
+                                          "run: %s: copy-on-write needs a mount namespace, which "
+                                          "this host does not give (no user namespaces for this "
+                                          "user); use --rw or --ro",
+                                          vm->origin);
+                snprintf(c->m[c->n].sandbox, PATH_MAX, "%s", vm->sandbox);
+                snprintf(c->m[c->n].host, PATH_MAX, "%s", vm->host);
+                c->m[c->n].lower_fd = c->m[c->n].journal_fd = -1;
+                c->n++;
+        }
+        if (!c->n)
+                return 0;
+        if (open_session(c, sup->cfg, err) < 0)
+                return -1;
+        if (c->existed) {
+                r = session_meta_read(c->dir, &old);
+                if (r < 0) {
+                        make_error(err, -r, "run: session `%s`: its metadata", c->name);
+                        goto fail;
+                }
+                r = check_same_mounts(c, &old, err);
+                meta.created = old.created;
+                session_meta_free(&old);
+                if (r < 0)
+                        goto fail;
+        } else {
+                meta.created = time(NULL);
+        }
+        meta.updated = time(NULL);
+        meta.command = command_line(sup->cfg->argv);
+        for (size_t i = 0; i < c->n; i++) {
+                meta.mounts[i] = (struct session_mount){{0}, {0}};
+                snprintf(meta.mounts[i].sandbox, PATH_MAX, "%s", c->m[i].sandbox);
+                snprintf(meta.mounts[i].host, PATH_MAX, "%s", c->m[i].host);
+                if (open_mount_state(c, i, err) < 0)
+                        goto fail;
+        }
+        meta.n_mounts = c->n;
+        r = session_meta_write(c->dir, &meta);
+        session_meta_free(&meta);
+        if (r < 0) {
+                make_error(err, -r, "run: session `%s`: write its metadata", c->name);
+                goto fail;
+        }
+        for (size_t i = 0; i < c->n; i++) {
+                struct mnt_bind *b;
+
+                sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
+                b = &sup->binds[sup->n_binds++];
+                memset(b, 0, sizeof(*b));
+                snprintf(b->source, sizeof(b->source), "%s", c->m[i].host);
+                snprintf(b->target, sizeof(b->target), "%s", c->m[i].sandbox);
+                snprintf(b->upper, sizeof(b->upper), "%s", c->m[i].upper);
+                snprintf(b->work, sizeof(b->work), "%s", c->m[i].work);
+                b->overlay = true;
+        }
+        return 0;
+fail:
+        session_meta_free(&meta);
+        cow_finish(sup);
+        return -1;
+}
+
+/* ---- during the run ---------------------------------------------------------------------- */
+
+/* The cow mount `path` (a sandbox path) lies in, with the relative rest; NULL if none or
+ * the mount's root itself. */
+static struct cow_mount *find(struct cow_state *c, const char *path, const char **rel)
+{
+        for (size_t i = 0; i < c->n; i++) {
+                size_t n = strlen(c->m[i].sandbox);
+
+                if (n == 1 && path[0] == '/' && path[1]) { /* a cow mount at / */
+                        *rel = path + 1;
+                        return &c->m[i];
+                }
+                if (strncmp(path, c->m[i].sandbox, n) == 0 && path[n] == '/' && path[n + 1]) {
+                        *rel = path + n + 1;
+                        return &c->m[i];
+                }
+        }
+        return NULL;
+}
+
+static void note(struct cow_state *c, const char *path)
+{
+        const char *rel;
+        struct cow_mount *m = find(c, path, &rel);
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS};
+        struct journal_rec rec;
+        int fd;
+
+        if (!m)
+                return;
+        pthread_mutex_lock(&c->lock);
+        if (noted_has(m, rel))
+                goto out;
+        fd = (int)syscall(SYS_openat2, m->lower_fd, rel, &how, sizeof(how));
+        if (fd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        noted_put(m, rel); /* not in the lower: nothing to keep */
+                goto out;
+        }
+        if (journal_describe(fd, rel, &rec) == 0) {
+                if (journal_append(m->journal_fd, &rec) == 0)
+                        noted_put(m, rel);
+                journal_rec_free(&rec);
+        }
+        close(fd);
+out:
+        pthread_mutex_unlock(&c->lock);
+}
+
+static bool fd_path(int fd, char *out, size_t size)
+{
+        char proc[48];
+        ssize_t n;
+
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        n = readlink(proc, out, size - 1);
+        if (n <= 0 || (size_t)n >= size - 1 || out[0] != '/')
+                return false;
+        out[n] = '\0';
+        /* an unlinked object has no path to note */
+        return !(n > 10 && strcmp(out + n - 10, " (deleted)") == 0);
+}
+
+void cow_note_fd(struct supervisor *sup, int fd)
+{
+        char path[PATH_MAX];
+
+        if (sup->cow.n && fd_path(fd, path, sizeof(path)))
+                note(&sup->cow, path);
+}
+
+void cow_note_at(struct supervisor *sup, int dirfd, const char *name)
+{
+        char path[PATH_MAX], last[PATH_MAX];
+        size_t n, len;
+
+        if (!sup->cow.n || !fd_path(dirfd, path, sizeof(path)))
+                return;
+        snprintf(last, sizeof(last), "%s", name);
+        for (n = strlen(last); n > 1 && last[n - 1] == '/'; n--)
+                last[n - 1] = '\0';
+        if (!last[0] || strchr(last, '/') || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
+                return;
+        len = strlen(path);
+        if (len + 1 + strlen(last) >= sizeof(path))
+                return;
+        snprintf(path + len, sizeof(path) - len, "%s%s", strcmp(path, "/") ? "/" : "", last);
+        note(&sup->cow, path);
+}
+
+/* ---- after the run ----------------------------------------------------------------------- */
+
+/* Whether the directory holds anything. */
+static bool has_entries(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        bool any = false;
+
+        while (d && !any && (e = readdir(d)))
+                any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        if (d)
+                closedir(d);
+        return any;
+}
+
+/* Remove what a new session made and did not use: empty directories and the files we made. */
+static void remove_unused(struct cow_state *c)
+{
+        char p[PATH_MAX], d[PATH_MAX], idx[24];
+
+        for (size_t i = 0; i < c->n; i++) {
+                snprintf(idx, sizeof(idx), "%zu", i);
+                if (!join(d, c->dir, idx))
+                        continue;
+                if (join(p, d, "work/work")) {
+                        chmod(p, 0700); /* overlayfs makes it mode 000 */
+                        rmdir(p);
+                }
+                if (join(p, d, "work"))
+                        rmdir(p);
+                if (join(p, d, "upper"))
+                        rmdir(p);
+                if (join(p, d, "journal"))
+                        unlink(p);
+                rmdir(d);
+        }
+        if (join(p, c->dir, "session"))
+                unlink(p);
+        if (join(p, c->dir, "lock"))
+                unlink(p);
+        rmdir(c->dir);
+}
+
+void cow_finish(struct supervisor *sup)
+{
+        struct cow_state *c = &sup->cow;
+        bool changed = false;
+
+        if (!c->n || !c->dir[0])
+                return;
+        for (size_t i = 0; i < c->n; i++) {
+                struct stat st;
+
+                changed |= c->m[i].upper[0] && has_entries(c->m[i].upper);
+                if (c->m[i].journal_fd >= 0 && fstat(c->m[i].journal_fd, &st) == 0)
+                        changed |= st.st_size > 0;
+        }
+        if (!changed && !c->named && !c->existed) {
+                remove_unused(c);
+        } else {
+                struct session_meta meta;
+
+                if (session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
+                        meta.updated = time(NULL);
+                        session_meta_write(c->dir, &meta);
+                }
+                session_meta_free(&meta);
+                if (changed && !sup->cfg->quiet)
+                        fprintf(stderr,
+                                "stockade: the changes are in session %s: review them with "
+                                "`stockade diff %s`, then `stockade apply %s` or `stockade "
+                                "discard %s`\n",
+                                c->name, c->name, c->name, c->name);
+        }
+        for (size_t i = 0; i < c->n; i++) {
+                struct cow_mount *m = &c->m[i];
+
+                if (m->lower_fd >= 0)
+                        close(m->lower_fd);
+                if (m->journal_fd >= 0)
+                        close(m->journal_fd);
+                m->lower_fd = m->journal_fd = -1;
+                for (size_t k = 0; k < m->cap_noted; k++)
+                        free(m->noted[k]);
+                free(m->noted);
+                m->noted = NULL;
+                m->n_noted = m->cap_noted = 0;
+        }
+        if (c->lock_fd >= 0)
+                close(c->lock_fd); /* last: the session is consistent */
+        c->lock_fd = -1;
+        c->dir[0] = '\0';
+}

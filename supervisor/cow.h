@@ -1,0 +1,70 @@
+/*
+ * The copy-on-write mounts of a run (`--cow`, the default view's current directory): each
+ * is an overlayfs in the sandbox's mount namespace (shim/mntns.c), its lower the host tree,
+ * its upper and work directories in the run's session (supervisor/vfs/session.h). The
+ * kernel merges, lists and copies up; the supervisor only writes the journal: after each
+ * change it performs beneath a cow mount, what the lower object is (cow_note_*), so that
+ * `stockade apply` can tell a host file that changed since.
+ */
+#ifndef STOCKADE_COW_H
+#define STOCKADE_COW_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "supervisor/vfs/session.h"
+
+struct supervisor;
+struct error;
+struct vfs_view;
+
+struct cow_mount {
+        char sandbox[PATH_MAX];
+        char host[PATH_MAX];
+        char upper[PATH_MAX], work[PATH_MAX];
+        int lower_fd;   /* O_PATH of the host tree, in the host's namespace */
+        int journal_fd; /* O_APPEND */
+        /* The relative paths already in the journal (or known absent from the lower): an
+         * open-addressing set of strings, under `lock`. */
+        char **noted;
+        size_t n_noted, cap_noted;
+};
+
+struct cow_state {
+        size_t n; /* 0: no cow mount in this run */
+        struct cow_mount m[SESSION_MOUNTS_MAX];
+        char state[PATH_MAX]; /* the state directory (hidden in the view) */
+        char dir[PATH_MAX];   /* the session's directory */
+        char name[SESSION_NAME_MAX + 1];
+        bool named;   /* --session: kept even when nothing changed */
+        bool existed; /* continued from an earlier run */
+        int lock_fd;
+        pthread_mutex_t lock;
+};
+
+/*
+ * Before the view is opened: the state directory, hidden in `view` (when any mount of it is
+ * cow). Returns 0 or -1 with *err set.
+ */
+int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *err);
+
+/*
+ * After the view is built: make or continue the session for the view's cow mounts, lock it,
+ * open the journals and the lower trees, and add the overlay mounts to the namespace's
+ * binds. Returns 0 or -1 with *err set (nothing is left behind on error for a new session).
+ */
+int cow_setup(struct supervisor *sup, struct error *err);
+
+/* After a change the supervisor performed: note what the lower has at the object `fd`
+ * designates (any fd of it, in the sandbox's namespace), or at `dirfd`/`name` (a name
+ * removed or replaced). Errors are not the call's: a missing baseline makes apply refuse. */
+void cow_note_fd(struct supervisor *sup, int fd);
+void cow_note_at(struct supervisor *sup, int dirfd, const char *name);
+
+/* At the end of the run: the session's metadata brought up to date, a line on stderr when it
+ * holds changes, and an unnamed session that holds none removed. */
+void cow_finish(struct supervisor *sup);
+
+#endif
