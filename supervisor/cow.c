@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,7 +125,10 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                                   "or set XDG_STATE_HOME or HOME)");
         r = make_dirs(c->state);
         if (r < 0)
-                return make_error(err, -r, "run: copy-on-write: the state directory `%s`",
+                return make_error(err, -r,
+                                  "run: copy-on-write needs a place for its session, and the "
+                                  "state directory `%s` cannot be made (give --state-dir DIR, "
+                                  "or --rw or --ro for the copy-on-write path)",
                                   c->state);
         /* The sandbox never sees a session, its own included. */
         if (!realpath(c->state, canon) ||
@@ -255,6 +260,65 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
         return 0;
 }
 
+static void remove_unused(struct cow_state *c);
+
+/* The janitor's life: one byte, then the job, outside any Landlock domain. */
+static _Noreturn void janitor(struct cow_state *c, int fd)
+{
+        struct session_meta meta;
+        char what = 0;
+
+        while (read(fd, &what, 1) < 0 && errno == EINTR)
+                ;
+        if (what == 'r') {
+                remove_unused(c);
+        } else if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
+                meta.updated = time(NULL);
+                session_meta_write(c->dir, &meta);
+                session_meta_free(&meta);
+        }
+        (void)!write(fd, "d", 1); /* done: the session may be unlocked */
+        _exit(0);
+}
+
+/*
+ * Not our child: the teardown kills and reaps every child of ours (loop.c). A grandchild in a
+ * session of its own, made before we become a subreaper, so that ^C to the terminal's
+ * process group does not reach it either; it answers on the socket when done.
+ */
+static int start_janitor(struct cow_state *c, struct error *err)
+{
+        int sv[2], status;
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return make_error(err, errno, "run: session `%s`: socketpair", c->name);
+        pid = fork();
+        if (pid < 0) {
+                close(sv[0]);
+                close(sv[1]);
+                return make_error(err, errno, "run: session `%s`: fork", c->name);
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR);
+
+                /* Nothing of ours but the socket: a pipe's write end (the scratch cleaner's,
+                 * a caller's stdout) held here would keep its reader waiting for us. */
+                if (null < 0 || dup2(sv[1], 3) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+                    dup2(null, 2) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                        _exit(1);
+                setsid();
+                if (fork() == 0)
+                        janitor(c, 3);
+                _exit(0);
+        }
+        close(sv[1]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        c->janitor_fd = sv[0];
+        return 0;
+}
+
 int cow_setup(struct supervisor *sup, struct error *err)
 {
         struct cow_state *c = &sup->cow;
@@ -262,7 +326,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         int r;
 
         pthread_mutex_init(&c->lock, NULL);
-        c->lock_fd = -1;
+        c->lock_fd = c->janitor_fd = -1;
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *vm = &sup->view.mounts[i];
 
@@ -316,6 +380,8 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 make_error(err, -r, "run: session `%s`: write its metadata", c->name);
                 goto fail;
         }
+        if (start_janitor(c, err) < 0)
+                goto fail;
         for (size_t i = 0; i < c->n; i++) {
                 struct mnt_bind *b;
 
@@ -487,15 +553,13 @@ void cow_finish(struct supervisor *sup)
                         changed |= st.st_size > 0;
         }
         if (!changed && !c->named && !c->existed) {
-                remove_unused(c);
+                if (c->janitor_fd >= 0)
+                        (void)!write(c->janitor_fd, "r", 1);
+                else
+                        remove_unused(c); /* setup failed before the Landlock domain */
         } else {
-                struct session_meta meta;
-
-                if (session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
-                        meta.updated = time(NULL);
-                        session_meta_write(c->dir, &meta);
-                }
-                session_meta_free(&meta);
+                if (c->janitor_fd >= 0)
+                        (void)!write(c->janitor_fd, "u", 1);
                 if (changed && !sup->cfg->quiet)
                         fprintf(stderr,
                                 "stockade: the changes are in session %s: review them with "
@@ -517,6 +581,15 @@ void cow_finish(struct supervisor *sup)
                 m->noted = NULL;
                 m->n_noted = m->cap_noted = 0;
         }
+        if (c->janitor_fd >= 0) {
+                char done;
+
+                shutdown(c->janitor_fd, SHUT_WR); /* EOF for a janitor not told anything */
+                while (read(c->janitor_fd, &done, 1) < 0 && errno == EINTR)
+                        ;
+                close(c->janitor_fd);
+        }
+        c->janitor_fd = -1;
         if (c->lock_fd >= 0)
                 close(c->lock_fd); /* last: the session is consistent */
         c->lock_fd = -1;

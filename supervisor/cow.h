@@ -42,6 +42,10 @@ struct cow_state {
         bool existed; /* continued from an earlier run */
         int lock_fd;
         pthread_mutex_t lock;
+        /* The janitor: a child made before the Landlock domain (under which the session,
+         * hidden, cannot be changed), waiting on `janitor_fd` for the end: 'u' brings the
+         * metadata up to date, 'r' removes an unused session; EOF (we died) keeps it. */
+        int janitor_fd;
 };
 
 /*

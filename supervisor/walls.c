@@ -125,6 +125,41 @@ static int no_host_paths_beneath(struct vfs_view *v, bool verbose, struct error 
         return 0;
 }
 
+/*
+ * A --ro path beneath a cow mount would be judged by the lower's inodes, which the overlay's
+ * are not: refused until the carve-outs follow the overlay. Where no mount namespace can be
+ * made, the default view's working directory is writable, not copy-on-write: said.
+ */
+static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_dirs, bool quiet,
+                      struct error *err)
+{
+        const struct vfs_mount *w = vfs_view_find(v, cwd);
+
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *c = &v->mounts[i];
+
+                if (c->mode != VFS_COW)
+                        continue;
+                for (size_t j = 0; j < v->n_mounts; j++) {
+                        const struct vfs_mount *b = &v->mounts[j];
+
+                        if (b->mode == VFS_RO && strcmp(b->sandbox, c->sandbox) != 0 &&
+                            vfs_path_has_prefix(b->sandbox, c->sandbox))
+                                return make_error(err, 0,
+                                                  "run: %s: `%s` lies beneath the copy-on-write "
+                                                  "`%s` (%s); a read-only path there is not yet "
+                                                  "supported",
+                                                  b->origin, b->sandbox, c->sandbox, c->origin);
+                }
+        }
+        if (!private_dirs && !quiet && w && w->mode == VFS_RW && strcmp(w->sandbox, cwd) == 0 &&
+            strcmp(w->origin, "default view") == 0)
+                fprintf(stderr, "stockade: warning: no mount namespace on this host, so the "
+                                "working directory is writable, not copy-on-write (--rw . says "
+                                "you mean it, --ro . protects it)\n");
+        return 0;
+}
+
 /* The default view plus the flags, in order (a later flag for the same path wins). */
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
                       const char *home, bool private_dirs, struct error *err)
@@ -170,7 +205,9 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                 }
                 vfs_view_add(view, &m);
         }
-        return no_host_paths_beneath(view, cfg->verbose > 0, err);
+        if (no_host_paths_beneath(view, cfg->verbose > 0, err) < 0)
+                return -1;
+        return cow_checks(view, cwd, private_dirs, cfg->quiet, err);
 }
 
 /* Whether `path` lies strictly beneath a writable tree. */

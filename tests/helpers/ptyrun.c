@@ -1,4 +1,5 @@
 #include "tests/helpers/ptyrun.h"
+#include "tests/helpers/runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +41,7 @@ int pty_spawn(struct pty_session *s, char *const argv[], int stdout_fd, int rows
                 dup2(s->slave, 0);
                 dup2(stdout_fd >= 0 ? stdout_fd : s->slave, 1);
                 dup2(s->slave, 2);
-                execvp(argv[0], argv);
+                execvp(argv[0], runner_workspace_rw(argv));
                 _exit(121);
         }
         return 0;

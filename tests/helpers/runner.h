@@ -28,6 +28,15 @@ int runner_stockade_sh(const char *dir, const char *const opts[], const char *sc
                        struct run_result *r);
 void runner_free(struct run_result *r);
 
+/*
+ * The suite judges writes from outside the sandbox, on the host: `stockade run` started by
+ * these helpers gets `--rw CWD` first (a test's own flags for the same path, given later, win),
+ * so the workspace is the host's rather than copy-on-write (the default view's, tested by
+ * test_cow). A run whose arguments name --cow is left as given. Returns a new argv (leaked:
+ * for a child about to exec).
+ */
+char **runner_workspace_rw(char *const argv[]);
+
 /* 1 if any live process's cmdline contains `needle` (used to check nothing outlived a run). */
 int runner_process_alive(const char *needle);
 

@@ -141,8 +141,9 @@ static void workdir_is_where_it_starts(void **state)
 
         assert_int_equal(mkdir("sub", 0777), 0);
         chmod("sub", 0777);
-        r = run((const char *[]){"-q", "--workdir", "sub", "--", "sh", "-c", "pwd; touch made",
-                                 NULL});
+        /* --rw .: the workdir is the default view's cow workspace otherwise (test_cow) */
+        r = run((const char *[]){"-q", "--workdir", "sub", "--rw", ".", "--", "sh", "-c",
+                                 "pwd; touch made", NULL});
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, "/sub\n"));
         assert_int_equal(access("sub/made", F_OK), 0); /* the workspace is writable */

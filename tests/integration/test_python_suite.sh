@@ -61,7 +61,7 @@ suite() {
         log=$top/log
         # The tests' scratch (tempfile, regrtest's own directory) in the workspace, from
         # which the tests also run.
-        (cd "$ws" && env TMPDIR="$ws/tmp" "$stockade" run "$@" -- "$py" -m test -v \
+        (cd "$ws" && env TMPDIR="$ws/tmp" "$stockade" run --rw . "$@" -- "$py" -m test -v \
                 --ignorefile "$top/ignore" "${tests[@]}") >"$log" 2>&1 || rc=$?
         if ((rc == 0)) && grep -q '^Tests result: SUCCESS' "$log"; then
                 echo "ok [$who]: $(grep -c ' \.\.\. ok$' "$log") test cases passed," \

@@ -355,7 +355,7 @@ static pid_t start_stockade(const char *const args[])
                 dup2(null, 0);
                 dup2(null, 1);
                 dup2(null, 2);
-                execv(argv[0], (char *const *)argv);
+                execv(argv[0], runner_workspace_rw((char *const *)argv));
                 _exit(121);
         }
         return pid;

@@ -84,7 +84,7 @@ static pid_t start(const char *opts, const char *script)
                 argv[n++] = "-c";
                 argv[n++] = script;
                 argv[n] = NULL;
-                execv(argv[0], (char *const *)argv);
+                execv(argv[0], runner_workspace_rw((char *const *)argv));
                 _exit(121);
         }
         return pid;

@@ -92,7 +92,7 @@ static void background_reads_nothing(void **state)
         char line[512];
 
         shell_start(&s);
-        snprintf(line, sizeof(line), "%s run -- sh -c 'cat > out.txt' &", runner_stockade());
+        snprintf(line, sizeof(line), "%s run --rw . -- sh -c 'cat > out.txt' &", runner_stockade());
         shell_run(&s, line, 10);
         pty_drain(&s, 700);
         shell_run(&s, "typed_secret_77", 10);
@@ -131,7 +131,7 @@ static void tty_never_relays_pipes(void **state)
         pty_send(&s, "typed\r");
         expect(&s, "got-typed", 10);
         expect(&s, PROMPT, 10);
-        snprintf(line, sizeof(line), "%s run -q --tty never -- sh -c 'cat > out.txt' &",
+        snprintf(line, sizeof(line), "%s run -q --rw . --tty never -- sh -c 'cat > out.txt' &",
                  runner_stockade());
         shell_run(&s, line, 10);
         pty_drain(&s, 700);
@@ -169,7 +169,8 @@ static void hangup_ends_background_run(void **state)
         int i;
 
         shell_start(&s);
-        snprintf(line, sizeof(line), "%s run -- sh -c 'cat > out.txt' & echo $! > bg.pid; disown",
+        snprintf(line, sizeof(line),
+                 "%s run --rw . -- sh -c 'cat > out.txt' & echo $! > bg.pid; disown",
                  runner_stockade());
         shell_run(&s, line, 10);
         pty_drain(&s, 700);
@@ -194,7 +195,7 @@ static void ctrl_c_interrupts_the_job(void **state)
 
         shell_start(&s);
         snprintf(line, sizeof(line),
-                 "%s run -- sh -c 'echo READY; sh -c \"sleep 5.4321; echo LE\"\"AK\"; "
+                 "%s run --rw . -- sh -c 'echo READY; sh -c \"sleep 5.4321; echo LE\"\"AK\"; "
                  "echo LE\"\"AK2'",
                  runner_stockade());
         pty_send(&s, line);
@@ -217,7 +218,7 @@ static void ctrl_z_and_fg(void **state)
         char line[512];
 
         shell_start(&s);
-        snprintf(line, sizeof(line), "%s run -- sh -c 'echo READY; read x; echo got:$x'",
+        snprintf(line, sizeof(line), "%s run --rw . -- sh -c 'echo READY; read x; echo got:$x'",
                  runner_stockade());
         pty_send(&s, line);
         pty_send(&s, "\r");
@@ -377,7 +378,7 @@ static void foreign_terminal_refused(void **state)
         assert_int_equal(chmod(slave, 0620), 0);
         snprintf(script, sizeof(script),
                  "exec 0<>%s; exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "
-                 "%s run -- sh -c 'echo RAN; cat /proc/self/fdinfo/0 >/dev/null'",
+                 "%s run --rw . -- sh -c 'echo RAN; cat /proc/self/fdinfo/0 >/dev/null'",
                  slave, runner_stockade());
         {
                 char *argv[] = {"/bin/sh", "-c", script, NULL};

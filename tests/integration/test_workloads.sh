@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 6, item 10: real work runs unchanged in the default view. Usage:
 #   test_workloads.sh STOCKADE CASE      CASE: git tar venv gcc make mv
-# Each case runs real tools under `stockade run` (no flags but --user) in a fresh workspace
+# Each case runs real tools under `stockade run` (no flags but --user, and --rw . so that the
+# result lands on the host, where it is judged; test_cow.sh runs work copy-on-write) in a fresh workspace
 # and judges the result from outside the sandbox, against the same work done natively where
 # there is something to compare. Run as root, every case runs twice: as root's default user
 # (nobody, in a workspace nobody owns) and with `--user root` (uid 0 without capabilities);
@@ -57,7 +58,7 @@ who="" flags=() native=() owner=""
 sbx() {
         local dir=$1
         shift
-        (cd "$dir" && "$stockade" run "${flags[@]}" -- "$@") 2>"$top/sbx.err" || {
+        (cd "$dir" && "$stockade" run --rw . "${flags[@]}" -- "$@") 2>"$top/sbx.err" || {
                 local rc=$?
                 echo "--- stockade run $* (in $dir) exited $rc; its stderr:" >&2
                 cat "$top/sbx.err" >&2
@@ -145,7 +146,7 @@ case_tar() {
         # the same messages and the same partial tree.
         local rn=0 rs=0
         nat "$n" tar xf "$top/a.tar" 2>"$top/tar.n" || rn=$?
-        (cd "$s" && "$stockade" run "${flags[@]}" -- tar xf "$top/a.tar") 2>"$top/tar.s.all" || rs=$?
+        (cd "$s" && "$stockade" run --rw . "${flags[@]}" -- tar xf "$top/a.tar") 2>"$top/tar.s.all" || rs=$?
         grep -v '^stockade: warning: running as root' "$top/tar.s.all" >"$top/tar.s" || true
         [ "$rn" = "$rs" ] || fail "tar x exited $rn natively, $rs under stockade: $(cat "$top/tar.s")"
         same "tar x messages" "$top/tar.n" "$top/tar.s"

@@ -369,7 +369,7 @@ static pid_t spawn_piped(char *const argv[], int *in, int *out)
                 setpgid(0, 0);
                 dup2(to[0], STDIN_FILENO);
                 dup2(from[1], STDOUT_FILENO);
-                execv(argv[0], argv);
+                execv(argv[0], runner_workspace_rw(argv));
                 _exit(121);
         }
         close(to[0]);

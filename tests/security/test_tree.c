@@ -284,7 +284,7 @@ static void test_lingering_close_sigterm(void **state)
 
                 dup2(devnull, 0);
                 dup2(devnull, 1);
-                execv(argv[0], argv);
+                execv(argv[0], runner_workspace_rw(argv));
                 _exit(121);
         }
         set_unscoped(false);
@@ -399,6 +399,8 @@ static void run_hidden(const char *const cmd[], struct run_result *r)
         }
         argv[n++] = sup;
         argv[n++] = "run";
+        argv[n++] = "--rw"; /* as runner_workspace_rw: no session for nobody's HOME */
+        argv[n++] = ".";
         argv[n++] = "--";
         for (; *cmd; cmd++)
                 argv[n++] = *cmd;

@@ -188,7 +188,6 @@ static void refused_flags(void **state)
 {
         static const char *const bad[][3] = {
                 {"--tmp", "/scratch", "--tmp /scratch"},
-                {"--cow", ".", "--cow ."},
                 {"--ro", "/usr:/opt/usr", "--ro /usr:/opt/usr"},
                 {"--rw", "/nonexistent-stockade", "--rw /nonexistent-stockade"},
                 {"--ro", "", "--ro"},

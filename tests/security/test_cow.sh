@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Issue 7: the copy-on-write workspace, judged from outside the sandbox. Usage:
+#   test_cow.sh STOCKADE
+# The default view's current directory is copy-on-write: the host tree (bytes, modes, times)
+# must be exactly as before after any change the program makes, the changes must be in the
+# session (its upper directory, and the journal's baselines), the program must see its own
+# changes as a real tree would show them, and it must not reach any session by any path.
+# Skips (77) where no mount namespace can be made.
+set -euo pipefail
+stockade=$(realpath "$1")
+
+top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-cow.XXXXXX")
+trap 'chmod -R u+w -- "$top" 2>/dev/null; rm -rf -- "$top"' EXIT
+chmod 755 "$top"
+state=$top/state
+ws=$top/ws
+fails=0
+
+fail() {
+        echo "FAIL: $*" >&2
+        fails=$((fails + 1))
+}
+
+# As root the command runs as nobody by default: --user root keeps the workspace writable.
+user=()
+[ "$(id -u)" -eq 0 ] && user=(--user root)
+
+sbx() { # sbx ARGS... -- CMD...: stockade run from the workspace; stderr to $top/err
+        (cd "$ws" && "$stockade" run -q "${user[@]}" --state-dir "$state" "$@") 2>"$top/err"
+}
+
+# A snapshot of the host tree: path, type, mode, size, mtime, content hash.
+snap() {
+        (cd "$ws" && find . -printf '%p %y %m %s %T@\n' | sort && find . -type f -print0 |
+                sort -z | xargs -0 -r sha256sum)
+}
+
+layers=$(cd "$top" && "$stockade" run -v -- true 2>&1) || true
+if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
+        echo "skipped: no mount namespace can be made here, so no copy-on-write"
+        exit 77
+fi
+
+mkdir -p "$ws/src/deep" "$ws/gone/sub"
+echo 'int main(void){return 0;}' >"$ws/src/main.c"
+echo keep >"$ws/src/deep/keep.txt"
+echo old >"$ws/gone/sub/f"
+printf '#!/bin/sh\necho script-ran\n' >"$ws/run.sh"
+chmod 755 "$ws/run.sh"
+touch -d @1700000000 "$ws/src/main.c"
+before=$(snap)
+
+# 1. Every kind of change, and the program sees them as a real tree would.
+out=$(sbx -- sh -c '
+        echo new >src/main.c &&
+        chmod 600 src/deep/keep.txt &&
+        rm -rf gone &&
+        mkdir -p build/obj && echo o >build/obj/a.o &&
+        mv src/deep/keep.txt src/kept.txt &&
+        ln -s main.c src/link &&
+        touch -d @1600000000 run.sh &&
+        printf "#!/bin/sh\necho built-ran\n" >build/tool && chmod 755 build/tool &&
+        cd build/obj && pwd && cd ../.. &&
+        ./build/tool && ./run.sh &&
+        cat src/main.c && ls -A && ls -A src && test ! -e gone && echo seen-ok') || true
+echo "$out" | grep -qx "$ws/build/obj" || fail "getcwd in a new directory: $out"
+echo "$out" | grep -qx built-ran || fail "a binary made in the workspace did not run: $out"
+echo "$out" | grep -qx script-ran || fail "the lower's script did not run: $out"
+echo "$out" | grep -qx new || fail "the program does not read its own write: $out"
+echo "$out" | grep -qx seen-ok || fail "the program's view is wrong: $out ($(cat "$top/err"))"
+[ "$(snap)" = "$before" ] || {
+        fail "the host tree changed under copy-on-write"
+        diff <(echo "$before") <(snap) >&2 || true
+}
+sessions=("$state"/sessions/*)
+[ ${#sessions[@]} -eq 1 ] && [ -d "${sessions[0]}" ] || fail "expected one session: ${sessions[*]}"
+s=${sessions[0]}
+name=$(basename "$s")
+grep -q "^mount 0 $ws $ws\$" "$s/session" || fail "session metadata: $(cat "$s/session")"
+[ "$(cat "$s/0/upper/src/main.c")" = new ] || fail "the upper lacks the new content"
+[ -c "$s/0/upper/gone" ] || [ -d "$s/0/upper/gone" ] || fail "no whiteout for gone"
+for p in src/main.c src/deep/keep.txt gone/sub/f run.sh; do
+        grep -q "^B $p " "$s/0/journal" || fail "no baseline for $p: $(cat "$s/0/journal")"
+done
+h=$(sha256sum <"$ws/src/main.c")
+grep -q "^B src/main.c f 0644 $(stat -c %s "$ws/src/main.c") 1700000000.000000000 " "$s/0/journal" ||
+        fail "baseline of src/main.c is not the host's: $(grep main.c "$s/0/journal")"
+
+# 2. A run that changes nothing leaves no session behind.
+sbx -- sh -c 'cat src/main.c >/dev/null; ls >/dev/null' || fail "read-only run: $(cat "$top/err")"
+n=$(ls "$state/sessions" | wc -l)
+[ "$n" -eq 1 ] || fail "a run without changes left a session ($n)"
+
+# 3. A named session continues: the second run sees the first one's changes.
+sbx --session cont -- sh -c 'echo one >note' || fail "named run: $(cat "$top/err")"
+out=$(sbx --session cont -- sh -c 'cat note; echo two >>note; cat note') || true
+[ "$out" = "$(printf 'one\none\ntwo')" ] || fail "the continued session did not see its changes: $out"
+[ ! -e "$ws/note" ] || fail "a named session wrote the host"
+
+# 4. Two runs cannot use one session at once.
+(cd "$ws" && "$stockade" run -q "${user[@]}" --state-dir "$state" --session busy -- sleep 3) 2>/dev/null &
+sleep 1
+rc=0
+sbx --session busy -- true || rc=$?
+[ $rc -eq 125 ] && grep -q 'session `busy` is in use' "$top/err" ||
+        fail "a session in use was not refused (exit $rc: $(cat "$top/err"))"
+wait
+
+# 5. No path reaches a session: the state directory by its path, through .., through /proc.
+out=$(sbx -- sh -c "
+        ls '$state' 2>&1; cat '$s/0/upper/src/main.c' 2>&1; echo x >'$s/0/upper/planted' 2>&1;
+        cd '$ws/..' && ls state 2>&1; cat /proc/self/root'$s/session' 2>&1;
+        echo y >'$state/sessions/evil' 2>&1; true") || true
+for f in "$s/0/upper/planted" "$state/sessions/evil"; do
+        [ ! -e "$f" ] || fail "the sandbox wrote $f"
+done
+if echo "$out" | grep -qE '^new$|stockade-session|mount 0'; then
+        fail "the sandbox read a session: $out"
+fi
+
+# 6. --cow where it is given explicitly, and a --ro beneath it is refused.
+rc=0
+sbx --cow "$ws" --ro "$ws/src" -- true || rc=$?
+[ $rc -eq 125 ] && grep -q 'beneath the copy-on-write' "$top/err" ||
+        fail "--ro beneath --cow was not refused (exit $rc: $(cat "$top/err"))"
+
+# 7. Without a mount namespace: --cow refused, the default view says the workspace is the host's.
+rc=0
+(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
+        --state-dir "$state" --cow . -- true) 2>"$top/err" || rc=$?
+[ $rc -eq 125 ] && grep -q 'copy-on-write needs a mount namespace' "$top/err" ||
+        fail "--cow without a mount namespace was not refused (exit $rc: $(cat "$top/err"))"
+(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- true) 2>"$top/err" || true
+grep -q 'writable, not copy-on-write' "$top/err" ||
+        fail "no warning that the workspace is writable: $(cat "$top/err")"
+
+[ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
+echo "session $name checked; $fails failure(s)"
+[ $fails -eq 0 ]
