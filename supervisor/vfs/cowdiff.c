@@ -143,11 +143,25 @@ static int cmp_name(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+struct dirent *cowdiff_readdir(DIR *dir, int *err)
+{
+        struct dirent *de;
+
+        *err = 0;
+        do {
+                errno = 0;
+                de = readdir(dir);
+        } while (de && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0));
+        if (!de && errno)
+                *err = -errno;
+        return de;
+}
+
 /* The names in the directory `dirfd` (-1: none), sorted, without "." and "..". */
 static int list_dir(int dirfd, struct names *ns)
 {
         DIR *dir;
-        int fd;
+        int fd, e;
 
         memset(ns, 0, sizeof(*ns));
         if (dirfd < 0)
@@ -157,21 +171,17 @@ static int list_dir(int dirfd, struct names *ns)
                 return -errno;
         dir = fdopendir(fd);
         if (!dir) {
-                int e = -errno;
+                e = -errno;
                 close(fd);
                 return e;
         }
-        errno = 0;
-        for (struct dirent *de; (de = readdir(dir));) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
+        for (struct dirent *de; (de = cowdiff_readdir(dir, &e));) {
                 if (ns->n == ns->cap) {
                         ns->cap = ns->cap ? ns->cap * 2 : 16;
                         ns->v = xrealloc(ns->v, ns->cap * sizeof(*ns->v));
                 }
                 ns->v[ns->n++] = xstrdup(de->d_name);
         }
-        int e = errno ? -errno : 0;
         closedir(dir);
         if (e < 0) {
                 names_free(ns);

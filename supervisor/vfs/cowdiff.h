@@ -15,6 +15,7 @@
 #ifndef STOCKADE_VFS_COWDIFF_H
 #define STOCKADE_VFS_COWDIFF_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +72,10 @@ void cowdiff_free(struct cow_diff *d);
  * (-EINVAL for a bad path).
  */
 int cowdiff_open(int root_fd, const char *path, int flags);
+
+/* The next entry of dir but "." and "..", errno kept apart: NULL at the end (*err 0) or on
+ * an error (*err -errno). */
+struct dirent *cowdiff_readdir(DIR *dir, int *err);
 
 /* Whether `path` is a valid relative path: components not empty, not "." nor "..". */
 bool cowdiff_path_ok(const char *path);

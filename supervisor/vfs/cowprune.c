@@ -160,7 +160,7 @@ static int unopaque(const struct cow_apply *a, const char *path)
                 cowdiff_open(a->upper_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         _cleanup_close_ int h = -1;
         DIR *dir;
-        int r;
+        int r, e = 0;
 
         if (u < 0)
                 return u == -ENOENT || u == -ENOTDIR || u == -ELOOP ? 0 : u;
@@ -170,15 +170,14 @@ static int unopaque(const struct cow_apply *a, const char *path)
         h = cowdiff_open(a->host_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (h < 0)
                 return h == -ENOENT || h == -ENOTDIR || h == -ELOOP ? 0 : h;
-        dir = fdopendir(steal_fd(h));
+        dir = fdopendir(h);
         if (!dir)
                 return -errno;
-        errno = 0;
-        for (struct dirent *de; r >= 0 && (de = readdir(dir));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = keep_hidden(u, dirfd(dir), de->d_name);
-        if (r >= 0 && errno)
-                r = -errno;
+        h = -1; /* the stream's now */
+        for (struct dirent *de; r >= 0 && (de = cowdiff_readdir(dir, &e));)
+                r = keep_hidden(u, dirfd(dir), de->d_name);
+        if (r >= 0)
+                r = e;
         closedir(dir);
         if (r >= 0 && fremovexattr(u, XATTR_OPAQUE) < 0)
                 r = -errno;
