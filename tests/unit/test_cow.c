@@ -634,6 +634,31 @@ static void apply_again_after_a_cut(void **state)
         tree_close(&t);
 }
 
+/* No set-ID bit reaches the host from the upper unless the host's file had it already. */
+static void setid_bits_only_where_they_were(void **state)
+{
+        static const char *const jpaths[] = {"was", NULL};
+        struct op lower[] = {{'f', "was", "x", 04755}, {0}};
+        struct op upper[] = {{'f', "was", "y", 04755}, {'f', "new", "n", 06755}, {0}};
+        char p[PATH_MAX * 2];
+        struct tree t;
+        struct applying ap;
+        struct stat st;
+
+        tree_make(&t, lower, upper);
+        prepare(&ap, &t, jpaths, NULL);
+        assert_int_equal(ap.cs.n, 0);
+        write_prune(&ap, &t);
+        snprintf(p, sizeof(p), "%s/new", t.lower);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0755);
+        snprintf(p, sizeof(p), "%s/was", t.lower);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 04755);
+        finish(&ap);
+        tree_close(&t);
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static int setup(void **state)
@@ -691,6 +716,7 @@ int main(void)
                 cmocka_unit_test(newline_name),
                 cmocka_unit_test(apply_some_paths),
                 cmocka_unit_test(apply_again_after_a_cut),
+                cmocka_unit_test(setid_bits_only_where_they_were),
         };
         int r;
 
