@@ -423,20 +423,25 @@ static int write_object(const struct cow_apply *a, const struct cow_change *c, b
         return r;
 }
 
-/* Whether the host already has what the upper has at `path`. */
-static int host_done(const struct cow_apply *a, const char *path)
+/* Whether the host's object at `host_path` is what the upper has at `upper_path`. */
+static int host_has(const struct cow_apply *a, const char *host_path, const char *upper_path)
 {
         struct obj h, u;
-        int r = describe(a->host_fd, path, &h);
+        int r = describe(a->host_fd, host_path, &h);
 
         if (r < 0)
                 return r;
-        r = describe(a->upper_fd, path, &u);
+        r = describe(a->upper_fd, upper_path, &u);
         if (r >= 0)
                 r = h.exists && u.exists && same_content(&h.r, &u.r);
         obj_free(&h);
         obj_free(&u);
         return r;
+}
+
+static int host_done(const struct cow_apply *a, const char *path)
+{
+        return host_has(a, path, path);
 }
 
 /* Mode and times of the upper's object onto the host's, which has the same content. */
@@ -465,22 +470,31 @@ static int copy_meta(const struct cow_apply *a, const char *path)
         return 0;
 }
 
-/* R: the host's old file renamed to the new name, or, when it is gone, the upper's copied. */
+/*
+ * R: the host's old file renamed to the new name when it holds the upper's bytes; else (it
+ * is gone, or --force over a file changed since) the upper's copied and the old name removed.
+ */
 static int write_rename(const struct cow_apply *a, const struct cow_change *c)
 {
         const char *oname, *nname;
         _cleanup_close_ int op = -1, np = -1;
-        struct stat st;
         int r = host_done(a, c->path);
 
         if (r != 0)
                 return r < 0 ? r : copy_meta(a, c->path);
         op = host_parent(a->host_fd, c->old_path, &oname);
-        if (op < 0 || fstatat(op, oname, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-                return write_object(a, c, false);
+        r = host_has(a, c->old_path, c->path);
+        if (r < 0)
+                return r;
+        if (!r) {
+                r = write_object(a, c, false);
+                if (r >= 0 && op >= 0 && unlinkat(op, oname, 0) < 0 && errno != ENOENT)
+                        r = -errno;
+                return r;
+        }
         np = host_parent(a->host_fd, c->path, &nname);
-        if (np < 0)
-                return np;
+        if (op < 0 || np < 0)
+                return op < 0 ? op : np;
         if (renameat(op, oname, np, nname) < 0)
                 return -errno;
         if ((r = sync_dir(np)) < 0 || (r = sync_dir(op)) < 0)

@@ -634,6 +634,32 @@ static void apply_again_after_a_cut(void **state)
         tree_close(&t);
 }
 
+/* A rename forced over a source the host changed after the diff: the new name gets the
+ * upper's bytes, not the host's, and the old name goes. */
+static void forced_rename_takes_the_upper_bytes(void **state)
+{
+        static const char *const jpaths[] = {"src", NULL};
+        struct op lower[] = {{'f', "src", "moved\n"}, {0}};
+        struct op upper[] = {{'w', "src"}, {'f', "dst", "moved\n"}, {0}};
+        struct tree t;
+        struct applying ap;
+        _cleanup_free_ char *dst = NULL;
+
+        tree_make(&t, lower, upper);
+        prepare(&ap, &t, jpaths, NULL);
+        assert_int_equal(ap.d.n, 1);
+        assert_int_equal(ap.d.v[0].op, COW_REN);
+        put(t.lower, &(struct op){'f', "src", "edited\n"});
+        recheck(&ap);
+        assert_conflict(&ap.cs, "src", "changed on the host");
+        write_prune(&ap, &t);
+        dst = slurp(t.lower, "dst");
+        assert_string_equal(dst, "moved\n");
+        assert_false(exists(t.lower, "src"));
+        finish(&ap);
+        tree_close(&t);
+}
+
 /* No set-ID bit reaches the host from the upper unless the host's file had it already. */
 static void setid_bits_only_where_they_were(void **state)
 {
@@ -716,6 +742,7 @@ int main(void)
                 cmocka_unit_test(newline_name),
                 cmocka_unit_test(apply_some_paths),
                 cmocka_unit_test(apply_again_after_a_cut),
+                cmocka_unit_test(forced_rename_takes_the_upper_bytes),
                 cmocka_unit_test(setid_bits_only_where_they_were),
         };
         int r;
