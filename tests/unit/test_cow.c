@@ -634,6 +634,38 @@ static void apply_again_after_a_cut(void **state)
         tree_close(&t);
 }
 
+/* Type changes: a directory exchanged for a file once emptied, a file for a directory, a
+ * file for a symlink; the host ends as the merged view and the session empty. */
+static void type_changes_applied(void **state)
+{
+        static const char *const jpaths[] = {"f2d", "d2f", "d2f/x", "f2l", NULL};
+        struct op lower[] = {
+                {'f', "f2d", "f"}, {'d', "d2f"}, {'f', "d2f/x", "x"}, {'f', "f2l", "l"}, {0}};
+        struct op upper[] = {{'o', "f2d"},
+                             {'f', "f2d/in", "in"},
+                             {'f', "d2f", "now"},
+                             {'l', "f2l", "target"},
+                             {0}};
+        struct tree t;
+        struct applying ap;
+        _cleanup_free_ char *in = NULL, *now = NULL, *after = NULL;
+
+        tree_make(&t, lower, upper);
+        prepare(&ap, &t, jpaths, NULL);
+        assert_int_equal(ap.cs.n, 0);
+        write_prune(&ap, &t);
+        in = slurp(t.lower, "f2d/in");
+        now = slurp(t.lower, "d2f");
+        assert_string_equal(in, "in");
+        assert_string_equal(now, "now");
+        assert_null(slurp(t.lower, "f2l")); /* O_NOFOLLOW: a symlink now */
+        after = diff_of(&t);
+        assert_string_equal(after, "");
+        assert_false(exists(t.upper, "f2d") || exists(t.upper, "d2f") || exists(t.upper, "f2l"));
+        finish(&ap);
+        tree_close(&t);
+}
+
 /* A rename forced over a source the host changed after the diff: the new name gets the
  * upper's bytes, not the host's, and the old name goes. */
 static void forced_rename_takes_the_upper_bytes(void **state)
@@ -742,6 +774,7 @@ int main(void)
                 cmocka_unit_test(newline_name),
                 cmocka_unit_test(apply_some_paths),
                 cmocka_unit_test(apply_again_after_a_cut),
+                cmocka_unit_test(type_changes_applied),
                 cmocka_unit_test(forced_rename_takes_the_upper_bytes),
                 cmocka_unit_test(setid_bits_only_where_they_were),
         };
