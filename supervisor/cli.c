@@ -4,6 +4,7 @@
 #include "supervisor/env.h"
 #include "supervisor/loop.h"
 #include "supervisor/policy/policy.h"
+#include "supervisor/session_cli.h"
 #include "supervisor/spawn.h"
 #include "supervisor/trace.h"
 #include "supervisor/trace_cli.h"
@@ -29,6 +30,10 @@ static const char usage_main[] =
         "  run [OPTIONS] -- CMD [ARGS...]   run CMD in the sandbox\n"
         "  policy show [OPTIONS]            print the policy a run would get (file + flags)\n"
         "  trace show|stats|export FILE     read a trace (stockade help trace)\n"
+        "  diff NAME [--json|--patch]       what a --cow session changed\n"
+        "  apply NAME [PATH...] [--force]   write a session's changes onto the host\n"
+        "  discard NAME                     throw a session away\n"
+        "  sessions                         list the sessions\n"
         "  help [COMMAND]                   show help for stockade or a command\n"
         "  version                          print the version (also --version)\n"
         "\n"
@@ -603,6 +608,18 @@ static int cmd_help(int argc, char **argv)
                 char *hv[] = {"policy", "--help", NULL};
                 return policy_cli_main(2, hv);
         }
+        static const struct {
+                const char *name;
+                int (*fn)(int argc, char **argv);
+        } sessions[] = {{"diff", session_cli_diff},
+                        {"apply", session_cli_apply},
+                        {"discard", session_cli_discard},
+                        {"sessions", session_cli_sessions}};
+        for (size_t i = 0; argc > 1 && i < ARRAY_SIZE(sessions); i++)
+                if (strcmp(argv[1], sessions[i].name) == 0) {
+                        char *hv[] = {argv[1], "--help", NULL};
+                        return sessions[i].fn(2, hv);
+                }
         if (argc > 1 && strcmp(argv[1], "help") != 0 && strcmp(argv[1], "version") != 0) {
                 fprintf(stderr, "stockade: help: unknown command `%s`\n", argv[1]);
                 return EXIT_STOCKADE;
@@ -628,10 +645,18 @@ int cli_main(int argc, char **argv)
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                {"run", cmd_run},         {"trace", trace_cli_main},
-                {"help", cmd_help},       {"policy", policy_cli_main},
-                {"--help", cmd_help},     {"-h", cmd_help},
-                {"version", cmd_version}, {"--version", cmd_version},
+                {"run", cmd_run},
+                {"trace", trace_cli_main},
+                {"help", cmd_help},
+                {"policy", policy_cli_main},
+                {"--help", cmd_help},
+                {"-h", cmd_help},
+                {"version", cmd_version},
+                {"--version", cmd_version},
+                {"diff", session_cli_diff},
+                {"apply", session_cli_apply},
+                {"discard", session_cli_discard},
+                {"sessions", session_cli_sessions},
         };
 
         if (argc < 2) {

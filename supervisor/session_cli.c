@@ -1,0 +1,546 @@
+/*
+ * `stockade diff`, `stockade discard` and `stockade sessions`, and what every session
+ * command shares: finding a session in the store and loading its cow mounts with their
+ * diffs (session_cli_int.h). A damaged session is read as far as it goes; each thing wrong
+ * is one line naming the session, and the exit status is 125.
+ */
+#include "supervisor/session_cli.h"
+#include "supervisor/session_cli_int.h"
+#include "supervisor/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_diff[] =
+        "Usage: stockade diff NAME [--json | --patch] [--state-dir DIR]\n"
+        "\n"
+        "Show what session NAME (a run with --cow) changed in its copy-on-write mounts, one\n"
+        "change a line, sorted by path:\n"
+        "  A path          added (A dir/: a new directory; what it holds is listed too)\n"
+        "  M path          content changed; M path (mode 644 -> 755): only the mode\n"
+        "  D path          deleted (D dir/: and everything it held, each listed)\n"
+        "  T path (file -> symlink)   another type at the same path\n"
+        "  R old -> new    a file renamed (same content, nothing else like it)\n"
+        "Paths are relative to the mount; with several mounts, they are the sandbox's\n"
+        "absolute paths. A name with a control byte, '\"' or '\\' is written in C quotes.\n"
+        "\n"
+        "  --json   a JSON array: {op, path, old_path?, type, mode_from?, mode_to?, mount}\n"
+        "  --patch  a patch in git's format (`git apply` takes it in the host directory);\n"
+        "           binary files are named, not included\n"
+        "  --state-dir DIR   the session store (default $XDG_STATE_HOME/stockade)\n";
+
+static const char usage_discard[] =
+        "Usage: stockade discard NAME [--state-dir DIR]\n"
+        "\n"
+        "Remove session NAME and every change it holds; the host is not touched.\n";
+
+static const char usage_sessions[] =
+        "Usage: stockade sessions [--state-dir DIR]\n"
+        "\n"
+        "List the sessions, oldest first, one a line: name, last update, number of changes,\n"
+        "bytes held, command. A damaged session says what is wrong with it instead.\n";
+
+/* ---- arguments --------------------------------------------------------------------------- */
+
+int sess_parse_args(int argc, char **argv, const char *const *flags, struct sess_args *a,
+                    struct error *err)
+{
+        struct option longs[8] = {{"state-dir", required_argument, NULL, 'S'},
+                                  {"help", no_argument, NULL, 'h'}};
+        size_t nf = 0;
+
+        memset(a, 0, sizeof(*a));
+        for (; flags && flags[nf]; nf++)
+                longs[2 + nf] = (struct option){flags[nf], no_argument, NULL, (int)(256 + nf)};
+        optind = 0;
+        opterr = 0;
+        for (int c; (c = getopt_long(argc, argv, ":h", longs, NULL)) != -1;) {
+                if (c == 'h')
+                        return 1;
+                if (c == 'S')
+                        a->state = optarg;
+                else if (c >= 256)
+                        a->flag[c - 256] = true;
+                else if (c == ':')
+                        return make_error(err, 0, "%s: option `%s` needs a value", argv[0],
+                                          argv[optind - 1]);
+                else
+                        return make_error(err, 0,
+                                          "%s: unknown option `%s` (see stockade %s --help)",
+                                          argv[0], argv[optind - 1], argv[0]);
+        }
+        for (int i = optind; i < argc; i++) {
+                if (a->n_pos == ARRAY_SIZE(a->pos))
+                        return make_error(err, 0, "%s: too many arguments", argv[0]);
+                a->pos[a->n_pos++] = argv[i];
+        }
+        return 0;
+}
+
+void sess_quote_arg(FILE *out, const char *s)
+{
+        if (!*s || strpbrk(s, " '$`") || s[strcspn(s, "\"\\")]) {
+                fputc('"', out);
+                for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                        if (*p == '"' || *p == '\\' || *p == '$' || *p == '`')
+                                fprintf(out, "\\%c", *p);
+                        else if (*p < 0x20 || *p == 0x7f)
+                                fprintf(out, "\\%03o", *p);
+                        else
+                                fputc(*p, out);
+                fputc('"', out);
+        } else {
+                cowdiff_quote(out, s);
+        }
+}
+
+/* ---- one session ------------------------------------------------------------------------- */
+
+int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err)
+{
+        struct stat st;
+        int r;
+
+        memset(s, 0, sizeof(*s));
+        s->name = name;
+        for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++)
+                s->mounts[i].upper_fd = s->mounts[i].host_fd = -1;
+        if (!session_name_ok(name))
+                return make_error(err, 0, "session `%s`: not a session name", name);
+        r = session_state_dir(state_opt, s->state);
+        if (r < 0)
+                return make_error(err, -r,
+                                  "session %s: no state directory (--state-dir, "
+                                  "XDG_STATE_HOME or HOME)",
+                                  name);
+        r = session_path(s->state, name, s->dir);
+        if (r < 0)
+                return make_error(err, -r, "session %s", name);
+        if (lstat(s->dir, &st) < 0 && errno == ENOENT)
+                return make_error(err, 0, "session %s: no such session in %s/sessions", name,
+                                  s->state);
+        if (lstat(s->dir, &st) < 0)
+                return make_error(err, errno, "session %s: %s", name, s->dir);
+        if (!S_ISDIR(st.st_mode))
+                return make_error(err, 0, "session %s: %s is not a directory", name, s->dir);
+        return 0;
+}
+
+static int cmp_mount(const void *a, const void *b)
+{
+        const struct sess_mount *x = a, *y = b;
+        return strcmp(x->m->sandbox, y->m->sandbox);
+}
+
+static void mount_problem(struct sess_mount *sm, size_t n, const char *what, int e)
+{
+        if (snprintf(sm->problem, sizeof(sm->problem), "mount %zu (%s): %s%s%s", n, sm->m->sandbox,
+                     what, e ? ": " : "", e ? strerror(e) : "") >= (int)sizeof(sm->problem))
+                strcpy(sm->problem + sizeof(sm->problem) - 4, "..."); /* cut, still a line */
+}
+
+static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
+{
+        char path[PATH_MAX + 16];
+        int r;
+
+        snprintf(path, sizeof(path), "%s/upper", sm->dir);
+        sm->upper_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sm->upper_fd < 0)
+                return mount_problem(sm, n,
+                                     errno == ENOENT ? "its upper directory is missing"
+                                                     : "its upper directory",
+                                     errno == ENOENT ? 0 : errno);
+        sm->host_fd = open(sm->m->host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sm->host_fd < 0) {
+                snprintf(path, sizeof(path), "host directory %s", sm->m->host);
+                return mount_problem(sm, n, path, errno);
+        }
+        snprintf(path, sizeof(path), "%s/journal", sm->dir);
+        r = journal_load(&sm->journal, path);
+        if (r < 0)
+                return mount_problem(sm, n, "its journal", -r);
+        r = cowdiff_compute(sm->upper_fd, sm->host_fd, &sm->diff);
+        if (r == -EOPNOTSUPP)
+                return mount_problem(sm, n,
+                                     "its upper holds overlayfs redirects or metacopy files, "
+                                     "which a userxattr mount does not make",
+                                     0);
+        if (r < 0)
+                return mount_problem(sm, n, "comparing the upper with the host", -r);
+        sm->loaded = true;
+}
+
+void sess_load(struct sess *s)
+{
+        int r = session_meta_read(s->dir, &s->meta);
+
+        if (r == -ENOENT)
+                snprintf(s->problem, sizeof(s->problem), "its `session` file is missing");
+        else if (r < 0)
+                snprintf(s->problem, sizeof(s->problem), "its `session` file: %s", strerror(-r));
+        else if (s->meta.damaged)
+                snprintf(s->problem, sizeof(s->problem),
+                         "its `session` file is cut short or not a session file");
+        if (r < 0)
+                return;
+        for (size_t i = 0; i < s->meta.n_mounts && i < SESSION_MOUNTS_MAX; i++) {
+                struct sess_mount *sm = &s->mounts[s->n];
+
+                if (!s->meta.mounts[i].sandbox[0])
+                        continue; /* a line the damage took */
+                sm->m = &s->meta.mounts[i];
+                if (snprintf(sm->dir, sizeof(sm->dir), "%s/%zu", s->dir, i) >= (int)sizeof(sm->dir))
+                        continue; /* session_path leaves room: cannot happen */
+                s->n++;
+        }
+        qsort(s->mounts, s->n, sizeof(s->mounts[0]), cmp_mount);
+        for (size_t i = 0; i < s->n; i++) {
+                struct sess_mount *sm = &s->mounts[i];
+                const char *sb = sm->m->sandbox;
+
+                if (s->n > 1 && snprintf(sm->prefix, sizeof(sm->prefix), "%s/",
+                                         strcmp(sb, "/") == 0 ? "" : sb) >= (int)sizeof(sm->prefix))
+                        sm->prefix[0] = '\0'; /* a sandbox path of PATH_MAX: shown relative */
+                load_mount(s, sm, (size_t)(sm->m - s->meta.mounts));
+        }
+}
+
+int sess_open(struct sess *s, const char *state_opt, const char *name, struct error *err)
+{
+        if (sess_find(s, state_opt, name, err) < 0)
+                return -1;
+        sess_load(s);
+        return 0;
+}
+
+void sess_close(struct sess *s)
+{
+        for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++) {
+                struct sess_mount *sm = &s->mounts[i];
+
+                if (sm->upper_fd >= 0)
+                        close(sm->upper_fd);
+                if (sm->host_fd >= 0)
+                        close(sm->host_fd);
+                sm->upper_fd = sm->host_fd = -1;
+                journal_free(&sm->journal);
+                cowdiff_free(&sm->diff);
+        }
+        session_meta_free(&s->meta);
+}
+
+int sess_report(const struct sess *s)
+{
+        int n = 0;
+
+        if (s->problem[0] && ++n)
+                fprintf(stderr, "stockade: session %s is damaged: %s\n", s->name, s->problem);
+        for (size_t i = 0; i < s->n; i++)
+                if (s->mounts[i].problem[0] && ++n)
+                        fprintf(stderr, "stockade: session %s is damaged: %s\n", s->name,
+                                s->mounts[i].problem);
+        return n;
+}
+
+/* ---- stockade diff ----------------------------------------------------------------------- */
+
+int session_cli_diff(int argc, char **argv)
+{
+        static const char *const flags[] = {"json", "patch", NULL};
+        struct error err = {0};
+        struct sess_args a;
+        struct sess s;
+        int r = sess_parse_args(argc, argv, flags, &a, &err), problems;
+
+        if (r == 1) {
+                fputs(usage_diff, stdout);
+                return 0;
+        }
+        if (r == 0 && a.n_pos != 1)
+                r = make_error(&err, 0,
+                               "diff: give one session name (stockade sessions lists them)");
+        if (r == 0 && a.flag[0] && a.flag[1])
+                r = make_error(&err, 0, "diff: --json or --patch, not both");
+        if (r == 0)
+                r = sess_open(&s, a.state, a.pos[0], &err);
+        if (r < 0) {
+                error_print(&err);
+                return EXIT_STOCKADE;
+        }
+        if (a.flag[0])
+                sess_print_json(stdout, &s);
+        else if (a.flag[1])
+                r = sess_print_patch(stdout, &s, &err);
+        else
+                for (size_t i = 0; i < s.n; i++)
+                        for (size_t k = 0; k < s.mounts[i].diff.n; k++)
+                                cowdiff_print(stdout, &s.mounts[i].diff.v[k], s.mounts[i].prefix);
+        fflush(stdout);
+        if (r < 0)
+                error_print(&err);
+        problems = sess_report(&s);
+        sess_close(&s);
+        return r < 0 || problems ? EXIT_STOCKADE : 0;
+}
+
+/* ---- stockade discard -------------------------------------------------------------------- */
+
+/* Remove `name` in `dirfd` and all beneath, never following a symlink; directories without
+ * rwx for us (overlayfs's work/work is mode 000) are opened up first. */
+static int remove_tree(int parent, const char *name)
+{
+        struct stat st;
+        DIR *dir;
+        int fd, r = 0;
+
+        if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if ((st.st_mode & 0700) != 0700 && fchmodat(parent, name, st.st_mode | 0700, 0) < 0)
+                return -errno;
+        fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        dir = fdopendir(fd);
+        if (!dir) {
+                close(fd);
+                return -errno;
+        }
+        for (struct dirent *de; r >= 0 && (de = readdir(dir));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = remove_tree(dirfd(dir), de->d_name);
+        closedir(dir);
+        if (r >= 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0)
+                r = -errno;
+        return r;
+}
+
+int session_cli_discard(int argc, char **argv)
+{
+        struct error err = {0};
+        struct sess_args a;
+        struct sess s;
+        char sessions[PATH_MAX + 16];
+        _cleanup_close_ int lock = -1, parent = -1;
+        int r = sess_parse_args(argc, argv, NULL, &a, &err);
+
+        if (r == 1) {
+                fputs(usage_discard, stdout);
+                return 0;
+        }
+        if (r == 0 && a.n_pos != 1)
+                r = make_error(&err, 0, "discard: give one session name");
+        if (r == 0)
+                r = sess_find(&s, a.state, a.pos[0], &err);
+        if (r == 0) {
+                lock = session_lock(s.dir);
+                if (lock == -EWOULDBLOCK)
+                        r = make_error(&err, 0, "session %s is in use by a running stockade",
+                                       s.name);
+                else if (lock < 0)
+                        r = make_error(&err, -lock, "session %s: its lock", s.name);
+        }
+        if (r == 0) {
+                snprintf(sessions, sizeof(sessions), "%s/sessions", s.state);
+                parent = open(sessions, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                r = parent < 0 ? -errno : remove_tree(parent, s.name);
+                if (r < 0)
+                        make_error(&err, -r, "discard: session %s", s.name);
+        }
+        if (r < 0) {
+                error_print(&err);
+                return EXIT_STOCKADE;
+        }
+        return 0;
+}
+
+/* ---- stockade sessions ------------------------------------------------------------------- */
+
+struct listed {
+        char name[SESSION_NAME_MAX + 1];
+        time_t updated;
+};
+
+static int cmp_listed(const void *a, const void *b)
+{
+        const struct listed *x = a, *y = b;
+
+        if (x->updated != y->updated)
+                return x->updated < y->updated ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* Bytes of everything but directories beneath `dirfd`. */
+static uint64_t tree_bytes(int dirfd)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+        uint64_t n = 0;
+
+        if (!dir) {
+                if (fd >= 0)
+                        close(fd);
+                return 0;
+        }
+        for (struct dirent *de; (de = readdir(dir));) {
+                struct stat st;
+                int sub;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (!S_ISDIR(st.st_mode)) {
+                        n += (uint64_t)st.st_size;
+                        continue;
+                }
+                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) {
+                        n += tree_bytes(sub);
+                        close(sub);
+                }
+        }
+        closedir(dir);
+        return n;
+}
+
+static void human_size(uint64_t n, char *buf, size_t len)
+{
+        static const char units[] = "KMGTPE";
+        double v = (double)n;
+        size_t u = 0;
+
+        if (n < 1024) {
+                snprintf(buf, len, "%" PRIu64 "B", n);
+                return;
+        }
+        for (v /= 1024; v >= 1024 && u + 1 < sizeof(units) - 1; u++)
+                v /= 1024;
+        snprintf(buf, len, "%.1f%c", v, units[u]);
+}
+
+/* The command as the session file has it (escaped arguments), for people. */
+static void print_command(const char *escaped)
+{
+        _cleanup_free_ char *copy = xstrdup(escaped ? escaped : "");
+        char *save = NULL;
+        bool first = true;
+
+        for (char *arg = strtok_r(copy, " ", &save); arg; arg = strtok_r(NULL, " ", &save)) {
+                if (!first)
+                        fputc(' ', stdout);
+                first = false;
+                if (journal_unescape(arg) < 0)
+                        fputs("?", stdout);
+                else
+                        sess_quote_arg(stdout, arg);
+        }
+}
+
+static void list_one(const char *state, const char *name)
+{
+        struct sess s;
+        char date[32] = "-", size[16] = "-", changes[32] = "-";
+        uint64_t bytes = 0;
+        size_t n = 0;
+
+        if (sess_find(&s, state, name, NULL) < 0)
+                return;
+        sess_load(&s);
+        for (size_t i = 0; i < s.n; i++) {
+                n += cowdiff_count(&s.mounts[i].diff);
+                if (s.mounts[i].upper_fd >= 0)
+                        bytes += tree_bytes(s.mounts[i].upper_fd);
+        }
+        if (s.meta.updated) {
+                struct tm tm;
+                strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime_r(&s.meta.updated, &tm));
+        }
+        if (!s.problem[0]) {
+                snprintf(changes, sizeof(changes), "%zu change%s", n, n == 1 ? "" : "s");
+                human_size(bytes, size, sizeof(size));
+        }
+        printf("%-24s  %-16s  %11s  %7s  ", s.name, date, changes, size);
+        if (s.problem[0])
+                printf("damaged: %s", s.problem);
+        else
+                print_command(s.meta.command);
+        for (size_t i = 0; i < s.n; i++)
+                if (s.mounts[i].problem[0])
+                        printf(" [damaged: %s]", s.mounts[i].problem);
+        putchar('\n');
+        sess_close(&s);
+}
+
+/* The session names in STATE/sessions with their update times, oldest first. */
+static size_t collect(const char *state, struct listed **out)
+{
+        char path[PATH_MAX + 16];
+        DIR *dir;
+        size_t n = 0, cap = 0;
+
+        *out = NULL;
+        snprintf(path, sizeof(path), "%s/sessions", state);
+        dir = opendir(path);
+        if (!dir)
+                return 0;
+        for (struct dirent *de; (de = readdir(dir));) {
+                struct session_meta meta;
+                char sdir[PATH_MAX];
+
+                if (!session_name_ok(de->d_name) || session_path(state, de->d_name, sdir) < 0 ||
+                    strlen(de->d_name) > SESSION_NAME_MAX)
+                        continue;
+                if (n == cap)
+                        *out = xrealloc(*out, (cap = cap ? cap * 2 : 16) * sizeof(**out));
+                memcpy((*out)[n].name, de->d_name, strlen(de->d_name) + 1);
+                (*out)[n].updated = 0;
+                if (session_meta_read(sdir, &meta) >= 0) {
+                        (*out)[n].updated = meta.updated;
+                        session_meta_free(&meta);
+                }
+                n++;
+        }
+        closedir(dir);
+        if (n)
+                qsort(*out, n, sizeof(**out), cmp_listed);
+        return n;
+}
+
+int session_cli_sessions(int argc, char **argv)
+{
+        struct error err = {0};
+        struct sess_args a;
+        char state[PATH_MAX];
+        _cleanup_free_ struct listed *v = NULL;
+        size_t n;
+        int r = sess_parse_args(argc, argv, NULL, &a, &err);
+
+        if (r == 1) {
+                fputs(usage_sessions, stdout);
+                return 0;
+        }
+        if (r == 0 && a.n_pos)
+                r = make_error(&err, 0, "sessions: `%s`: no argument is taken", a.pos[0]);
+        if (r == 0 && (r = session_state_dir(a.state, state)) < 0)
+                r = make_error(&err, -r,
+                               "sessions: no state directory (--state-dir, "
+                               "XDG_STATE_HOME or HOME)");
+        if (r < 0) {
+                error_print(&err);
+                return EXIT_STOCKADE;
+        }
+        n = collect(state, &v);
+        for (size_t i = 0; i < n; i++)
+                list_one(state, v[i].name);
+        return 0;
+}
