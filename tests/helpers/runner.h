@@ -32,7 +32,7 @@ void runner_free(struct run_result *r);
  * The suite judges writes from outside the sandbox, on the host: `stockade run` started by
  * these helpers gets `--rw CWD` first (a test's own flags for the same path, given later, win),
  * so the workspace is the host's rather than copy-on-write (the default view's, tested by
- * test_cow). A run whose arguments name --cow is left as given. Returns a new argv (leaked:
+ * test_cow_run). A run whose arguments name --cow is left as given. Returns a new argv (leaked:
  * for a child about to exec).
  */
 char **runner_workspace_rw(char *const argv[]);

@@ -2,7 +2,7 @@
 # Issue 6, item 10: real work runs unchanged in the default view. Usage:
 #   test_workloads.sh STOCKADE CASE      CASE: git tar venv gcc make mv
 # Each case runs real tools under `stockade run` (no flags but --user, and --rw . so that the
-# result lands on the host, where it is judged; test_cow.sh runs work copy-on-write) in a fresh workspace
+# result lands on the host, where it is judged; test_cow_run.sh runs work copy-on-write) in a fresh workspace
 # and judges the result from outside the sandbox, against the same work done natively where
 # there is something to compare. Run as root, every case runs twice: as root's default user
 # (nobody, in a workspace nobody owns) and with `--user root` (uid 0 without capabilities);

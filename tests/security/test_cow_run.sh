@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 7: the copy-on-write workspace, judged from outside the sandbox. Usage:
-#   test_cow.sh STOCKADE
+#   test_cow_run.sh STOCKADE
 # The default view's current directory is copy-on-write: the host tree (bytes, modes, times)
 # must be exactly as before after any change the program makes, the changes must be in the
 # session (its upper directory, and the journal's baselines), the program must see its own
