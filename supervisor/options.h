@@ -71,7 +71,7 @@ struct config {
         size_t n_mounts;
         const char *session;   /* --session NAME: the cow session to make or continue */
         const char *state_dir; /* --state-dir DIR: where sessions live */
-        char **argv; /* the command, NULL-terminated */
+        char **argv;           /* the command, NULL-terminated */
         /* --trace and friends (supervisor/trace.h) */
         const char *trace_path; /* a file, or unix:PATH; NULL: no trace */
         int trace_level;        /* enum trace_level */

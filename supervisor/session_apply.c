@@ -250,12 +250,8 @@ int session_cli_apply(int argc, char **argv)
         if (r == 0)
                 r = sess_find(&s, a.state, a.pos[0], &err);
         if (r == 0) {
-                lock = session_lock(s.dir);
-                if (lock == -EWOULDBLOCK)
-                        r = make_error(&err, 0, "session %s is in use by a running stockade",
-                                       s.name);
-                else if (lock < 0)
-                        r = make_error(&err, -lock, "session %s: its lock", s.name);
+                lock = sess_lock(&s, &err);
+                r = lock < 0 ? -1 : 0;
         }
         if (r == 0) {
                 sess_load(&s);

@@ -104,6 +104,17 @@ void sess_quote_arg(FILE *out, const char *s)
 
 /* ---- one session ------------------------------------------------------------------------- */
 
+int sess_lock(const struct sess *s, struct error *err)
+{
+        int lock = session_lock(s->dir);
+
+        if (lock == -EWOULDBLOCK)
+                return make_error(err, 0, "session %s is in use by a running stockade", s->name);
+        if (lock < 0)
+                return make_error(err, -lock, "session %s: its lock", s->name);
+        return lock;
+}
+
 int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err)
 {
         struct stat st;
@@ -343,12 +354,8 @@ int session_cli_discard(int argc, char **argv)
         if (r == 0)
                 r = sess_find(&s, a.state, a.pos[0], &err);
         if (r == 0) {
-                lock = session_lock(s.dir);
-                if (lock == -EWOULDBLOCK)
-                        r = make_error(&err, 0, "session %s is in use by a running stockade",
-                                       s.name);
-                else if (lock < 0)
-                        r = make_error(&err, -lock, "session %s: its lock", s.name);
+                lock = sess_lock(&s, &err);
+                r = lock < 0 ? -1 : 0;
         }
         if (r == 0) {
                 snprintf(sessions, sizeof(sessions), "%s/sessions", s.state);

@@ -36,6 +36,8 @@ struct sess {
 /* Find session `name` in the store (`state_opt` or the default). Returns 0, or -1 with *err
  * set when the name is not valid or there is no such session. */
 int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err);
+/* Lock the session against a live run: the lock fd, or -1 with *err set (in use, or why not). */
+int sess_lock(const struct sess *s, struct error *err);
 
 /* Read the session file, open the mounts (upper, host, journal) and compute their diffs.
  * Problems are noted in s->problem and each mount's; the rest is loaded as far as it goes. */
