@@ -57,6 +57,7 @@ int dnsmsg_parse_query(const uint8_t *buf, size_t len, struct dnsmsg_query *q)
 {
         ns_msg m;
         ns_rr rr;
+        size_t n;
 
         memset(q, 0, sizeof(*q));
         if (len < HEADER_LEN)
@@ -75,9 +76,10 @@ int dnsmsg_parse_query(const uint8_t *buf, size_t len, struct dnsmsg_query *q)
          * message, and a loop ends at the 255-byte limit): libresolv's. */
         if (ns_initparse(buf, (int)len, &m) < 0 || ns_parserr(&m, ns_s_qd, 0, &rr) < 0)
                 return DNSMSG_FORMERR;
-        if (strlen(ns_rr_name(rr)) >= sizeof(q->name))
+        n = strlen(ns_rr_name(rr));
+        if (n >= sizeof(q->name))
                 return DNSMSG_FORMERR;
-        snprintf(q->name, sizeof(q->name), "%s", ns_rr_name(rr));
+        memcpy(q->name, ns_rr_name(rr), n + 1);
         lower_name(q->name, q->lower);
         q->qtype = ns_rr_type(rr);
         q->qclass = ns_rr_class(rr);

@@ -10,7 +10,16 @@ set -euo pipefail
 stockade=$(realpath "$1")
 
 top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-cow.XXXXXX")
-trap 'chmod -R u+w -- "$top" 2>/dev/null; rm -rf -- "$top"' EXIT
+# The removal must not decide the verdict (set -e would make a failing trap the exit code),
+# but a tree it cannot remove is worth a word: something may still be working in it.
+cleanup() {
+        chmod -R u+w -- "$top" 2>/dev/null || true
+        rm -rf -- "$top" 2>&1 || {
+                echo "warning: $top could not be removed; left in it:" >&2
+                find "$top" -maxdepth 5 -printf '%M %u %p\n' >&2 || true
+        }
+}
+trap cleanup EXIT
 chmod 755 "$top"
 state=$top/state
 ws=$top/ws
@@ -72,6 +81,11 @@ echo "$out" | grep -qx seen-ok || fail "the program's view is wrong: $out ($(cat
         fail "the host tree changed under copy-on-write"
         diff <(echo "$before") <(snap) >&2 || true
 }
+# When stockade returns, the session is final: nothing works in it afterwards.
+stable=$(find "$state" -printf '%p %s %T@\n' | sort)
+sleep 0.5
+[ "$(find "$state" -printf '%p %s %T@\n' | sort)" = "$stable" ] ||
+        fail "the session still changed after stockade returned"
 sessions=("$state"/sessions/*)
 [ ${#sessions[@]} -eq 1 ] && [ -d "${sessions[0]}" ] || fail "expected one session: ${sessions[*]}"
 s=${sessions[0]}

@@ -25,7 +25,7 @@
 
 enum { TIMEOUT_S = 60 };
 
-static char top[PATH_MAX], work[PATH_MAX + 16], hostfile[PATH_MAX];
+static char top[PATH_MAX], work[PATH_MAX + 16], hostfile[PATH_MAX], scratch_parent[PATH_MAX + 16];
 static bool have_ns;
 
 static void sh(const char *fmt, ...)
@@ -52,15 +52,15 @@ static void run(const char *const *opts, const char *script, struct run_result *
                 fail_msg("watchdog fired: %s", r->err);
 }
 
-/* The private directories of the runs: /tmp/stockade-tmp-* (or under $TMPDIR). */
+/* The private directories of the runs: under $TMPDIR, which is this test's own directory, so
+ * that the runs of other programs on the host (another suite, say) are not counted. */
 static size_t count_scratch(void)
 {
-        const char *t = getenv("TMPDIR");
-        char pat[PATH_MAX];
+        char pat[2 * PATH_MAX];
         glob_t g;
         size_t n;
 
-        snprintf(pat, sizeof(pat), "%s/stockade-tmp-*", t && t[0] == '/' ? t : "/tmp");
+        snprintf(pat, sizeof(pat), "%s/stockade-tmp-*", scratch_parent);
         if (glob(pat, 0, NULL, &g) != 0)
                 return 0;
         n = g.gl_pathc;
@@ -80,6 +80,10 @@ static int setup(void **state)
                 return -1;
         chmod(top, 0755);
         snprintf(work, sizeof(work), "%s/work", top);
+        snprintf(scratch_parent, sizeof(scratch_parent), "%s/runs", top);
+        if (mkdir(scratch_parent, 0755) < 0)
+                return -1;
+        setenv("TMPDIR", scratch_parent, 1);
         sh("mkdir -p '%s/scratch' && echo KEEP > '%s/scratch/kept' && chown -R %u '%s'", work, work,
            (unsigned)uid, work);
         snprintf(hostfile, sizeof(hostfile), "/tmp/stockade-hostfile-%d", (int)getpid());
@@ -259,7 +263,7 @@ static void cleaner_not_redirected(void **state)
                 argv[n++] = "--user", argv[n++] = "root";
         argv[n] = NULL;
         assert_int_equal(runner_stockade_sh(work, argv, script, TIMEOUT_S, &r), 0);
-        setenv("TMPDIR", "/var/tmp", 1);
+        setenv("TMPDIR", scratch_parent, 1);
         if (!strstr(r.out, "swapped"))
                 fail_msg("the swap did not happen (the test proves nothing): %s %s", r.out, r.err);
         runner_free(&r);
