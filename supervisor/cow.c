@@ -139,16 +139,22 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
         return 0;
 }
 
-/* The upper directory's root is the merged root's face (mode, owner): the lower's. */
+/*
+ * The upper directory's root is the merged root's face (mode, owner, times): made with the
+ * lower's, as overlayfs copies up a directory. A continued session's is left as the runs
+ * made it.
+ */
 static int make_upper(const char *upper, int lower_fd)
 {
         struct stat st;
 
-        if (mkdir(upper, 0700) < 0 && errno != EEXIST)
-                return -errno;
+        if (mkdir(upper, 0700) < 0)
+                return errno == EEXIST ? 0 : -errno;
         if (fstat(lower_fd, &st) < 0)
                 return -errno;
         if (geteuid() == 0 && chown(upper, st.st_uid, st.st_gid) < 0)
+                return -errno;
+        if (utimensat(AT_FDCWD, upper, (struct timespec[]){st.st_atim, st.st_mtim}, 0) < 0)
                 return -errno;
         return chmod(upper, st.st_mode & 07777) < 0 ? -errno : 0;
 }

@@ -95,6 +95,7 @@ static int plan(struct sess *s, const struct sess_args *a, struct target *t, cha
                         .journal = &s->mounts[i].journal,
                         .diff = &s->mounts[i].diff,
                         .sel = xcalloc(s->mounts[i].diff.n + 1, 1),
+                        .root_times = a->n_pos == 1,
                 };
         }
         for (size_t k = 1; k < a->n_pos; k++) {

@@ -47,7 +47,8 @@ static void json_change(FILE *out, const struct cow_change *c, const char *mount
         if (c->op == COW_TYPE)
                 fprintf(out, ", \"old_type\": \"%s\"", cowdiff_type_name(c->old_type));
         if (c->op == COW_MOD)
-                fprintf(out, ", \"content\": %s", c->content ? "true" : "false");
+                fprintf(out, ", \"content\": %s, \"times\": %s", c->content ? "true" : "false",
+                        c->times ? "true" : "false");
         /* the modes that mean something: not a symlink's, and for M and R only when changed */
         if (!links && (c->op == COW_DEL || c->op == COW_TYPE ||
                        ((c->op == COW_MOD || c->op == COW_REN) && modes)))

@@ -395,6 +395,55 @@ static int make_link(const struct cow_apply *a, const char *path, int parent, co
         return 0;
 }
 
+/*
+ * A file of the upper with more than one name (a hard link made in the run, `tar x` of one):
+ * link `tmp` to the name the host already has for it, an earlier change of the diff (phase 1
+ * goes in its order) or a file copied up but not changed, so that the names stay one file.
+ * Returns 1 when linked, 0 when there is no such name (the bytes are copied then), or -errno.
+ */
+static int host_has(const struct cow_apply *a, const char *host_path, const char *upper_path);
+
+/* The upper's object at `path`, not followed, by the same walk as the rest. */
+static int upper_stat(const struct cow_apply *a, const char *path, struct stat *st)
+{
+        _cleanup_close_ int fd = cowdiff_open(a->upper_fd, path, O_PATH | O_NOFOLLOW);
+
+        if (fd < 0)
+                return fd;
+        return fstat(fd, st) < 0 ? -errno : 0;
+}
+
+static int link_twin(const struct cow_apply *a, const struct cow_change *c, int parent,
+                     const char *tmp)
+{
+        struct stat st, ot;
+        char proc[64];
+        int r;
+
+        if ((r = upper_stat(a, c->path, &st)) < 0)
+                return r;
+        if (!S_ISREG(st.st_mode) || st.st_nlink < 2)
+                return 0;
+        for (const struct cow_change *o = a->diff->v; o < c; o++) {
+                _cleanup_close_ int fd = -1;
+
+                if (o->type != 'f' || o->op == COW_DEL || upper_stat(a, o->path, &ot) < 0 ||
+                    ot.st_ino != st.st_ino || ot.st_dev != st.st_dev)
+                        continue;
+                r = host_has(a, o->path, o->path);
+                if (r <= 0)
+                        continue;
+                fd = cowdiff_open(a->host_fd, o->path, O_PATH | O_NOFOLLOW);
+                if (fd < 0 || fstat(fd, &ot) < 0 || !S_ISREG(ot.st_mode))
+                        continue;
+                /* By /proc: linkat's AT_EMPTY_PATH wants CAP_DAC_READ_SEARCH. */
+                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                if (linkat(AT_FDCWD, proc, parent, tmp, AT_SYMLINK_FOLLOW) == 0)
+                        return 1;
+        }
+        return 0;
+}
+
 /* The upper's object at c->path, made beside and put in place of the host's. */
 static int write_object(const struct cow_apply *a, const struct cow_change *c, bool swap)
 {
@@ -406,9 +455,11 @@ static int write_object(const struct cow_apply *a, const struct cow_change *c, b
         if (parent < 0)
                 return parent;
         tmp_name(tmp, sizeof(tmp));
-        if (c->type == 'f')
-                r = make_file(a, c->path, parent, name, tmp);
-        else if (c->type == 'l')
+        if (c->type == 'f') {
+                r = link_twin(a, c, parent, tmp);
+                if (r == 0)
+                        r = make_file(a, c->path, parent, name, tmp);
+        } else if (c->type == 'l')
                 r = make_link(a, c->path, parent, name, tmp);
         else if (c->type == 'd')
                 r = mkdirat(parent, tmp, 0700) < 0 ? -errno : 0;
@@ -418,6 +469,8 @@ static int write_object(const struct cow_apply *a, const struct cow_change *c, b
                 take_owner(parent, name, tmp);
         if (r >= 0)
                 r = install(parent, tmp, name, swap, c->old_type == 'd');
+        if (r >= 0 && c->type == 'f')
+                unlinkat(parent, tmp, 0); /* a rename onto a link of itself leaves both */
         if (r < 0)
                 unlinkat(parent, tmp, c->type == 'd' ? AT_REMOVEDIR : 0);
         return r;
@@ -574,6 +627,20 @@ static int replace_dir(const struct cow_apply *a, const struct cow_change *c)
         return write_object(a, c, true);
 }
 
+/* The upper root's times onto the host root. */
+static int root_times(const struct cow_apply *a)
+{
+        _cleanup_close_ int h = cowdiff_open(a->host_fd, "", O_RDONLY | O_DIRECTORY);
+        struct stat st;
+
+        if (h < 0)
+                return h;
+        if (fstat(a->upper_fd, &st) < 0 ||
+            futimens(h, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
+                return -errno;
+        return 0;
+}
+
 /* Phase 4, deepest first: a directory's mode and times, once nothing more changes in it. */
 static int dir_meta(const struct cow_apply *a, const struct cow_change *c)
 {
@@ -589,6 +656,7 @@ int cowapply_write(const struct cow_apply *a, char **failed)
         static int (*const down[])(const struct cow_apply *,
                                    const struct cow_change *) = {delete_old, dir_meta};
         const struct cow_diff *d = a->diff;
+        bool applied = false;
         int r = 0;
 
         *failed = NULL;
@@ -605,6 +673,14 @@ int cowapply_write(const struct cow_apply *a, char **failed)
                                 *failed = xstrdup(c->path);
                                 return r;
                         }
+                        applied = true;
                 }
+        /* The root is no entry of the diff: its times (what `tar x` of `.` sets, and what
+         * the entries made in it changed) follow when everything went. Its mode does not:
+         * the diff shows no change of it. */
+        if (applied && a->root_times && (r = root_times(a)) < 0) {
+                *failed = xstrdup(".");
+                return r;
+        }
         return 0;
 }

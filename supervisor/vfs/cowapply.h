@@ -41,6 +41,7 @@ struct cow_apply {
         const struct journal *journal;
         const struct cow_diff *diff;
         unsigned char *sel; /* enum cow_sel, one per diff entry */
+        bool root_times;    /* everything applied: the root directory's times too */
 };
 
 /* A host path apply refuses to touch, and why. */

@@ -384,6 +384,7 @@ static int compare(struct walk *w, int ufd, int lfd, const char *name, const str
         char tu = type_of(su->st_mode), tl = type_of(sl->st_mode);
         mode_t mu = su->st_mode & 07777, ml = sl->st_mode & 07777;
         struct cow_change *c;
+        bool times;
         int same;
 
         if (tu != tl) {
@@ -417,11 +418,17 @@ static int compare(struct walk *w, int ufd, int lfd, const char *name, const str
                 return same;
         if (tu == 'l')
                 mu = ml; /* a symlink's mode means nothing */
-        c = add(w->d, same && mu == ml ? COW_SAME : COW_MOD, w->path);
+        /* A file whose time alone changed (touch, a rewrite of the same bytes) is a change:
+         * make, for one, decides by it. A directory's times follow its entries. */
+        times = tu == 'f' && same && mu == ml &&
+                (su->st_mtim.tv_sec != sl->st_mtim.tv_sec ||
+                 su->st_mtim.tv_nsec != sl->st_mtim.tv_nsec);
+        c = add(w->d, same && mu == ml && !times ? COW_SAME : COW_MOD, w->path);
         c->type = c->old_type = tu;
         c->mode = mu;
         c->old_mode = ml;
         c->content = !same;
+        c->times = times;
         c->size = (uint64_t)su->st_size;
         return 0;
 }
@@ -705,5 +712,7 @@ void cowdiff_print(FILE *out, const struct cow_change *c, const char *prefix)
         else if ((c->op == COW_MOD || c->op == COW_REN) && c->mode != c->old_mode)
                 fprintf(out, " (%smode %o -> %o)", c->content ? "content; " : "",
                         (unsigned)c->old_mode, (unsigned)c->mode);
+        else if (c->op == COW_MOD && c->times)
+                fputs(" (times)", out);
         fputc('\n', out);
 }

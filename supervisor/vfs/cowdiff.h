@@ -41,7 +41,8 @@ struct cow_change {
         char old_type;  /* what the lower has at path (R: at old_path; 0 for A) */
         mode_t mode;    /* permission bits of the upper's object */
         mode_t old_mode;
-        bool content;  /* M: the content differs (false: the mode only) */
+        bool content;  /* M: the content differs (false: the mode or the times only) */
+        bool times;    /* M of a file: only its modification time differs (`touch`) */
         bool whiteout; /* D, R, =: the upper holds a whiteout at the (old) path */
         uint64_t size; /* regular files: the upper's size (D: the lower's) */
 };
@@ -93,6 +94,7 @@ void cowdiff_quote(FILE *out, const char *s);
  * One change as a line of `stockade diff`, paths prefixed with `prefix` ("" or the mount's
  * sandbox path followed by '/'):
  *   A path | A dir/ | M path | M path (mode 644 -> 755) | M path (content; mode 644 -> 755)
+ *   M path (times)
  *   D path | D dir/ | T path (file -> symlink) | R old -> new [(mode 644 -> 755)]
  * COW_SAME writes nothing.
  */

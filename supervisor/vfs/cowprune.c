@@ -213,22 +213,48 @@ static int unopaque_parents(const struct cow_apply *a, char **failed)
 
 /* ---- upper entries ----------------------------------------------------------------------- */
 
+/*
+ * unlinkat in an upper directory, lending it the owner's write bit when the run made it
+ * read-only (`tar x` of a 555 directory; without CAP_DAC_OVERRIDE the removal fails), then
+ * putting its mode back: what stays in the session stays as the run left it. `parent` may
+ * be O_PATH: its mode is changed through /proc.
+ */
+static int unlink_lent(int parent, const char *name, int flags)
+{
+        char proc[64];
+        struct stat st;
+        int r = 0;
+
+        if (unlinkat(parent, name, flags) == 0)
+                return 0;
+        if (errno != EACCES)
+                return -errno;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", parent);
+        if (fstat(parent, &st) < 0 || chmod(proc, (st.st_mode & 07777) | S_IWUSR | S_IXUSR) < 0)
+                return -EACCES;
+        if (unlinkat(parent, name, flags) < 0)
+                r = -errno;
+        if (chmod(proc, st.st_mode & 07777) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
 /* Remove the upper's entry at `path` (a directory only if empty; ENOTEMPTY keeps it). */
 static int remove_upper(const struct cow_apply *a, const char *path, bool dir)
 {
         const char *slash = strrchr(path, '/');
         _cleanup_free_ char *parent_path = slash ? strndup(path, (size_t)(slash - path)) : NULL;
         _cleanup_close_ int parent = -1;
+        int r;
 
         if (slash && !parent_path)
                 abort();
         parent = cowdiff_open(a->upper_fd, parent_path ? parent_path : "", O_PATH | O_DIRECTORY);
         if (parent < 0) /* gone, or a whiteout above: nothing of it is left */
                 return parent == -ENOENT || parent == -ENOTDIR ? 0 : parent;
-        if (unlinkat(parent, slash ? slash + 1 : path, dir ? AT_REMOVEDIR : 0) == 0)
-                return 0;
+        r = unlink_lent(parent, slash ? slash + 1 : path, dir ? AT_REMOVEDIR : 0);
         /* a directory that still holds something, or a whiteout where one was, stays */
-        return errno == ENOENT || (dir && (errno == ENOTEMPTY || errno == ENOTDIR)) ? 0 : -errno;
+        return r == -ENOENT || (dir && (r == -ENOTEMPTY || r == -ENOTDIR)) ? 0 : r;
 }
 
 static int remove_entry(const struct cow_apply *a, const struct cow_change *c)

@@ -138,6 +138,16 @@ static void journal(const char *name, int n, const char *host, const char *const
 /* The usual session "s": a host tree and the changes of a run over it. */
 static const char *const s_journal[] = {"mod", "exe", "gone", "dd", "dd/x", "src", NULL};
 
+/* The times of `from` given to `to`. */
+static void same_times(const char *from, const char *to)
+{
+        struct stat st;
+
+        assert_int_equal(stat(from, &st), 0);
+        assert_int_equal(utimensat(AT_FDCWD, to, (struct timespec[]){st.st_atim, st.st_mtim}, 0),
+                         0);
+}
+
 static void make_s(void)
 {
         wdir(at("host"));
@@ -150,7 +160,8 @@ static void make_s(void)
         wfile(at("host/src"), "moved content\n", 0644);
         session("s", false, 1700000000, "sh -c make%20all");
         wfile(at("state/sessions/s/0/upper/mod"), "one\n2\nthree\n", 0644);
-        wfile(at("state/sessions/s/0/upper/keep"), "keep\n", 0644); /* copied up, same */
+        wfile(at("state/sessions/s/0/upper/keep"), "keep\n", 0644);       /* copied up, same */
+        same_times(at("host/keep"), at("state/sessions/s/0/upper/keep")); /* as copy-up keeps */
         wfile(at("state/sessions/s/0/upper/exe"), "#!/bin/sh\n", 0755);
         whiteout(at("state/sessions/s/0/upper/gone"));
         whiteout(at("state/sessions/s/0/upper/dd"));

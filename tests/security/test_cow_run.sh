@@ -13,7 +13,7 @@ top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-cow.XXXXXX")
 # The removal must not decide the verdict (set -e would make a failing trap the exit code),
 # but a tree it cannot remove is worth a word: something may still be working in it.
 cleanup() {
-        chmod -R u+w -- "$top" 2>/dev/null || true
+        chmod -R u+rwx -- "$top" 2>/dev/null || true # overlayfs's work/work is mode 000
         rm -rf -- "$top" 2>&1 || {
                 echo "warning: $top could not be removed; left in it:" >&2
                 find "$top" -maxdepth 5 -printf '%M %u %p\n' >&2 || true
@@ -82,9 +82,10 @@ echo "$out" | grep -qx seen-ok || fail "the program's view is wrong: $out ($(cat
         diff <(echo "$before") <(snap) >&2 || true
 }
 # When stockade returns, the session is final: nothing works in it afterwards.
-stable=$(find "$state" -printf '%p %s %T@\n' | sort)
+state_now() { find "$state" -path '*/work/*' -prune -o -printf '%p %s %T@\n' | sort; }
+stable=$(state_now)
 sleep 0.5
-[ "$(find "$state" -printf '%p %s %T@\n' | sort)" = "$stable" ] ||
+[ "$(state_now)" = "$stable" ] ||
         fail "the session still changed after stockade returned"
 sessions=("$state"/sessions/*)
 [ ${#sessions[@]} -eq 1 ] && [ -d "${sessions[0]}" ] || fail "expected one session: ${sessions[*]}"
