@@ -149,6 +149,47 @@ rc=0
 grep -q 'writable, not copy-on-write' "$top/err" ||
         fail "no warning that the workspace is writable: $(cat "$top/err")"
 
+# 8. End to end, on a second tree: apply refused when the host changed since the run, naming
+# the file and writing nothing; apply of one path; --force; discard.
+ws2=$top/ws2
+mkdir -p "$ws2/a" "$ws2/b"
+echo a1 >"$ws2/a/f"
+echo b1 >"$ws2/b/g"
+st=(--state-dir "$state")
+(cd "$ws2" && "$stockade" run -q "${user[@]}" "${st[@]}" --session e2e -- sh -c \
+        'echo a2 >a/f && echo b2 >b/g && echo new >b/n') 2>"$top/err" || fail "e2e run: $(cat "$top/err")"
+echo host-edit >"$ws2/a/f"
+rc=0
+"$stockade" apply e2e "${st[@]}" 2>"$top/err" || rc=$?
+[ $rc -eq 125 ] && grep -q 'conflict: a/f: changed on the host' "$top/err" ||
+        fail "apply over a host change was not refused (exit $rc): $(cat "$top/err")"
+[ "$(cat "$ws2/a/f" "$ws2/b/g")" = "$(printf 'host-edit\nb1')" ] && [ ! -e "$ws2/b/n" ] ||
+        fail "a refused apply wrote something"
+"$stockade" apply e2e b "${st[@]}" >/dev/null 2>"$top/err" || fail "apply e2e b: $(cat "$top/err")"
+[ "$(cat "$ws2/a/f" "$ws2/b/g" "$ws2/b/n")" = "$(printf 'host-edit\nb2\nnew')" ] ||
+        fail "apply of b: $(cat "$ws2/a/f" "$ws2/b/g" "$ws2/b/n" 2>&1)"
+[ "$("$stockade" diff e2e "${st[@]}")" = "M a/f" ] ||
+        fail "left after apply of b: $("$stockade" diff e2e "${st[@]}" 2>&1)"
+"$stockade" apply e2e --force "${st[@]}" >/dev/null 2>"$top/err" && [ "$(cat "$ws2/a/f")" = a2 ] ||
+        fail "apply --force: $(cat "$top/err")"
+"$stockade" discard e2e "${st[@]}" && [ ! -e "$state/sessions/e2e" ] || fail "discard e2e"
+
+# 9. A run killed with SIGKILL while it writes: the session has what was written, the host
+# nothing, and the session is not left locked.
+(cd "$ws2" && exec "$stockade" run -q "${user[@]}" "${st[@]}" --session killed -- sh -c \
+        'i=0; while :; do i=$((i + 1)); echo "line $i" >>log; done') 2>/dev/null &
+pid=$!
+sleep 1.5
+kill -KILL $pid
+wait $pid 2>/dev/null || true
+sleep 0.5
+"$stockade" diff killed "${st[@]}" >"$top/out" 2>"$top/err" || fail "diff of a killed run: $(cat "$top/err")"
+grep -qx 'A log' "$top/out" || fail "the killed run's file is not in its diff: $(cat "$top/out")"
+head -1 "$state/sessions/killed/0/upper/log" | grep -qx 'line 1' || fail "the killed run's log"
+[ ! -e "$ws2/log" ] || fail "a killed run wrote the host"
+"$stockade" discard killed "${st[@]}" 2>"$top/err" ||
+        fail "the killed run's session cannot be discarded: $(cat "$top/err")"
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
