@@ -34,16 +34,46 @@ static int make_dirs(const char *path)
         }
 }
 
+/* A mask (mntns.h): the target opened without following it, then covered through /proc. */
+static int mask(const char *target)
+{
+        const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+        int fd = open(target, O_PATH | O_NOFOLLOW | O_CLOEXEC), r = 0;
+        struct stat st;
+        char at[64];
+
+        if (fd < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = mount("tmpfs", at, "tmpfs", ro, "size=4k,nr_inodes=2,mode=000") < 0 ? -errno
+                                                                                        : 0;
+        else if (!S_ISLNK(st.st_mode) && mount("/dev/null", at, NULL, MS_BIND, NULL) < 0)
+                r = -errno;
+        else if (!S_ISLNK(st.st_mode)) {
+                /* Read-only: a remount of the new mount, which the old fd is not. */
+                close(fd);
+                fd = open(target, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || mount(NULL, at, NULL, MS_BIND | MS_REMOUNT | ro, NULL) < 0)
+                        r = -errno;
+        }
+        if (fd >= 0)
+                close(fd);
+        return r;
+}
+
 /* The mounts, in the child. The sources are opened before any mount, since a bind over
  * /tmp hides the host paths beneath it that later binds take from — and after the unshare:
  * a bind's source must be a mount of the namespace it is made in. */
 static int build(const struct mnt_bind *b, size_t n, const char **step)
 {
-        int src[64], up[64], wk[64];
+        int src[MNT_BINDS_MAX], up[MNT_BINDS_MAX], wk[MNT_BINDS_MAX];
         char from[64], opts[256];
         int r = 0;
 
-        if (n > 64) {
+        if (n > MNT_BINDS_MAX) {
                 *step = "too many private directories";
                 return -E2BIG;
         }
@@ -55,11 +85,13 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return -errno;
         for (size_t i = 0; i < n; i++) {
+                up[i] = wk[i] = src[i] = -1;
+                if (b[i].mask)
+                        continue;
                 *step = b[i].source;
                 src[i] = open(b[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (src[i] < 0)
                         return -errno;
-                up[i] = wk[i] = -1;
                 if (b[i].overlay) {
                         *step = b[i].upper;
                         up[i] = open(b[i].upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -73,6 +105,10 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
         }
         for (size_t i = 0; i < n && r == 0; i++) {
                 *step = b[i].target;
+                if (b[i].mask) {
+                        r = mask(b[i].target);
+                        continue;
+                }
                 if (b[i].make_target)
                         r = make_dirs(b[i].target);
                 snprintf(from, sizeof(from), "/proc/self/fd/%d", src[i]);
@@ -180,6 +216,8 @@ int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], 
                 if (r == 0 && n && (fds[2] = open_ns(pid, "mnt")) < 0)
                         r = -errno;
                 for (size_t i = 0; i < n && r == 0; i++) {
+                        if (binds[i].mask)
+                                continue;
                         *step = binds[i].target;
                         target_fds[i] = open_inside(pid, binds[i].target);
                         if (target_fds[i] < 0)

@@ -18,6 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The most mounts a namespace is made with. */
+#define MNT_BINDS_MAX 64
+
 /* One bind mount: the host directory `source` at `target` (a sandbox path). */
 struct mnt_bind {
         char source[PATH_MAX];
@@ -29,6 +32,11 @@ struct mnt_bind {
         bool overlay;
         char upper[PATH_MAX];
         char work[PATH_MAX];
+        /* Instead of a bind: `target` (no source), a hidden path beneath a copy-on-write
+         * mount, covered so that the kernel has nothing there to give whatever call reaches
+         * it: a directory by an empty read-only tmpfs of mode 000, any other file but a
+         * symlink by /dev/null bound read-only. Gone or a symlink: left as it is. */
+        bool mask;
 };
 
 /*

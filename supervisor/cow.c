@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,6 +326,65 @@ static int start_janitor(struct cow_state *c, struct error *err)
         return 0;
 }
 
+/* One mask (shim/mntns.h) at the sandbox path `path` if it lies beneath a cow mount. */
+static void mask_one(struct supervisor *sup, const char *path, size_t *left)
+{
+        const struct cow_state *c = &sup->cow;
+        struct mnt_bind *b;
+        struct stat st;
+
+        /* A cow mount's host path is its sandbox path (HOST:SANDBOX is refused). */
+        for (size_t i = 0; i < c->n; i++) {
+                if (!vfs_path_has_prefix(path, c->m[i].sandbox) ||
+                    strcmp(path, c->m[i].sandbox) == 0 || lstat(path, &st) < 0)
+                        continue;
+                if (sup->n_binds == MNT_BINDS_MAX) {
+                        ++*left;
+                        return;
+                }
+                sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
+                b = &sup->binds[sup->n_binds++];
+                memset(b, 0, sizeof(*b));
+                snprintf(b->target, sizeof(b->target), "%s", path);
+                b->mask = true;
+                return;
+        }
+}
+
+/*
+ * Landlock grants an overlay whole (the walk from a file in it never meets the host paths it
+ * hides): the hidden paths beneath a cow mount are covered in the sandbox's namespace
+ * instead, so that a call the kernel resolves itself (chdir, getxattr, an O_PATH open) finds
+ * nothing there either. A pattern is expanded as it matches now; an entry with an exception
+ * is left to the emulation (covering it would hide the exception too).
+ */
+static void add_masks(struct supervisor *sup)
+{
+        size_t left = 0;
+
+        for (size_t i = 0; i < sup->view.n_mounts; i++) {
+                const struct vfs_mount *m = &sup->view.mounts[i];
+                glob_t g;
+
+                if (m->mode != VFS_HIDDEN || m->except)
+                        continue;
+                if (!m->pattern) {
+                        mask_one(sup, m->sandbox, &left);
+                        continue;
+                }
+                if (glob(m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
+                        continue;
+                for (size_t k = 0; k < g.gl_pathc; k++)
+                        mask_one(sup, g.gl_pathv[k], &left);
+                globfree(&g);
+        }
+        if (left && !sup->cfg->quiet)
+                fprintf(stderr,
+                        "stockade: note: %zu hidden paths beneath the copy-on-write directory "
+                        "are hidden by the emulation only (more than %d mounts)\n",
+                        left, MNT_BINDS_MAX);
+}
+
 int cow_setup(struct supervisor *sup, struct error *err)
 {
         struct cow_state *c = &sup->cow;
@@ -400,6 +460,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 snprintf(b->work, sizeof(b->work), "%s", c->m[i].work);
                 b->overlay = true;
         }
+        add_masks(sup);
         return 0;
 fail:
         session_meta_free(&meta);

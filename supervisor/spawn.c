@@ -245,11 +245,11 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
  */
 static int prepare_namespaces(struct supervisor *sup, const char **step)
 {
-        int targets[64], root;
+        int targets[MNT_BINDS_MAX], root;
         size_t k = 0;
         int r;
 
-        if (sup->n_binds > 64)
+        if (sup->n_binds > MNT_BINDS_MAX)
                 return -E2BIG;
         r = ns_prepare(sup->layers.ipc == IPC_NS_USERNS, sup->binds, sup->n_binds, sup->ns_fds,
                        targets, &root, step);

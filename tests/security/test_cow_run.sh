@@ -132,6 +132,35 @@ if echo "$out" | grep -qE '^new$|stockade-session|mount 0'; then
         fail "the sandbox read a session: $out"
 fi
 
+# 5b. A hidden path beneath the cow directory: the calls the kernel resolves itself (an O_PATH
+# open and fstat, getxattr, chdir and a listing) find nothing of it either. Judged by what
+# reached the program: the host objects' inode numbers, an xattr's value, a name inside.
+ws3=$top/ws3
+mkdir -p "$ws3/hid"
+echo key >"$ws3/hid/key"
+echo tok >"$ws3/hid.txt"
+python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.tag", b"xattr-leaked")' "$ws3/hid.txt"
+probe='
+import os
+for p in ("hid", "hid.txt"):
+    try:
+        fd = os.open(p, os.O_PATH | os.O_NOFOLLOW); print(p, "ino", os.fstat(fd).st_ino)
+    except OSError as e: print(p, "O_PATH", e.strerror)
+    try: print(p, "xattr", os.getxattr(p, "user.tag"))
+    except OSError as e: print(p, "getxattr", e.strerror)
+try:
+    os.chdir("hid"); print("listed", os.listdir("."))
+except OSError as e: print("chdir", e.strerror)'
+out=$(cd "$ws3" && "$stockade" run -q "${user[@]}" --state-dir "$state" --hide "$ws3/hid" \
+        --hide "$ws3/hid.txt" -- python3 -c "$probe" 2>"$top/err") || true
+for p in hid hid.txt; do
+        if grep -q "ino $(stat -c %i "$ws3/$p")\$" <<<"$out"; then
+                fail "an O_PATH open reached the hidden $p: $out"
+        fi
+done
+! grep -qE 'xattr-leaked|key' <<<"$out" || fail "a hidden path's content reached the program: $out"
+grep -q '^hid O_PATH\|^hid ino' <<<"$out" || fail "the probe did not run: $out $(cat "$top/err")"
+
 # 6. --cow where it is given explicitly, and a --ro beneath it is refused.
 rc=0
 sbx --cow "$ws" --ro "$ws/src" -- true || rc=$?
