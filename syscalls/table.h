@@ -69,6 +69,7 @@ int fs_meta_chown(struct supervisor *sup, struct call *call);
 int fs_meta_utimes(struct supervisor *sup, struct call *call);
 int fs_meta_setxattr(struct supervisor *sup, struct call *call);
 int fs_meta_removexattr(struct supervisor *sup, struct call *call);
+int fs_meta_truncate(struct supervisor *sup, struct call *call);
 int net_connect(struct supervisor *sup, struct call *call);
 int net_bind(struct supervisor *sup, struct call *call);
 int net_sendto(struct supervisor *sup, struct call *call);

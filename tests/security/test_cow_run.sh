@@ -54,6 +54,7 @@ mkdir -p "$ws/src/deep" "$ws/gone/sub"
 echo 'int main(void){return 0;}' >"$ws/src/main.c"
 echo keep >"$ws/src/deep/keep.txt"
 echo old >"$ws/gone/sub/f"
+echo truncate-me >"$ws/trunc.txt"
 printf '#!/bin/sh\necho script-ran\n' >"$ws/run.sh"
 chmod 755 "$ws/run.sh"
 touch -d @1700000000 "$ws/src/main.c"
@@ -68,6 +69,7 @@ out=$(sbx -- sh -c '
         mv src/deep/keep.txt src/kept.txt &&
         ln -s main.c src/link &&
         touch -d @1600000000 run.sh &&
+        python3 -c "import os; os.truncate(\"trunc.txt\", 3)" &&
         printf "#!/bin/sh\necho built-ran\n" >build/tool && chmod 755 build/tool &&
         cd build/obj && pwd && cd ../.. &&
         ./build/tool && ./run.sh &&
@@ -94,7 +96,7 @@ name=$(basename "$s")
 grep -q "^mount 0 $ws $ws\$" "$s/session" || fail "session metadata: $(cat "$s/session")"
 [ "$(cat "$s/0/upper/src/main.c")" = new ] || fail "the upper lacks the new content"
 [ -c "$s/0/upper/gone" ] || [ -d "$s/0/upper/gone" ] || fail "no whiteout for gone"
-for p in src/main.c src/deep/keep.txt gone/sub/f run.sh; do
+for p in src/main.c src/deep/keep.txt gone/sub/f run.sh trunc.txt; do
         grep -q "^B $p " "$s/0/journal" || fail "no baseline for $p: $(cat "$s/0/journal")"
 done
 grep -q "^B src/main.c f 0644 $(stat -c %s "$ws/src/main.c") 1700000000.000000000 " "$s/0/journal" ||
