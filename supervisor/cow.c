@@ -237,6 +237,25 @@ static int check_same_mounts(const struct cow_state *c, const struct session_met
         return 0;
 }
 
+/* The identity of mount i's host directory into meta; a continued session's must match. */
+static int same_host(const struct cow_state *c, size_t i, const struct session_meta *old,
+                     struct session_meta *meta, struct error *err)
+{
+        struct stat st;
+
+        if (fstat(c->m[i].lower_fd, &st) < 0)
+                return make_error(err, errno, "run: --cow: `%s`", c->m[i].host);
+        meta->mounts[i].dev = (unsigned long long)st.st_dev;
+        meta->mounts[i].ino = (unsigned long long)st.st_ino;
+        if (i < old->n_mounts && (old->mounts[i].dev != meta->mounts[i].dev ||
+                                  old->mounts[i].ino != meta->mounts[i].ino))
+                return make_error(err, 0,
+                                  "run: session `%s` was made for another directory at `%s` (it "
+                                  "was moved or replaced since)",
+                                  c->name, c->m[i].host);
+        return 0;
+}
+
 static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
 {
         struct cow_mount *m = &c->m[i];
@@ -424,21 +443,25 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 }
                 r = check_same_mounts(c, &old, err);
                 meta.created = old.created;
-                session_meta_free(&old);
-                if (r < 0)
+                if (r < 0) {
+                        session_meta_free(&old);
                         goto fail;
+                }
         } else {
                 meta.created = time(NULL);
         }
         meta.updated = time(NULL);
         meta.command = command_line(sup->cfg->argv);
         for (size_t i = 0; i < c->n; i++) {
-                meta.mounts[i] = (struct session_mount){{0}, {0}};
+                memset(&meta.mounts[i], 0, sizeof(meta.mounts[i]));
                 snprintf(meta.mounts[i].sandbox, PATH_MAX, "%s", c->m[i].sandbox);
                 snprintf(meta.mounts[i].host, PATH_MAX, "%s", c->m[i].host);
-                if (open_mount_state(c, i, err) < 0)
+                if (open_mount_state(c, i, err) < 0 || same_host(c, i, &old, &meta, err) < 0) {
+                        session_meta_free(&old);
                         goto fail;
+                }
         }
+        session_meta_free(&old);
         meta.n_mounts = c->n;
         r = session_meta_write(c->dir, &meta);
         session_meta_free(&meta);

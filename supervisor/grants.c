@@ -3,6 +3,7 @@
 #include "supervisor/error.h"
 #include "supervisor/places.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/path.h"
 #include "supervisor/vfs/view.h"
 
 #include <dirent.h>
@@ -386,6 +387,15 @@ static void grant_tree(struct grants *g, const struct vfs_view *hidden, const ch
                 add(g, root, &st, access);
 }
 
+/* Whether `path` is a copy-on-write mount's sandbox path or lies beneath one. */
+static bool beneath_cow(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].mode == VFS_COW && vfs_path_has_prefix(path, v->mounts[i].sandbox))
+                        return true;
+        return false;
+}
+
 int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
                    int abi, struct error *err)
 {
@@ -427,6 +437,10 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
 
                 if (pl->kind == PLACE_RO)
                         continue; /* a carve-out: the walks above leave it out */
+                if (beneath_cow(hidden, pl->path))
+                        continue; /* written through the overlay, whose root has its own rule
+                                     (spawn.c); the host tree keeps only reads, so an fd of a
+                                     host file there (a redirected stdin) is not writable */
                 if (pl->kind == PLACE_TREE && pl->dir)
                         grant_tree(g, hidden, pl->path, w, true, &writes);
                 else if (!vfs_view_hidden(hidden, pl->path) && lstat(pl->path, &st) == 0)

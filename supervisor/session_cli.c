@@ -13,9 +13,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,7 +163,8 @@ static void mount_problem(struct sess_mount *sm, size_t n, const char *what, int
 
 static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
 {
-        char path[PATH_MAX + 16];
+        char path[PATH_MAX + 128];
+        struct stat st;
         int r;
 
         snprintf(path, sizeof(path), "%s/upper", sm->dir);
@@ -171,10 +174,29 @@ static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
                                      errno == ENOENT ? "its upper directory is missing"
                                                      : "its upper directory",
                                      errno == ENOENT ? 0 : errno);
-        sm->host_fd = open(sm->m->host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (sm->host_fd < 0) {
+        /* The very directory the session was made for: no symlink on the way (the path
+         * was canonical then), and the same identity. Else the sandbox, which may write the
+         * directory's parent, could have renamed it and put a symlink or another directory
+         * at its path, and apply would write there. */
+        sm->host_fd = (int)syscall(SYS_openat2, AT_FDCWD, sm->m->host,
+                                   &(struct open_how){.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                                      .resolve = RESOLVE_NO_SYMLINKS},
+                                   sizeof(struct open_how));
+        if (sm->host_fd < 0 && errno != ELOOP) {
                 snprintf(path, sizeof(path), "host directory %s", sm->m->host);
                 return mount_problem(sm, n, path, errno);
+        }
+        if (sm->host_fd < 0 || fstat(sm->host_fd, &st) < 0 ||
+            (unsigned long long)st.st_dev != sm->m->dev ||
+            (unsigned long long)st.st_ino != sm->m->ino) {
+                snprintf(path, sizeof(path),
+                         "host directory %s is not the one the session was made for (moved or "
+                         "replaced since)",
+                         sm->m->host);
+                if (sm->host_fd >= 0)
+                        close(sm->host_fd);
+                sm->host_fd = -1;
+                return mount_problem(sm, n, path, 0);
         }
         snprintf(path, sizeof(path), "%s/journal", sm->dir);
         r = journal_load(&sm->journal, path);

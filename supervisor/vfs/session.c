@@ -104,15 +104,19 @@ static int meta_line(struct session_meta *m, char *line)
         }
         if (strcmp(line, "mount") == 0) {
                 char sandbox[PATH_MAX], host[PATH_MAX];
+                unsigned long long dev, ino;
                 unsigned idx;
 
-                if (sscanf(val, "%u %4095s %4095s", &idx, sandbox, host) != 3 ||
+                if (sscanf(val, "%u %4095s %4095s %llu:%llu", &idx, sandbox, host, &dev, &ino) !=
+                            5 ||
                     idx != m->n_mounts || idx >= SESSION_MOUNTS_MAX ||
                     journal_unescape(sandbox) < 0 || journal_unescape(host) < 0 ||
                     sandbox[0] != '/' || host[0] != '/')
                         return -EINVAL;
                 snprintf(m->mounts[idx].sandbox, PATH_MAX, "%s", sandbox);
                 snprintf(m->mounts[idx].host, PATH_MAX, "%s", host);
+                m->mounts[idx].dev = dev;
+                m->mounts[idx].ino = ino;
                 m->n_mounts++;
                 return 0;
         }
@@ -194,7 +198,8 @@ int session_meta_write(const char *dir, const struct session_meta *m)
                         r = -ENOMEM;
                         break;
                 }
-                fprintf(f, "mount %zu %s %s\n", i, s, h);
+                fprintf(f, "mount %zu %s %s %llu:%llu\n", i, s, h, m->mounts[i].dev,
+                        m->mounts[i].ino);
         }
         fputs("end\n", f);
         if (fflush(f) != 0 || fsync(fileno(f)) < 0)

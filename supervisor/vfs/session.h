@@ -22,7 +22,8 @@
  *   created SECONDS
  *   updated SECONDS
  *   command ARG ARG ...
- *   mount N SANDBOX HOST
+ *   mount N SANDBOX HOST DEV:INO      DEV:INO: the host directory's identity when the
+ *                                    session was made; apply and diff refuse another
  *   end
  *
  * A file without the first line or the last, or cut before a line's '\n', is damaged: the lines read so
@@ -42,6 +43,9 @@
 struct session_mount {
         char sandbox[PATH_MAX]; /* where the program sees it */
         char host[PATH_MAX];    /* the lower tree on the host, where apply writes */
+        /* Its identity: a path the sandbox could rename and replace (its parent writable)
+         * must not lead apply somewhere else. 0:0 when the file does not say (damaged). */
+        unsigned long long dev, ino;
 };
 
 struct session_meta {

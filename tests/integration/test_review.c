@@ -102,6 +102,12 @@ static void session(const char *name, bool host2, time_t updated, const char *co
                 snprintf(m.mounts[1].host, PATH_MAX, "%s/host2", W);
                 m.n_mounts = 2;
         }
+        for (size_t i = 0; i < m.n_mounts; i++) { /* the identity the run records */
+                struct stat st;
+
+                if (stat(m.mounts[i].host, &st) == 0)
+                        m.mounts[i].dev = st.st_dev, m.mounts[i].ino = st.st_ino;
+        }
         assert_int_equal(session_path(STATE, name, dir), 0);
         mkdir(at("state/sessions"), 0700);
         wdir(dir);

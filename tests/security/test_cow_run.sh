@@ -93,7 +93,7 @@ sessions=("$state"/sessions/*)
 [ ${#sessions[@]} -eq 1 ] && [ -d "${sessions[0]}" ] || fail "expected one session: ${sessions[*]}"
 s=${sessions[0]}
 name=$(basename "$s")
-grep -q "^mount 0 $ws $ws\$" "$s/session" || fail "session metadata: $(cat "$s/session")"
+grep -q "^mount 0 $ws $ws $(stat -c %d:%i "$ws")\$" "$s/session" || fail "session metadata: $(cat "$s/session")"
 [ "$(cat "$s/0/upper/src/main.c")" = new ] || fail "the upper lacks the new content"
 [ -c "$s/0/upper/gone" ] || [ -d "$s/0/upper/gone" ] || fail "no whiteout for gone"
 for p in src/main.c src/deep/keep.txt gone/sub/f run.sh trunc.txt; do
@@ -220,6 +220,29 @@ head -1 "$state/sessions/killed/0/upper/log" | grep -qx 'line 1' || fail "the ki
 [ ! -e "$ws2/log" ] || fail "a killed run wrote the host"
 "$stockade" discard killed "${st[@]}" 2>"$top/err" ||
         fail "the killed run's session cannot be discarded: $(cat "$top/err")"
+
+# 10. The program renames the workspace away (its parent is its own, in /var/tmp) and puts a
+# symlink to a victim directory, then another directory, at the workspace's path: diff and
+# apply refuse the session (the directory is not the one it was made for) and write nothing.
+for swap in symlink dir; do
+        p=$top/own/p-$swap victim=$top/victim-$swap # own: no hidden path beneath
+        mkdir -p "$p/ws" "$victim"
+        echo keep >"$victim/keep"
+        chmod 755 "$victim"
+        vbefore=$(ls -la "$victim")
+        if [ $swap = symlink ]; then plant="ln -s '$victim' '$p/ws'"; else plant="mkdir '$p/ws'"; fi
+        (cd "$p/ws" && "$stockade" run -q "${user[@]}" "${st[@]}" --session swap-$swap -- sh -c "
+                echo pwned >pwned && cd / && mv '$p' '$p.old' && mkdir '$p' && $plant") \
+                2>"$top/err" || fail "the $swap swap run: $(cat "$top/err")"
+        [ -e "$p.old" ] || fail "the $swap swap did not happen (the test proves nothing)"
+        rc=0
+        "$stockade" apply swap-$swap "${st[@]}" >"$top/out" 2>&1 || rc=$?
+        [ $rc -eq 125 ] && grep -q 'not the one the session was made for' "$top/out" ||
+                fail "apply after a $swap swap (exit $rc): $(cat "$top/out")"
+        [ "$(ls -la "$victim")" = "$vbefore" ] && [ ! -e "$p/ws/pwned" ] ||
+                fail "apply wrote through the $swap swap"
+        "$stockade" discard swap-$swap "${st[@]}" 2>"$top/err" || fail "discard: $(cat "$top/err")"
+done
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"

@@ -177,6 +177,7 @@ static void session_meta_round_trip_and_cuts(void **state)
         snprintf(m.mounts[0].host, PATH_MAX, "/home/u/my proj");
         snprintf(m.mounts[1].sandbox, PATH_MAX, "/data");
         snprintf(m.mounts[1].host, PATH_MAX, "/srv/data");
+        m.mounts[1].dev = 2049, m.mounts[1].ino = 1234567890123ULL;
         assert_int_equal(session_meta_write(dir, &m), 0);
         assert_int_equal(session_meta_read(dir, &r), 0);
         assert_false(r.damaged);
@@ -186,6 +187,7 @@ static void session_meta_round_trip_and_cuts(void **state)
         assert_int_equal(r.n_mounts, 2);
         assert_string_equal(r.mounts[0].sandbox, "/work/my proj");
         assert_string_equal(r.mounts[1].host, "/srv/data");
+        assert_true(r.mounts[1].dev == 2049 && r.mounts[1].ino == 1234567890123ULL);
         session_meta_free(&r);
 
         snprintf(path, sizeof(path), "%s/session", dir);
