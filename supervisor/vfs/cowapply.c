@@ -140,6 +140,21 @@ static bool same_content(const struct journal_rec *h, const struct journal_rec *
         return h->type != 'o' && h->size == u->size && h->hash == u->hash;
 }
 
+/*
+ * The host already has everything the upper has at a change: the content, the mode (a
+ * symlink's aside; set-ID bits aside, which apply may withhold) and, for a change of times,
+ * the modification time. Less is not done: a mode the user changed on the host since is a
+ * conflict, not something an earlier apply did.
+ */
+static bool same_state(const struct journal_rec *h, const struct journal_rec *u, bool times)
+{
+        if (!same_content(h, u))
+                return false;
+        if (h->type != 'l' && (h->mode & 01777) != (u->mode & 01777))
+                return false;
+        return !times || (h->mtime_sec == u->mtime_sec && h->mtime_nsec == u->mtime_nsec);
+}
+
 /* The host still has the baseline: type, mode, size, mtime, hash (dirs: type and mode). */
 static bool same_as_baseline(const struct journal_rec *h, const struct journal_rec *b)
 {
@@ -191,7 +206,7 @@ void cowapply_conflicts_free(struct cow_conflicts *cs)
  * One host path: done already (absent when `gone`, else what the upper has at `path`), or
  * still the journal's baseline (or absent with none), or a conflict.
  */
-static int check_path(const struct cow_apply *a, const char *path, bool gone,
+static int check_path(const struct cow_apply *a, const char *path, bool gone, bool times,
                       struct cow_conflicts *out)
 {
         const struct journal_rec *base = journal_find(a->journal, path);
@@ -210,7 +225,7 @@ static int check_path(const struct cow_apply *a, const char *path, bool gone,
                 obj_free(&h);
                 return r;
         }
-        done = gone ? !h.exists : h.exists && u.exists && same_content(&h.r, &u.r);
+        done = gone ? !h.exists : h.exists && u.exists && same_state(&h.r, &u.r, times);
         if (done)
                 r = 0;
         else if (base && !h.exists)
@@ -236,9 +251,9 @@ int cowapply_check(const struct cow_apply *a, struct cow_conflicts *out)
                 if (a->sel[i] != SEL_YES || c->op == COW_SAME)
                         continue;
                 if (c->op == COW_REN)
-                        r = check_path(a, c->old_path, true, out);
+                        r = check_path(a, c->old_path, true, false, out);
                 if (r >= 0)
-                        r = check_path(a, c->path, c->op == COW_DEL, out);
+                        r = check_path(a, c->path, c->op == COW_DEL, c->times, out);
         }
         return r < 0 ? r : 0;
 }
@@ -397,8 +412,8 @@ static int make_link(const struct cow_apply *a, const char *path, int parent, co
 
 /*
  * A file of the upper with more than one name (a hard link made in the run, `tar x` of one):
- * link `tmp` to the name the host already has for it, an earlier change of the diff (phase 1
- * goes in its order) or a file copied up but not changed, so that the names stay one file.
+ * link `tmp` to the name this apply already wrote for it, an earlier change of the diff
+ * (phase 1 goes in its order), so that the names stay one file.
  * Returns 1 when linked, 0 when there is no such name (the bytes are copied then), or -errno.
  */
 static int host_has(const struct cow_apply *a, const char *host_path, const char *upper_path);
@@ -427,7 +442,11 @@ static int link_twin(const struct cow_apply *a, const struct cow_change *c, int 
         for (const struct cow_change *o = a->diff->v; o < c; o++) {
                 _cleanup_close_ int fd = -1;
 
-                if (o->type != 'f' || o->op == COW_DEL || upper_stat(a, o->path, &ot) < 0 ||
+                /* Only a file this apply wrote: a host file kept (=, a mode, a rename) may
+                 * have names outside the tree, which a link would join. */
+                if (o->type != 'f' ||
+                    !(o->op == COW_ADD || o->op == COW_TYPE || (o->op == COW_MOD && o->content)) ||
+                    a->sel[o - a->diff->v] != SEL_YES || upper_stat(a, o->path, &ot) < 0 ||
                     ot.st_ino != st.st_ino || ot.st_dev != st.st_dev)
                         continue;
                 r = host_has(a, o->path, o->path);
@@ -497,6 +516,29 @@ static int host_done(const struct cow_apply *a, const char *path)
         return host_has(a, path, path);
 }
 
+/*
+ * The upper's file at `path` written beside the host's and renamed over it. For a host file
+ * with other names: a hard link from the workspace to a file elsewhere is a separate file in
+ * the session since its copy-up, and a chmod in place would reach that other file.
+ */
+static int replace_file(const struct cow_apply *a, const char *path)
+{
+        const char *name;
+        _cleanup_close_ int parent = host_parent(a->host_fd, path, &name);
+        char tmp[64];
+        int r;
+
+        if (parent < 0)
+                return parent;
+        tmp_name(tmp, sizeof(tmp));
+        r = make_file(a, path, parent, name, tmp);
+        if (r >= 0)
+                r = install(parent, tmp, name, false, false);
+        if (r < 0)
+                unlinkat(parent, tmp, 0);
+        return r;
+}
+
 /* Mode and times of the upper's object onto the host's, which has the same content. */
 static int copy_meta(const struct cow_apply *a, const char *path)
 {
@@ -517,6 +559,8 @@ static int copy_meta(const struct cow_apply *a, const char *path)
                 return -errno;
         if ((old.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
                 return -ESTALE;
+        if (S_ISREG(old.st_mode) && old.st_nlink > 1)
+                return replace_file(a, path); /* its other names may lie outside the tree */
         if (fchmod(h, host_mode(st.st_mode, old.st_mode)) < 0 ||
             futimens(h, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
                 return -errno;

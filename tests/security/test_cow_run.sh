@@ -183,25 +183,31 @@ grep -q 'writable, not copy-on-write' "$top/err" ||
 # 8. End to end, on a second tree: apply refused when the host changed since the run, naming
 # the file and writing nothing; apply of one path; --force; discard.
 ws2=$top/ws2
-mkdir -p "$ws2/a" "$ws2/b"
+mkdir -p "$ws2/a" "$ws2/b" "$ws2/c"
 echo a1 >"$ws2/a/f"
 echo b1 >"$ws2/b/g"
+echo c1 >"$ws2/c/m"
+chmod 644 "$ws2/c/m"
 st=(--state-dir "$state")
 (cd "$ws2" && "$stockade" run -q "${user[@]}" "${st[@]}" --session e2e -- sh -c \
-        'echo a2 >a/f && echo b2 >b/g && echo new >b/n') 2>"$top/err" || fail "e2e run: $(cat "$top/err")"
+        'echo a2 >a/f && echo b2 >b/g && echo new >b/n && chmod 600 c/m') 2>"$top/err" ||
+        fail "e2e run: $(cat "$top/err")"
 echo host-edit >"$ws2/a/f"
+chmod 640 "$ws2/c/m" # a mode change on the host is a change too
 rc=0
 "$stockade" apply e2e "${st[@]}" 2>"$top/err" || rc=$?
-[ $rc -eq 125 ] && grep -q 'conflict: a/f: changed on the host' "$top/err" ||
+[ $rc -eq 125 ] && grep -q 'conflict: a/f: changed on the host' "$top/err" &&
+        grep -q 'conflict: c/m: changed on the host' "$top/err" ||
         fail "apply over a host change was not refused (exit $rc): $(cat "$top/err")"
 [ "$(cat "$ws2/a/f" "$ws2/b/g")" = "$(printf 'host-edit\nb1')" ] && [ ! -e "$ws2/b/n" ] ||
         fail "a refused apply wrote something"
 "$stockade" apply e2e b "${st[@]}" >/dev/null 2>"$top/err" || fail "apply e2e b: $(cat "$top/err")"
 [ "$(cat "$ws2/a/f" "$ws2/b/g" "$ws2/b/n")" = "$(printf 'host-edit\nb2\nnew')" ] ||
         fail "apply of b: $(cat "$ws2/a/f" "$ws2/b/g" "$ws2/b/n" 2>&1)"
-[ "$("$stockade" diff e2e "${st[@]}")" = "M a/f" ] ||
+[ "$("$stockade" diff e2e "${st[@]}")" = "$(printf 'M a/f\nM c/m (mode 640 -> 600)')" ] ||
         fail "left after apply of b: $("$stockade" diff e2e "${st[@]}" 2>&1)"
-"$stockade" apply e2e --force "${st[@]}" >/dev/null 2>"$top/err" && [ "$(cat "$ws2/a/f")" = a2 ] ||
+"$stockade" apply e2e --force "${st[@]}" >/dev/null 2>"$top/err" && [ "$(cat "$ws2/a/f")" = a2 ] &&
+        [ "$(stat -c %a "$ws2/c/m")" = 600 ] ||
         fail "apply --force: $(cat "$top/err")"
 "$stockade" discard e2e "${st[@]}" && [ ! -e "$state/sessions/e2e" ] || fail "discard e2e"
 
@@ -243,6 +249,25 @@ for swap in symlink dir; do
                 fail "apply wrote through the $swap swap"
         "$stockade" discard swap-$swap "${st[@]}" 2>"$top/err" || fail "discard: $(cat "$top/err")"
 done
+
+# 11. A hard link from the workspace to a file outside it: the program's chmod and touch of
+# it, applied, reach the workspace's name only (apply replaces such a file, never changes
+# it in place), and so does a new name the program linked to it.
+hw=$top/own/hl-ws
+mkdir -p "$hw"
+echo secret >"$top/outside-secret"
+chmod 600 "$top/outside-secret"
+ln "$top/outside-secret" "$hw/hl"
+obefore=$(stat -c '%a %Y %s' "$top/outside-secret")
+(cd "$hw" && "$stockade" run -q "${user[@]}" "${st[@]}" --session hl -- sh -c \
+        'chmod 644 hl && touch -d @1000000000 hl && ln hl hl2') 2>"$top/err" ||
+        fail "the hard-link run: $(cat "$top/err")"
+"$stockade" apply hl "${st[@]}" >/dev/null 2>"$top/err" || fail "apply hl: $(cat "$top/err")"
+[ "$(stat -c '%a %Y' "$hw/hl")" = "644 1000000000" ] || fail "apply did not give hl its mode and time"
+# (its link count drops: the workspace's name is another file now, as in the session)
+[ "$(stat -c '%a %Y %s' "$top/outside-secret")" = "$obefore" ] ||
+        fail "apply reached the file outside through a hard link: $(stat -c '%a %Y %h' "$top/outside-secret")"
+"$stockade" discard hl "${st[@]}" 2>/dev/null || true
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
