@@ -370,6 +370,29 @@ static void mask_one(struct supervisor *sup, const char *path, size_t *left)
         }
 }
 
+/* Whether hidden entry m hides, or as a pattern may hide, a path beneath a cow mount: its
+ * part before the first wildcard component and the mount's path on one line. */
+static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mount *m)
+{
+        char fixed[PATH_MAX];
+        const char *w = strpbrk(m->sandbox, "*?[\\");
+
+        snprintf(fixed, sizeof(fixed), "%s", m->sandbox);
+        if (m->pattern && w) {
+                size_t n = (size_t)(w - m->sandbox);
+
+                while (n > 1 && fixed[n - 1] != '/')
+                        n--;
+                fixed[n > 1 ? n - 1 : 1] = '\0';
+        }
+        for (size_t i = 0; i < c->n; i++)
+                if ((vfs_path_has_prefix(fixed, c->m[i].sandbox) &&
+                     strcmp(fixed, c->m[i].sandbox) != 0) ||
+                    (m->pattern && vfs_path_has_prefix(c->m[i].sandbox, fixed)))
+                        return true;
+        return false;
+}
+
 /*
  * Landlock grants an overlay whole (the walk from a file in it never meets the host paths it
  * hides): the hidden paths beneath a cow mount are covered in the sandbox's namespace
@@ -385,6 +408,8 @@ static void add_masks(struct supervisor *sup)
                 const struct vfs_mount *m = &sup->view.mounts[i];
                 glob_t g;
 
+                if (m->mode == VFS_HIDDEN && may_hide_beneath_cow(&sup->cow, m))
+                        sup->cow_hides = true;
                 if (m->mode != VFS_HIDDEN || m->except)
                         continue;
                 if (!m->pattern) {

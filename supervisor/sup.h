@@ -86,6 +86,10 @@ struct supervisor {
         struct cow_state cow; /* the copy-on-write mounts and their session (cow.h) */
         int cow_roots[16];    /* their overlays' roots (the view's fds): Landlock rules */
         size_t n_cow_roots;
+        /* A hidden path lies (or a pattern may match) beneath a cow mount: Landlock, which
+         * grants the overlay whole, is no wall there, so the calls that make, remove or
+         * rename a name resolve in the view (fs_path.c), never the fast way. */
+        bool cow_hides;
         uint64_t cow_access;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
         dev_t devpts_dev;        /* st_dev of /dev/pts: the sandbox's ptys are there */

@@ -196,8 +196,10 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
 {
         int r = -EXDEV;
 
-        /* Without Landlock the kernel is no wall for hidden paths: always the view. */
-        if (sup->layers.landlock_abi && !fs_starts_special(sup, pa->path, pa->base))
+        /* Without Landlock the kernel is no wall for hidden paths: always the view; nor is
+         * it beneath a cow mount, whose overlay it grants whole (sup.h). */
+        if (sup->layers.landlock_abi && !sup->cow_hides &&
+            !fs_starts_special(sup, pa->path, pa->base))
                 r = parent_fast(sup, pc, pa);
         if (r == -EXDEV || r == -ELOOP || r == -EACCES)
                 r = parent_slow(sup, pc, pa);

@@ -150,6 +150,10 @@ for p in ("hid", "hid.txt"):
     except OSError as e: print(p, "O_PATH", e.strerror)
     try: print(p, "xattr", os.getxattr(p, "user.tag"))
     except OSError as e: print(p, "getxattr", e.strerror)
+for f, a in ((os.rename, ("hid.txt", "moved")), (os.unlink, ("hid.txt",)),
+             (os.rename, ("hid", "moved-dir")), (os.rmdir, ("hid",))):
+    try: f(*a); print("changed", a)
+    except OSError as e: pass
 try:
     os.chdir("hid"); print("listed", os.listdir("."))
 except OSError as e: print("chdir", e.strerror)'
@@ -161,6 +165,8 @@ for p in hid hid.txt; do
         fi
 done
 ! grep -qE 'xattr-leaked|key' <<<"$out" || fail "a hidden path's content reached the program: $out"
+! grep -q '^changed' <<<"$out" || fail "a hidden path was renamed or removed: $out"
+[ -z "$(find "$state" -name 'moved*' -o -name 'hid*')" ] || fail "a hidden path reached a session"
 grep -q '^hid O_PATH\|^hid ino' <<<"$out" || fail "the probe did not run: $out $(cat "$top/err")"
 
 # 6. --cow where it is given explicitly, and a --ro beneath it is refused.
