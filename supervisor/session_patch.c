@@ -56,6 +56,10 @@ static void json_change(FILE *out, const struct cow_change *c, const char *mount
         if (!links && (c->op == COW_ADD || c->op == COW_TYPE ||
                        ((c->op == COW_MOD || c->op == COW_REN) && modes)))
                 json_mode(out, "mode_to", c->mode);
+        if (c->target) {
+                fputs(", \"target\": ", out);
+                json_string(out, c->target);
+        }
         fputs(", \"mount\": ", out);
         json_string(out, mount);
         fputc('}', out);

@@ -337,6 +337,19 @@ static int children_of(struct walk *w, int parent, const char *name, bool upper)
         return each_child(w, fd, upper);
 }
 
+/* The target of the upper's symlink `name` in `dirfd`, for the review (c->target). */
+static int read_target(int dirfd, const char *name, struct cow_change *c)
+{
+        char buf[PATH_MAX];
+        ssize_t n = readlinkat(dirfd, name, buf, sizeof(buf) - 1);
+
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        c->target = xstrdup(buf);
+        return 0;
+}
+
 /* An upper object with nothing beneath it in the lower: A, and for a directory, its tree. */
 static int add_tree(struct walk *w, int ufd, const char *name, const struct stat *su)
 {
@@ -345,6 +358,8 @@ static int add_tree(struct walk *w, int ufd, const char *name, const struct stat
         c->type = type_of(su->st_mode);
         c->mode = su->st_mode & 07777;
         c->size = (uint64_t)su->st_size;
+        if (c->type == 'l')
+                return read_target(ufd, name, c);
         return c->type == 'd' ? children_of(w, ufd, name, true) : 0;
 }
 
@@ -394,6 +409,8 @@ static int compare(struct walk *w, int ufd, int lfd, const char *name, const str
                 c->mode = mu;
                 c->old_mode = ml;
                 c->size = (uint64_t)su->st_size;
+                if (tu == 'l' && (same = read_target(ufd, name, c)) < 0)
+                        return same;
                 if (tl == 'd')
                         return children_of(w, lfd, name, false);
                 return tu == 'd' ? children_of(w, ufd, name, true) : 0;
@@ -429,6 +446,8 @@ static int compare(struct walk *w, int ufd, int lfd, const char *name, const str
         c->old_mode = ml;
         c->content = !same;
         c->times = times;
+        if (tu == 'l' && !same)
+                return read_target(ufd, name, c);
         c->size = (uint64_t)su->st_size;
         return 0;
 }
@@ -653,66 +672,9 @@ void cowdiff_free(struct cow_diff *d)
 {
         for (size_t i = 0; i < d->n; i++) {
                 free(d->v[i].path);
+                free(d->v[i].target);
                 free(d->v[i].old_path);
         }
         free(d->v);
         memset(d, 0, sizeof(*d));
-}
-
-/* ---- output ------------------------------------------------------------------------------ */
-
-void cowdiff_quote(FILE *out, const char *s)
-{
-        static const char esc[] = "\a\b\t\n\v\f\r\"\\", letter[] = "abtnvfr\"\\";
-        const unsigned char *p;
-
-        for (p = (const unsigned char *)s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
-                        break;
-        if (!*p) {
-                fputs(s, out);
-                return;
-        }
-        fputc('"', out);
-        for (p = (const unsigned char *)s; *p; p++) {
-                const char *e = strchr(esc, *p);
-
-                if (e)
-                        fprintf(out, "\\%c", letter[e - esc]);
-                else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(out, "\\%03o", *p);
-                else
-                        fputc(*p, out);
-        }
-        fputc('"', out);
-}
-
-static void print_path(FILE *out, const char *prefix, const char *path, bool dir)
-{
-        _cleanup_free_ char *full = NULL;
-
-        if (asprintf(&full, "%s%s%s", prefix, path, dir ? "/" : "") < 0)
-                abort();
-        cowdiff_quote(out, full);
-}
-
-void cowdiff_print(FILE *out, const struct cow_change *c, const char *prefix)
-{
-        if (c->op == COW_SAME)
-                return;
-        fprintf(out, "%c ", c->op);
-        if (c->op == COW_REN) {
-                print_path(out, prefix, c->old_path, false);
-                fputs(" -> ", out);
-        }
-        print_path(out, prefix, c->path, (c->op == COW_DEL ? c->old_type : c->type) == 'd');
-        if (c->op == COW_TYPE)
-                fprintf(out, " (%s -> %s)", cowdiff_type_name(c->old_type),
-                        cowdiff_type_name(c->type));
-        else if ((c->op == COW_MOD || c->op == COW_REN) && c->mode != c->old_mode)
-                fprintf(out, " (%smode %o -> %o)", c->content ? "content; " : "",
-                        (unsigned)c->old_mode, (unsigned)c->mode);
-        else if (c->op == COW_MOD && c->times)
-                fputs(" (times)", out);
-        fputc('\n', out);
 }

@@ -43,6 +43,7 @@ struct cow_change {
         mode_t old_mode;
         bool content;  /* M: the content differs (false: the mode or the times only) */
         bool times;    /* M of a file: only its modification time differs (`touch`) */
+        char *target;  /* A, M, T to a symlink: the upper's target (what apply makes) */
         bool whiteout; /* D, R, =: the upper holds a whiteout at the (old) path */
         uint64_t size; /* regular files: the upper's size (D: the lower's) */
 };
@@ -94,7 +95,8 @@ void cowdiff_quote(FILE *out, const char *s);
  * One change as a line of `stockade diff`, paths prefixed with `prefix` ("" or the mount's
  * sandbox path followed by '/'):
  *   A path | A dir/ | M path | M path (mode 644 -> 755) | M path (content; mode 644 -> 755)
- *   M path (times)
+ *   M path (times) | A path (mode 666) (a mode other than 644, or 755 for an executable
+ *   or a directory) | A link (symlink to TARGET) | T path (file -> symlink to TARGET)
  *   D path | D dir/ | T path (file -> symlink) | R old -> new [(mode 644 -> 755)]
  * COW_SAME writes nothing.
  */

@@ -187,7 +187,7 @@ static const char s_diff[] = "A \"a\\nb\"\n"
                              "R src -> dst\n"
                              "M exe (mode 644 -> 755)\n"
                              "D gone\n"
-                             "A ln\n"
+                             "A ln (symlink to ../../etc/passwd)\n"
                              "M mod\n"
                              "A new/\n"
                              "A new/f\n";
@@ -358,7 +358,7 @@ static void apply_paths(void **state)
         r = stockade("diff", "s", NULL);
         expect(&r, 0,
                "A \"a\\nb\"\nD dd/\nD dd/x\nR src -> dst\nM exe (mode 644 -> 755)\nD gone\n"
-               "A ln\n",
+               "A ln (symlink to ../../etc/passwd)\n",
                NULL);
         r = stockade("apply", "s", "nothing/here", NULL);
         expect(&r, 125, NULL, "nothing/here: no change there");
