@@ -213,6 +213,13 @@ static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
                                      0);
         if (r < 0)
                 return mount_problem(sm, n, "comparing the upper with the host", -r);
+        if (sm->diff.too_deep)
+                fprintf(stderr,
+                        "stockade: session %s: mount %zu (%s): %zu entr%s deeper than PATH_MAX "
+                        "(%d bytes) left out: not shown, not applied (`stockade discard` removes "
+                        "them with the session)\n",
+                        s->name, n, sm->m->sandbox, sm->diff.too_deep,
+                        sm->diff.too_deep == 1 ? "y" : "ies", PATH_MAX);
         sm->loaded = true;
 }
 

@@ -311,6 +311,10 @@ static int each_child(struct walk *w, int dirfd, bool upper)
                 if (r <= 0)
                         continue;
                 r = path_push(w, ns.v[i], &saved);
+                if (r == -ENAMETOOLONG) {
+                        w->d->too_deep++, r = 0; /* left out, the rest reviewed */
+                        continue;
+                }
                 if (r < 0)
                         break;
                 if (upper && is_whiteout(&st))
@@ -473,8 +477,10 @@ static int walk_entry(struct walk *w, int ufd, int lfd, const char *name, bool i
         if (!in_u && (!in_l || !opaque))
                 return 0; /* the lower's, shown as it is */
         r = path_push(w, name, &saved);
+        if (r == -ENAMETOOLONG)
+                w->d->too_deep++;
         if (r < 0)
-                return r;
+                return r == -ENAMETOOLONG ? 0 : r;
         if (!in_u)
                 r = del_tree(w, lfd, name, &sl, false); /* hidden by an opaque directory */
         else if (is_whiteout(&su) && in_l)

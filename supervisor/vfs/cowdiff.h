@@ -51,13 +51,16 @@ struct cow_change {
 struct cow_diff {
         struct cow_change *v; /* sorted by path (R: its new path) */
         size_t n, cap;
+        /* Objects (a subtree counting as one) whose path would pass PATH_MAX: left out, so
+         * that one such tree does not keep the rest from review and apply. */
+        size_t too_deep;
 };
 
 /*
  * Compare the upper directory `upper_fd` with the lower `lower_fd` (-1: no lower at all,
  * everything is new; both opened O_RDONLY | O_DIRECTORY, not O_PATH: xattrs are read) and fill *d with every change, and the entries equal to the lower
  * (COW_SAME), sorted by path. Returns 0 or -errno (-EOPNOTSUPP for an upper this code does
- * not understand; -ENAMETOOLONG past PATH_MAX).
+ * not understand); what lies past PATH_MAX is counted in d->too_deep, not listed.
  */
 int cowdiff_compute(int upper_fd, int lower_fd, struct cow_diff *d);
 

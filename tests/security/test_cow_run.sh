@@ -275,6 +275,23 @@ obefore=$(stat -c '%a %Y %s' "$top/outside-secret")
         fail "apply reached the file outside through a hard link: $(stat -c '%a %Y %h' "$top/outside-secret")"
 "$stockade" discard hl "${st[@]}" 2>/dev/null || true
 
+# 12. A tree deeper than PATH_MAX in a continued session: left out with a warning, and the
+# session's other changes are still shown and applied.
+dw=$top/own/deep-ws
+mkdir -p "$dw"
+(cd "$dw" && "$stockade" run -q "${user[@]}" "${st[@]}" --session deep -- sh -c 'echo good >legit') \
+        2>"$top/err" || fail "deep run 1: $(cat "$top/err")"
+(cd "$dw" && "$stockade" run -q "${user[@]}" "${st[@]}" --session deep -- python3 -c '
+import os
+for i in range(21):
+    os.mkdir("d" * 200); os.chdir("d" * 200)') 2>"$top/err" || fail "deep run 2: $(cat "$top/err")"
+"$stockade" diff deep "${st[@]}" >"$top/out" 2>"$top/err" || fail "diff of a deep session: $(cat "$top/err")"
+grep -qx 'A legit' "$top/out" && grep -q 'deeper than PATH_MAX' "$top/err" ||
+        fail "diff of a deep session: $(cat "$top/out" "$top/err")"
+"$stockade" apply deep legit "${st[@]}" >/dev/null 2>"$top/err" && [ "$(cat "$dw/legit")" = good ] ||
+        fail "apply of a deep session's other change: $(cat "$top/err")"
+"$stockade" discard deep "${st[@]}" 2>"$top/err" || fail "discard of a deep session: $(cat "$top/err")"
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
