@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -370,25 +371,45 @@ static void mask_one(struct supervisor *sup, const char *path, size_t *left)
         }
 }
 
-/* Whether hidden entry m hides, or as a pattern may hide, a path beneath a cow mount: its
- * part before the first wildcard component and the mount's path on one line. */
+/* The next component of *p (advanced past it) into out; false at the end. */
+static bool next_component(const char **p, char *out, size_t size)
+{
+        size_t n;
+
+        while (**p == '/')
+                ++*p;
+        n = strcspn(*p, "/");
+        if (!n || n >= size)
+                return false;
+        memcpy(out, *p, n);
+        out[n] = '\0';
+        *p += n;
+        return true;
+}
+
+/*
+ * Whether hidden entry m hides, or as a pattern may hide, a path strictly beneath cow mount
+ * `root`. A pattern matches paths of as many components as it has (mount.h), each by
+ * fnmatch: it may reach beneath the mount only if it is longer and its first components
+ * match the mount's (the pattern for other users' homes never reaches ~/project).
+ */
+static bool hides_beneath(const struct vfs_mount *m, const char *root)
+{
+        const char *p = m->sandbox, *r = root;
+        char pc[NAME_MAX + 1], rc[NAME_MAX + 1];
+
+        if (!m->pattern)
+                return vfs_path_has_prefix(m->sandbox, root) && strcmp(m->sandbox, root) != 0;
+        while (next_component(&r, rc, sizeof(rc)))
+                if (!next_component(&p, pc, sizeof(pc)) || fnmatch(pc, rc, 0) != 0)
+                        return false;
+        return next_component(&p, pc, sizeof(pc));
+}
+
 static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mount *m)
 {
-        char fixed[PATH_MAX];
-        const char *w = strpbrk(m->sandbox, "*?[\\");
-
-        snprintf(fixed, sizeof(fixed), "%s", m->sandbox);
-        if (m->pattern && w) {
-                size_t n = (size_t)(w - m->sandbox);
-
-                while (n > 1 && fixed[n - 1] != '/')
-                        n--;
-                fixed[n > 1 ? n - 1 : 1] = '\0';
-        }
         for (size_t i = 0; i < c->n; i++)
-                if ((vfs_path_has_prefix(fixed, c->m[i].sandbox) &&
-                     strcmp(fixed, c->m[i].sandbox) != 0) ||
-                    (m->pattern && vfs_path_has_prefix(c->m[i].sandbox, fixed)))
+                if (hides_beneath(m, c->m[i].sandbox))
                         return true;
         return false;
 }
@@ -402,7 +423,7 @@ static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mou
  */
 static void add_masks(struct supervisor *sup)
 {
-        size_t left = 0;
+        size_t left = 0, masks = sup->n_binds;
 
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *m = &sup->view.mounts[i];
@@ -422,6 +443,13 @@ static void add_masks(struct supervisor *sup)
                         mask_one(sup, g.gl_pathv[k], &left);
                 globfree(&g);
         }
+        masks = sup->n_binds - masks;
+        if (sup->cow_hides && sup->cfg->verbose)
+                fprintf(stderr,
+                        "stockade: copy-on-write: hidden paths beneath it (%zu covered by "
+                        "mounts); names made, removed or renamed there resolve in the "
+                        "view\n",
+                        masks);
         if (left && !sup->cfg->quiet)
                 fprintf(stderr,
                         "stockade: note: %zu hidden paths beneath the copy-on-write directory "

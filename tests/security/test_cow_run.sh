@@ -167,6 +167,12 @@ done
 ! grep -qE 'xattr-leaked|key' <<<"$out" || fail "a hidden path's content reached the program: $out"
 ! grep -q '^changed' <<<"$out" || fail "a hidden path was renamed or removed: $out"
 [ -z "$(find "$state" -name 'moved*' -o -name 'hid*')" ] || fail "a hidden path reached a session"
+# The slow way only where a hidden path lies beneath (the default view's patterns, other
+# users' homes among them, do not reach beneath a workspace).
+v=$(cd "$ws3" && "$stockade" run -v "${user[@]}" --state-dir "$state" --hide "$ws3/hid" -- true 2>&1)
+grep -q 'copy-on-write: hidden paths beneath it (1 covered' <<<"$v" || fail "-v with a hidden path beneath: $v"
+v=$(cd "$ws" && "$stockade" run -v "${user[@]}" --state-dir "$state" -- true 2>&1)
+! grep -q 'copy-on-write: hidden paths beneath' <<<"$v" || fail "-v without a hidden path beneath: $v"
 grep -q '^hid O_PATH\|^hid ino' <<<"$out" || fail "the probe did not run: $out $(cat "$top/err")"
 
 # 6. --cow where it is given explicitly, and a --ro beneath it is refused.
@@ -222,9 +228,10 @@ rc=0
 (cd "$ws2" && exec "$stockade" run -q "${user[@]}" "${st[@]}" --session killed -- sh -c \
         'i=0; while :; do i=$((i + 1)); echo "line $i" >>log; done') 2>/dev/null &
 pid=$!
+disown $pid # no "Killed" notice from the shell
 sleep 1.5
 kill -KILL $pid
-wait $pid 2>/dev/null || true
+while kill -0 $pid 2>/dev/null; do sleep 0.1; done
 sleep 0.5
 "$stockade" diff killed "${st[@]}" >"$top/out" 2>"$top/err" || fail "diff of a killed run: $(cat "$top/err")"
 grep -qx 'A log' "$top/out" || fail "the killed run's file is not in its diff: $(cat "$top/out")"
