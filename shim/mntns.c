@@ -42,8 +42,10 @@ static int mask(const char *target)
         struct stat st;
         char at[64];
 
+        /* Gone, or out of reach for this user: the sandbox, the same user, cannot reach it
+         * either. */
         if (fd < 0)
-                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+                return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
         snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
         if (fstat(fd, &st) < 0)
                 r = -errno;
