@@ -637,6 +637,62 @@ void cow_note_at(struct supervisor *sup, int dirfd, const char *name)
         note(&sup->cow, path);
 }
 
+/* note() for `path` and every object the lower has beneath it (fd: that lower directory). */
+static void note_lower_tree(struct cow_state *c, char *path, size_t len, int fd, int depth)
+{
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+        note(c, path);
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        for (struct dirent *de; depth < PATH_MAX / 2 && (de = readdir(d));) {
+                size_t n = strlen(de->d_name);
+                int child;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    len + 1 + n >= PATH_MAX)
+                        continue;
+                snprintf(path + len, PATH_MAX - len, "/%s", de->d_name);
+                child = de->d_type == DT_DIR
+                                ? openat(dirfd(d), de->d_name,
+                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                : -1;
+                note_lower_tree(c, path, len + 1 + n, child, depth + 1);
+                path[len] = '\0';
+        }
+        closedir(d);
+}
+
+void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name)
+{
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS};
+        char path[PATH_MAX], last[NAME_MAX + 2];
+        const char *rel;
+        struct cow_mount *m;
+        size_t n;
+        int fd;
+
+        /* "dir/" as the program wrote it (pip does): the name without its slashes */
+        n = strcspn(name, "/");
+        if (!sup->cow.n || !n || n > NAME_MAX || name[n + strspn(name + n, "/")] ||
+            !fd_path(dirfd, path, sizeof(path)) || strlen(path) + 2 + n >= sizeof(path))
+                return;
+        memcpy(last, name, n);
+        last[n] = '\0';
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s",
+                 strcmp(path, "/") ? "/" : "", last);
+        m = find(&sup->cow, path, &rel);
+        if (!m)
+                return;
+        fd = (int)syscall(SYS_openat2, m->lower_fd, rel, &how, sizeof(how));
+        note_lower_tree(&sup->cow, path, strlen(path), fd, 0);
+}
+
 /* ---- after the run ----------------------------------------------------------------------- */
 
 /* Whether the directory holds anything. */

@@ -66,6 +66,9 @@ int cow_setup(struct supervisor *sup, struct error *err);
  * removed or replaced). Errors are not the call's: a missing baseline makes apply refuse. */
 void cow_note_fd(struct supervisor *sup, int fd);
 void cow_note_at(struct supervisor *sup, int dirfd, const char *name);
+/* The same for `name` and everything the lower has beneath it: a directory moved by copying
+ * (treemove.h), whose lower objects all leave the merged view. */
+void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name);
 
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */

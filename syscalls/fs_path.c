@@ -22,6 +22,7 @@
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/resolve.h"
+#include "supervisor/vfs/treemove.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -233,10 +234,30 @@ static int follow_source(struct supervisor *sup, struct path_call *pc)
         return 0;
 }
 
+/*
+ * A rename that overlayfs refused with EXDEV and the supervisor does by copying: a directory
+ * (a file never gets EXDEV there), within one copy-on-write mount, no RENAME_EXCHANGE or
+ * RENAME_WHITEOUT.
+ */
+static bool cow_dir_move(const struct supervisor *sup, const struct path_call *pc)
+{
+        struct stat src, dst, root;
+
+        if ((pc->flags & ~(unsigned)RENAME_NOREPLACE) ||
+            fstatat(pc->p[0].parent, pc->p[0].last, &src, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(src.st_mode) || fstat(pc->p[1].parent, &dst) < 0 || dst.st_dev != src.st_dev)
+                return false;
+        for (size_t i = 0; i < sup->n_cow_roots; i++)
+                if (fstat(sup->cow_roots[i], &root) == 0 && root.st_dev == src.st_dev)
+                        return true;
+        return false;
+}
+
 /* The call itself, as the program, on the directories found. Returns 0 or -errno. */
 static int perform(struct supervisor *sup, const struct path_call *pc)
 {
         const struct place_arg *a = &pc->p[0], *b = &pc->p[1];
+        bool moved = false;
         struct fs_as as;
         long r = fs_as_enter(sup, pc->tid, creates(pc->op), &as);
 
@@ -271,13 +292,24 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
                 break;
         case OP_RENAME:
                 r = syscall(SYS_renameat2, a->parent, a->last, b->parent, b->last, pc->flags);
+                if (r < 0 && errno == EXDEV && cow_dir_move(sup, pc)) {
+                        /* A directory the host tree has, in a copy-on-write mount: moved by
+                         * copying, as the program (treemove.h). */
+                        r = treemove(a->parent, a->last, b->parent, b->last,
+                                     pc->flags & RENAME_NOREPLACE);
+                        moved = r == 0;
+                        if (r < 0)
+                                errno = (int)-r, r = -1;
+                }
                 break;
         }
         r = r < 0 ? -errno : 0;
         fs_as_leave(&as);
         /* What a copy-on-write mount's lower has at a name removed or replaced, for apply
          * (cow.h); a name made anew needs nothing. */
-        if (r == 0 && (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME))
+        if (moved)
+                cow_note_tree_at(sup, a->parent, a->last);
+        else if (r == 0 && (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME))
                 cow_note_at(sup, a->parent, a->last);
         if (r == 0 && pc->op == OP_RENAME)
                 cow_note_at(sup, b->parent, b->last);

@@ -1,0 +1,340 @@
+/*
+ * Moving a directory by copying it (treemove.h): check the whole tree, copy it beside the
+ * target under a temporary name, rename that into place, remove the source.
+ */
+#include "supervisor/vfs/treemove.h"
+#include "supervisor/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* A file of the tree with other names: its first copy, relative to the copy's root. */
+struct twin {
+        dev_t dev;
+        ino_t ino;
+        char *rel;
+};
+
+struct move {
+        uid_t uid; /* the caller's file-system ids and groups, for the check */
+        gid_t gid;
+        gid_t groups[64];
+        int n_groups;
+        int root; /* the copy's root, once made */
+        char rel[PATH_MAX];
+        size_t len;
+        struct twin *twins;
+        size_t n_twins;
+};
+
+/* ---- the check --------------------------------------------------------------------------- */
+
+/* The caller's permission bits on st (owner, group or other), as the kernel picks them. */
+static mode_t bits_for(const struct move *m, const struct stat *st)
+{
+        if (st->st_uid == m->uid)
+                return (st->st_mode >> 6) & 7;
+        if (st->st_gid == m->gid)
+                return (st->st_mode >> 3) & 7;
+        for (int i = 0; i < m->n_groups; i++)
+                if (m->groups[i] == st->st_gid)
+                        return (st->st_mode >> 3) & 7;
+        return st->st_mode & 7;
+}
+
+/* Everything beneath can be read and recreated, every directory listed and emptied. */
+static int check(const struct move *m, int parent, const char *name, int depth)
+{
+        struct stat st;
+        DIR *d;
+        int fd, r = 0, e = 0;
+
+        if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISREG(st.st_mode))
+                return bits_for(m, &st) & 4 ? 0 : -EXDEV;
+        if (S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+                return 0;
+        if (!S_ISDIR(st.st_mode) || (bits_for(m, &st) & 7) != 7 || depth > PATH_MAX / 2)
+                return -EXDEV; /* a device node; a directory it could not list or empty */
+        fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (struct dirent *de; r == 0 && (errno = 0, de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = check(m, dirfd(d), de->d_name, depth + 1);
+        e = errno;
+        closedir(d);
+        return r ? r : -e;
+}
+
+/* ---- the copy ---------------------------------------------------------------------------- */
+
+static void copy_xattrs(int from, int to)
+{
+        char names[4096], value[4096];
+        ssize_t n = flistxattr(from, names, sizeof(names));
+
+        for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+                ssize_t v;
+
+                if (strncmp(names + i, "user.", 5) != 0)
+                        continue;
+                v = fgetxattr(from, names + i, value, sizeof(value));
+                if (v >= 0)
+                        (void)fsetxattr(to, names + i, value, (size_t)v, 0);
+        }
+}
+
+static int copy_bytes(int from, int to)
+{
+        char buf[65536];
+        ssize_t n;
+
+        while ((n = copy_file_range(from, NULL, to, NULL, 1 << 30, 0)) > 0)
+                ;
+        if (n == 0)
+                return 0;
+        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+                return -errno;
+        while ((n = read(from, buf, sizeof(buf))) > 0)
+                for (ssize_t off = 0, w; off < n; off += w)
+                        if ((w = write(to, buf + off, (size_t)(n - off))) < 0)
+                                return -errno;
+        return n < 0 ? -errno : 0;
+}
+
+/* Mode (no set-ID bit on a file: the sandbox makes none) and times, then the fd closed. */
+static int finish(int fd, const struct stat *st, int r)
+{
+        mode_t mode = st->st_mode & (S_ISDIR(st->st_mode) ? 07777 : 01777);
+
+        if (r == 0 && (fchmod(fd, mode) < 0 ||
+                       futimens(fd, (struct timespec[]){st->st_atim, st->st_mtim}) < 0))
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+static int copy_node(struct move *m, int sp, const char *sn, int dp, const char *dn);
+
+static int copy_file(struct move *m, int sp, const char *sn, int dp, const char *dn,
+                     const struct stat *st)
+{
+        int s, d, r;
+
+        for (size_t i = 0; st->st_nlink > 1 && i < m->n_twins; i++)
+                if (m->twins[i].dev == st->st_dev && m->twins[i].ino == st->st_ino)
+                        return linkat(m->root, m->twins[i].rel, dp, dn, 0) < 0 ? -errno : 0;
+        s = openat(sp, sn, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (s < 0)
+                return -errno;
+        d = openat(dp, dn, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (d < 0) {
+                r = -errno;
+                close(s);
+                return r;
+        }
+        r = copy_bytes(s, d);
+        if (r == 0)
+                copy_xattrs(s, d);
+        close(s);
+        r = finish(d, st, r);
+        if (r == 0 && st->st_nlink > 1) {
+                m->twins = xrealloc(m->twins, (m->n_twins + 1) * sizeof(*m->twins));
+                m->twins[m->n_twins++] = (struct twin){st->st_dev, st->st_ino, xstrdup(m->rel)};
+        }
+        return r;
+}
+
+static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *dn,
+                    const struct stat *st)
+{
+        int s, d, r = 0, e;
+        DIR *dir;
+
+        if (mkdirat(dp, dn, 0700) < 0)
+                return -errno;
+        d = openat(dp, dn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d < 0)
+                return -errno;
+        if (m->root < 0)
+                m->root = dup(d); /* the copy's root: twins link from it */
+        s = openat(sp, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        dir = s < 0 ? NULL : fdopendir(s);
+        if (!dir) {
+                r = s < 0 ? -errno : -ENOMEM;
+                if (s >= 0)
+                        close(s);
+                close(d);
+                return r;
+        }
+        for (struct dirent *de; r == 0 && (errno = 0, de = readdir(dir));) {
+                size_t saved = m->len, n = strlen(de->d_name);
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (m->len + n + 2 > sizeof(m->rel)) {
+                        r = -ENAMETOOLONG;
+                        break;
+                }
+                m->len += (size_t)snprintf(m->rel + m->len, sizeof(m->rel) - m->len, "%s%s",
+                                           m->len ? "/" : "", de->d_name);
+                r = copy_node(m, dirfd(dir), de->d_name, d, de->d_name);
+                m->len = saved;
+                m->rel[saved] = '\0';
+        }
+        e = errno;
+        if (r == 0 && e)
+                r = -e;
+        if (r == 0)
+                copy_xattrs(dirfd(dir), d);
+        closedir(dir);
+        return finish(d, st, r);
+}
+
+static int copy_node(struct move *m, int sp, const char *sn, int dp, const char *dn)
+{
+        struct stat st;
+        char target[PATH_MAX];
+        ssize_t n;
+
+        if (fstatat(sp, sn, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        switch (st.st_mode & S_IFMT) {
+        case S_IFDIR:
+                return copy_dir(m, sp, sn, dp, dn, &st);
+        case S_IFREG:
+                return copy_file(m, sp, sn, dp, dn, &st);
+        case S_IFLNK:
+                n = readlinkat(sp, sn, target, sizeof(target) - 1);
+                if (n < 0)
+                        return -errno;
+                target[n] = '\0';
+                if (symlinkat(target, dp, dn) < 0)
+                        return -errno;
+                break;
+        case S_IFIFO:
+        case S_IFSOCK:
+                if (mknodat(dp, dn, st.st_mode & (S_IFMT | 01777), 0) < 0)
+                        return -errno;
+                break;
+        default:
+                return -EXDEV;
+        }
+        return utimensat(dp, dn, (struct timespec[]){st.st_atim, st.st_mtim}, AT_SYMLINK_NOFOLLOW) <
+                               0
+                       ? -errno
+                       : 0;
+}
+
+/* ---- removal ----------------------------------------------------------------------------- */
+
+static int remove_tree(int parent, const char *name)
+{
+        struct stat st;
+        DIR *d;
+        int fd, r = 0, e;
+
+        if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(parent, name, 0) < 0 ? -errno : 0;
+        fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (struct dirent *de; r == 0 && (errno = 0, de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = remove_tree(dirfd(d), de->d_name);
+        e = errno;
+        closedir(d);
+        if (r == 0 && e)
+                r = -e;
+        if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0)
+                r = -errno;
+        return r;
+}
+
+/* ---- the move ---------------------------------------------------------------------------- */
+
+/* rename(2)'s rules for the target, before any copy. */
+static int target_ok(int ddir, const char *dname, int noreplace)
+{
+        struct stat st;
+        DIR *d;
+        int fd, r = 0;
+
+        if (fstatat(ddir, dname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (noreplace)
+                return -EEXIST;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        fd = openat(ddir, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (struct dirent *de; r == 0 && (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = -ENOTEMPTY;
+        closedir(d);
+        return r;
+}
+
+int treemove(int sdir, const char *sname, int ddir, const char *dname, int noreplace)
+{
+        static unsigned counter;
+        struct move m = {.root = -1};
+        char tmp[64];
+        int r;
+
+        m.uid = (uid_t)setfsuid((uid_t)-1); /* the current value: -1 changes nothing */
+        m.gid = (gid_t)setfsgid((gid_t)-1);
+        m.n_groups = getgroups(64, m.groups);
+        if (m.n_groups < 0)
+                return -EXDEV;
+        r = target_ok(ddir, dname, noreplace);
+        if (r == 0)
+                r = check(&m, sdir, sname, 0);
+        if (r < 0)
+                return r;
+        snprintf(tmp, sizeof(tmp), ".stockade-move.%d.%u", (int)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        r = copy_node(&m, sdir, sname, ddir, tmp);
+        if (r == 0 && renameat2(ddir, tmp, ddir, dname, noreplace ? RENAME_NOREPLACE : 0) < 0)
+                r = -errno;
+        if (r < 0)
+                remove_tree(ddir, tmp); /* the source as it was; the target too */
+        else
+                r = remove_tree(sdir, sname);
+        for (size_t i = 0; i < m.n_twins; i++)
+                free(m.twins[i].rel);
+        free(m.twins);
+        if (m.root >= 0)
+                close(m.root);
+        return r;
+}
