@@ -4,10 +4,11 @@
 #   test_netlink.sh STOCKADE
 # Judged from outside: the host's own addresses are taken here, outside the sandbox, and no
 # output of the sandbox may name one. getifaddrs(3) users (Node's os.networkInterfaces,
-# Python's socket.if_nameindex, iproute2, hostname -I) and a raw exchange written the way
-# Go's syscall.NetlinkRIB makes it must work; other netlink protocols stay refused, and a
-# request that would change the host is refused in its NLMSG_ERROR (EPERM).
-# Skips (77) without /usr/bin/python3; Node, iproute2 and hostname are checked when present.
+# Python's socket.if_nameindex, iproute2, hostname -I), Go's net.Interfaces and a raw
+# exchange written the way Go's syscall.NetlinkRIB makes it must work; other netlink
+# protocols stay refused, and a request that would change the host is refused in its
+# NLMSG_ERROR (EPERM).
+# Skips (77) without /usr/bin/python3; Node, Go, iproute2 and hostname are checked when present.
 set -euo pipefail
 stockade=$(realpath "$1")
 here=$(dirname "$(realpath "$0")")/netlink
@@ -74,13 +75,30 @@ else
         echo "note: no node, os.networkInterfaces not checked"
 fi
 
-# 5. iproute2 and hostname -I.
+# 5. Go's net.Interfaces (syscall.NetlinkRIB, no libc), when go is installed.
+if command -v go >/dev/null; then
+        mkdir "$top/go"
+        cp "$here/ifaces.go" "$top/go/main.go"
+        (cd "$top/go" && printf 'module ifaces\n' >go.mod &&
+                HOME=$top GOCACHE=$top/gocache GOPATH=$top/gopath CGO_ENABLED=0 GOFLAGS=-mod=mod \
+                        go build -o ifaces . >"$top/err" 2>&1) || fail "go build: $(cat "$top/err")"
+        chmod -R a+rX "$top/go"
+        got=$(sbx "$top/go/ifaces") || fail "net.Interfaces: $got $(cat "$top/err")"
+        want=$'1 lo 65536 up|loopback  [127.0.0.1/8 ::1/128] <nil>\n'
+        want+='InterfaceAddrs: [127.0.0.1/8 ::1/128] <nil>'
+        [ "$got" = "$want" ] || fail "net.Interfaces: $got"
+else
+        echo "note: no go, net.Interfaces not checked"
+fi
+
+# 6. iproute2 and hostname -I.
 if command -v ip >/dev/null; then
         got=$(sbx ip -o addr) || fail "ip -o addr: $(cat "$top/err")"
         want=$'1: lo inet 127.0.0.1/8\n1: lo inet6 ::1/128'
         [ "$(awk '{print $1, $2, $3, $4}' <<<"$got")" = "$want" ] || fail "ip -o addr: $got"
         got=$(sbx ip -o link) || fail "ip -o link: $(cat "$top/err")"
-        grep -q '^1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 ' <<<"$got" && [ "$(wc -l <<<"$got")" = 1 ] ||
+        grep -q '^1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 ' <<<"$got" &&
+                [ "$(wc -l <<<"$got")" = 1 ] ||
                 fail "ip -o link: $got"
         sbx ip route >/dev/null || fail "ip route: $(cat "$top/err")"
         got=$(sbx ip addr add 10.9.9.9/24 dev lo 2>&1) && fail "ip addr add succeeded: $got"
@@ -94,9 +112,10 @@ if command -v hostname >/dev/null; then
         [ -z "${got// /}" ] || fail "hostname -I: '$got'"
 fi
 
-# 6. No host address in anything the sandbox printed.
+# 7. No host address in anything the sandbox printed.
 while read -r a; do
-        ! grep -qiw -- "$a" "$out" || fail "host address $a seen in the sandbox: $(grep -iw -- "$a" "$out")"
+        ! grep -qiw -- "$a" "$out" ||
+                fail "host address $a seen in the sandbox: $(grep -iw -- "$a" "$out")"
 done <"$top/host"
 
 [ "$fails" -eq 0 ] || {

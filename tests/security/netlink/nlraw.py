@@ -184,7 +184,8 @@ for t, f, b in exchange(s, port, 8):
         fam, a = b[0], attrs(b[12:])
         print("route", *(show_addr(fam, a[k]) for k in (1, 2, 5, 7) if k in a), flush=True)
 s.send(request(0x3FF, F_ACK, 9, bytes(4)))
-check(error_of(exchange(s, port, 9, (NLMSG_ERROR,))) == -errno.EOPNOTSUPP, "type 0x3ff: not EOPNOTSUPP")
+got = exchange(s, port, 9, (NLMSG_ERROR,))
+check(error_of(got) == -errno.EOPNOTSUPP, "type 0x3ff: not EOPNOTSUPP")
 
 # Malformed requests are dropped as the kernel drops them: the count comes back, no answer.
 check(s.sendto(b"\x10\x00\x00", (0, 0)) == 3, "a truncated header: sendto's count")
