@@ -129,7 +129,9 @@ static void serve_pending(struct nlsocks *nl, struct nlsock_entry *e, pid_t tid)
         for (int i = 0; i < PENDING_MAX; i++) {
                 ssize_t n = recv(e->fd, nl->buf, NLVIEW_REQ_MAX, MSG_DONTWAIT | MSG_TRUNC);
 
-                if (n < 0)
+                /* 0: an empty datagram, or the program's end is gone (then POLLHUP drops it).
+                 * Either way nothing to answer; what follows wakes the thread again. */
+                if (n <= 0)
                         return;
                 if (!e->port)
                         autobind(nl, e, tid); /* netlink_sendmsg binds first */

@@ -62,8 +62,9 @@ struct nlsock_id {
 void nlsock_init(struct nlsocks *nl);
 
 /*
- * A new view socket for thread `tid`: returns the program's end (ours to install, then to
- * close) with O_NONBLOCK if `nonblock`, or -errno (ENOBUFS past NLSOCK_MAX, EMFILE...).
+ * A new view socket: returns the program's end (ours to install, then to close) with
+ * O_NONBLOCK if `nonblock`, or -errno (ENOBUFS past NLSOCK_MAX or when no name is free,
+ * EMFILE...).
  * It is registered already: the program can use it the moment it is installed. Then
  * nlsock_installed, or nlsock_abandon if it could not be installed.
  */

@@ -193,6 +193,19 @@ check(s.send(struct.pack("=IHHII", 4096, RTM_GETLINK, F_REQUEST | F_DUMP, 10, 0)
 s.send(request(RTM_GETLINK, F_DUMP, 11, bytes(16)))
 check(any(t == RTM_NEWLINK for t, f, b in exchange(s, port, 11)), "after malformed requests")
 
+# The answers are queued before sendto returns, as the kernel queues a dump's first part:
+# a non-blocking program reads them at once.
+s.setblocking(False)
+s.sendto(request(RTM_GETLINK, F_DUMP, 13, bytes(16)), (0, 0))
+try:
+    first = s.recv(4096)
+except BlockingIOError:
+    first = b""
+check(len(first) >= 16 and struct.unpack_from("=I", first, 8)[0] == 13, "non-blocking: no answer")
+s.setblocking(True)
+while first and NLMSG_DONE not in [t for t, *_ in messages(first)]:
+    first = s.recv(4096)
+
 if mode == "view":
     # A state-changing request: EPERM in its NLMSG_ERROR, never done.
     ifa = struct.pack("=BBBBI", socket.AF_INET, 24, 0, 0, 1)
