@@ -6,6 +6,7 @@
 #   connect   socket + connect + close to the allowed port (the connect is emulated)
 #   sendto    UDP sendto with a destination (emulated: judged, sent by the supervisor)
 #   send      UDP send on a connected socket (no destination: stays in the kernel)
+#   getsockname  of a connected TCP socket (notified: a netlink view socket answers it)
 # Knobs: REPS [11], CONNECT_ITERS [2000], UDP_ITERS [20000]. Uses loopback only.
 set -euo pipefail
 
@@ -32,7 +33,7 @@ allow=(--allow-net "tcp/127.0.0.1:$port" --allow-net "udp/127.0.0.1:$port")
 # median of the numbers on stdin
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-for mode in connect sendto send; do
+for mode in connect sendto send getsockname; do
 	iters=$UDP_ITERS
 	[[ $mode == connect ]] && iters=$CONNECT_ITERS
 	for ((i = 0; i < REPS; i++)); do
@@ -44,7 +45,7 @@ for mode in connect sendto send; do
 done
 
 printf '| case | native | stockade | added per call | ratio |\n|---|---|---|---|---|\n'
-for mode in connect sendto send; do
+for mode in connect sendto send getsockname; do
 	n=$(median <"$work/$mode.native")
 	s=$(median <"$work/$mode.stockade")
 	awk -v m="$mode" -v n="$n" -v s="$s" 'BEGIN {

@@ -7,6 +7,8 @@
  *   net_cost connect PORT N        N x (socket, connect to 127.0.0.1:PORT, close)
  *   net_cost sendto PORT N         N x sendto(127.0.0.1:PORT) on one UDP socket: judged
  *   net_cost send PORT N           N x send() on a connected UDP socket: stays in the kernel
+ *   net_cost getsockname PORT N    N x getsockname() of a TCP socket connected to PORT:
+ *                                  notified for the netlink view (syscalls/net_netlink.c)
  *
  * The loops print "MODE ns_per_iter=<float>" and fail loudly if a call fails: a denied
  * call is much cheaper than an allowed one and would measure the wrong thing.
@@ -110,12 +112,30 @@ static void loop_send(int port, long n)
                         die("send");
 }
 
+static void loop_getsockname(int port, long n)
+{
+        struct sockaddr_in sa = loopback(port), got;
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+
+        if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                die("connect");
+        for (long i = 0; i < n; i++) {
+                socklen_t len = sizeof(got);
+
+                if (getsockname(s, (struct sockaddr *)&got, &len) < 0 || got.sin_port == 0)
+                        die("getsockname");
+        }
+}
+
 int main(int argc, char **argv)
 {
         static const struct {
                 const char *name;
                 void (*loop)(int port, long n);
-        } modes[] = {{"connect", loop_connect}, {"sendto", loop_sendto}, {"send", loop_send}};
+        } modes[] = {{"connect", loop_connect},
+                     {"sendto", loop_sendto},
+                     {"send", loop_send},
+                     {"getsockname", loop_getsockname}};
         double t0;
 
         if (argc == 2 && strcmp(argv[1], "serve") == 0)
@@ -130,6 +150,7 @@ int main(int argc, char **argv)
                 printf("%s ns_per_iter=%.1f\n", argv[1], (now_ns() - t0) / (double)n);
                 return 0;
         }
-        fprintf(stderr, "usage: net_cost serve | net_cost connect|sendto|send PORT N\n");
+        fprintf(stderr,
+                "usage: net_cost serve | net_cost connect|sendto|send|getsockname PORT N\n");
         return 2;
 }

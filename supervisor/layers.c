@@ -196,6 +196,10 @@ void layers_print(const struct layers *l, FILE *out)
         else
                 line(out, "Landlock network (ABI 4)", false,
                      "the supervisor's emulation is the only network wall");
+        /* Without a network namespace of the sandbox's own, NETLINK_ROUTE is answered by the
+         * supervisor (syscalls/net_netlink.c): no host address shows. */
+        fprintf(out, "stockade:   %-28s %s\n", "network interfaces",
+                "a view: lo only (127.0.0.1/8, ::1/128), no host address");
         if (l->user_namespaces)
                 fprintf(out, "stockade:   %-28s %s\n", "user namespaces",
                         l->ipc == IPC_NS_USERNS ? "yes (for the IPC namespace)"

@@ -288,6 +288,7 @@ static bool sup_free(struct supervisor *sup, int code)
 
         dns_stop(sup); /* its thread and sockets (it traces queries); what handlers read stays
                           until dns_free */
+        nlsock_stop(&sup->nl); /* its thread; the sockets stay while a handler may use them */
         /* After the notifiers: nothing pushes events any more (a stuck one keeps the rings). */
         trace_finish(sup, code < 0 ? EXIT_STOCKADE : code);
         if (stopped)
@@ -320,6 +321,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
                 cow_finish(sup);                /* the same */
                 dns_free(sup);
+                nlsock_free(&sup->nl);
         }
         return stopped;
 }
@@ -455,6 +457,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         pthread_mutex_init(&sup->unix_lock, NULL);
         audit_init(&sup->audit);
         netpol_own_init(&sup->net_own);
+        nlsock_init(&sup->nl);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;

@@ -6,6 +6,7 @@
 #include "supervisor/layers.h"
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
+#include "supervisor/nlsock.h"
 #include "supervisor/cow.h"
 #include "supervisor/places.h"
 #include "shim/mntns.h"
@@ -169,6 +170,8 @@ struct supervisor {
         /* The DNS the supervisor answers (supervisor/dns.h), or NULL (--net host without
          * --dns-static: the host's resolv.conf). */
         struct dns_server *dns;
+        /* The sandbox's NETLINK_ROUTE sockets, answered with a view of lo (nlsock.h). */
+        struct nlsocks nl;
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
@@ -71,8 +72,9 @@ struct arg_rule {
         bool integrity; /* enforced in audit mode too: it keeps the supervisor in control */
         enum rule_when when;
         /* A second condition, on another argument, that must hold too (fcntl's F_SETFL
-         * with O_ASYNC). Left out of an initializer it is {0, C_ALWAYS}: no condition. */
-        struct arg_cond also;
+         * with O_ASYNC), and a third (socket's protocol, after its family and type). Left
+         * out of an initializer each is {0, C_ALWAYS}: no condition. */
+        struct arg_cond also, also2;
 };
 
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
@@ -82,8 +84,8 @@ struct arg_rule {
         (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
          CLONE_NEWPID | CLONE_NEWNET | CLONE_UNTRACED)
 
-/* First match wins; every syscall's list ends with C_ALWAYS. Rows leave `also` out (no second
- * condition) rather than spell {0} on every line: hence the pragma. */
+/* First match wins; every syscall's list ends with C_ALWAYS. Rows leave `also` and `also2` out
+ * (no more conditions) rather than spell {0} on every line: hence the pragma. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct arg_rule arg_rules[] = {
@@ -182,8 +184,18 @@ static const struct arg_rule arg_rules[] = {
         {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_SCOPED},
         {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
-        /* Unix, IPv4 and IPv6 only; no raw or packet sockets, no netlink. */
+        /* Unix, IPv4 and IPv6 only; no raw or packet sockets, no netlink but the view: */
         {SC_socket, 0, C_EQ, INT_MASK, AF_UNIX, V_KERNEL, 0, false, W_ALWAYS},
+        /* NETLINK_ROUTE, raw or datagram (the same to netlink), with or without SOCK_CLOEXEC
+         * and SOCK_NONBLOCK: the supervisor answers it, with interfaces that are a view of lo
+         * alone (net_netlink.c). Every other netlink protocol or type is refused below, as
+         * before: raw with EPERM, the others with EAFNOSUPPORT. */
+        {SC_socket, 0, C_EQ, INT_MASK, AF_NETLINK, V_NOTIFY, 0, false, W_ALWAYS,
+         .also = {1, C_EQ, INT_MASK & ~(uint64_t)(SOCK_CLOEXEC | SOCK_NONBLOCK), SOCK_RAW},
+         .also2 = {2, C_EQ, INT_MASK, NETLINK_ROUTE}},
+        {SC_socket, 0, C_EQ, INT_MASK, AF_NETLINK, V_NOTIFY, 0, false, W_ALWAYS,
+         .also = {1, C_EQ, INT_MASK & ~(uint64_t)(SOCK_CLOEXEC | SOCK_NONBLOCK), SOCK_DGRAM},
+         .also2 = {2, C_EQ, INT_MASK, NETLINK_ROUTE}},
         {SC_socket, 1, C_EQ, 0xf, SOCK_RAW, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_socket, 1, C_EQ, 0xf, SOCK_PACKET, V_ERRNO, EPERM, false, W_ALWAYS},
         /* IPv4 and IPv6: stream and datagram sockets of the protocols the network policy
@@ -380,7 +392,7 @@ static bool cond_match(const struct arg_rule *r, const struct seccomp_data *d)
 {
         struct arg_cond c = first_cond(r);
 
-        return cond_holds(&c, d) && cond_holds(&r->also, d);
+        return cond_holds(&c, d) && cond_holds(&r->also, d) && cond_holds(&r->also2, d);
 }
 
 uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d)
@@ -518,6 +530,7 @@ static void emit_rule(struct emitter *e, const struct filter_opts *o, const stru
 
         emit_cond(e, &c, next);
         emit_cond(e, &r->also, next);
+        emit_cond(e, &r->also2, next);
         emit_ret(e, rule_action(o, r));
         place(e, next);
 }

@@ -110,4 +110,17 @@ long net_as_program(struct supervisor *sup, long (*fn)(int sock, void *arg), int
  * SO_PRIORITY), and bind checks CAP_NET_BIND_SERVICE: those switch. */
 bool net_needs_identity(const struct net_sock *s, size_t controllen);
 
+/* The netlink view (net_netlink.c). Whether `s` (taken by net_sock_take) is a view socket,
+ * whose bind, connect and sends are answered by the functions below, from the copies the
+ * callers made; each answers the call (the sends return what the call returns). */
+struct nlsock_id;
+bool net_nlview_is(struct supervisor *sup, const struct net_sock *s, struct nlsock_id *id);
+/* bind(fd, addr, addrlen): reads the address itself. */
+void net_nlview_bind(struct supervisor *sup, struct call *call, const struct nlsock_id *id);
+void net_nlview_connect(struct supervisor *sup, struct call *call, const struct nlsock_id *id,
+                        const void *addr, size_t len);
+/* A request (data, len) to `name` (namelen bytes, 0: none): the count, or -errno. */
+long net_nlview_send(struct supervisor *sup, struct call *call, const struct nlsock_id *id,
+                     const void *name, size_t namelen, const void *data, size_t len, int flags);
+
 #endif

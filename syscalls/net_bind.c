@@ -24,6 +24,7 @@
  * unremembered port only makes connects to it refused (fail closed).
  */
 #include "syscalls/net.h"
+#include "supervisor/nlsock.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
 
@@ -124,8 +125,14 @@ int net_bind(struct supervisor *sup, struct call *call)
         struct sockaddr_storage ss = {0};
         struct bind_to to = {.sa = (struct sockaddr *)&ss, .len = (socklen_t)len};
         struct net_sock s;
+        struct nlsock_id id;
         long r = net_sock_take(tid, (int)arg[0], &s);
 
+        if (r >= 0 && net_nlview_is(sup, &s, &id)) {
+                net_nlview_bind(sup, call, &id); /* a netlink view socket (net_netlink.c) */
+                cleanup_closep(&s.fd);
+                return 0;
+        }
         if (r >= 0 && s.domain != AF_INET && s.domain != AF_INET6) {
                 /* Nothing was read: see above. A unix socket is remembered as the
                  * sandbox's, whatever the address: its servers are reachable from inside

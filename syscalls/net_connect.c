@@ -237,8 +237,13 @@ static void connect_path(struct supervisor *sup, struct call *call, struct conne
 static void decide(struct supervisor *sup, struct call *call, struct connect_call *c,
                    const struct net_sock *s, int base, int kind)
 {
+        struct nlsock_id id;
         int r;
 
+        if (net_nlview_is(sup, s, &id)) { /* a netlink view socket (net_netlink.c) */
+                net_nlview_connect(sup, call, &id, &c->addr, (size_t)c->len);
+                return;
+        }
         if (s->domain == AF_UNIX && c->addr.ss_family == AF_UNIX) {
                 if (kind < 0) {
                         call_fail(call, -kind);

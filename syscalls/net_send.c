@@ -328,14 +328,20 @@ static void sigpipe_caller(struct supervisor *sup, struct call *call)
         syscall(SYS_pidfd_send_signal, pidfd, SIGPIPE, NULL, PIDFD_SIGNAL_THREAD);
 }
 
-/* Judge and send one copied message. Returns bytes sent, -errno, or -EALREADY... no: the
- * result for the call, and *answered when the judgement answered it (a denial). */
+/* Judge and send one copied message. Returns the result for the call (bytes sent or
+ * -errno), and *answered when the judgement answered it (a denial). */
 static long send_one(struct supervisor *sup, struct call *call, const struct net_sock *s,
                      struct out_msg *m, int flags, const char *what, bool *answered)
 {
         struct send_args a = {.m = m, .flags = flags};
-        long r = judge(sup, call, s, m, flags, what);
+        struct nlsock_id id;
+        long r;
 
+        *answered = false;
+        if (net_nlview_is(sup, s, &id)) /* a netlink view socket: answered, not sent */
+                return net_nlview_send(sup, call, &id, &m->name, (size_t)m->namelen, m->data,
+                                       m->len, flags);
+        r = judge(sup, call, s, m, flags, what);
         *answered = r == NET_ANSWERED;
         if (r != NET_ALLOWED)
                 return r < 0 ? r : 0;

@@ -75,6 +75,9 @@ int net_bind(struct supervisor *sup, struct call *call);
 int net_sendto(struct supervisor *sup, struct call *call);
 int net_sendmsg(struct supervisor *sup, struct call *call);
 int net_sendmmsg(struct supervisor *sup, struct call *call);
+/* The netlink view (net_netlink.c): socket(AF_NETLINK, ..., NETLINK_ROUTE), getsockname. */
+int net_socket(struct supervisor *sup, struct call *call);
+int net_getsockname(struct supervisor *sup, struct call *call);
 /* recvfrom asking for the source, when the supervisor answers DNS (net_dns.c). */
 int net_recvfrom(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);

@@ -564,12 +564,15 @@ static int do_socket_raw(char **argv)
 
 static int do_socket_netlink(char **argv)
 {
-        return outcome("AF_NETLINK SOCK_RAW", socket(AF_NETLINK, SOCK_RAW, 0 /* ROUTE */));
+        /* Not NETLINK_ROUTE, which is a view the supervisor answers (net_netlink.c). */
+        return outcome("AF_NETLINK SOCK_RAW",
+                       socket(AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */));
 }
 
 static int do_socket_netlink_dgram(char **argv)
 {
-        return outcome("AF_NETLINK SOCK_DGRAM", socket(AF_NETLINK, SOCK_DGRAM, 0 /* ROUTE */));
+        return outcome("AF_NETLINK SOCK_DGRAM",
+                       socket(AF_NETLINK, SOCK_DGRAM, 4 /* NETLINK_SOCK_DIAG */));
 }
 
 static int do_socket_packet(char **argv)

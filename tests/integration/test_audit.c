@@ -76,7 +76,7 @@ static void summary_without_v(void **state)
         expect(&r, "stockade: audit: 9 calls would have been denied, 3 kinds:\n", 1);
         expect(&r, "stockade: audit:        3 x unshare(CLONE_NEWUSER): EPERM\n", 1);
         expect(&r,
-               "stockade: audit:        2 x socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE): "
+               "stockade: audit:        2 x socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG): "
                "EPERM\n",
                1);
         expect(&r, "stockade: audit:        4 x ptrace(PTRACE_TRACEME, ...): EPERM\n", 1);
@@ -94,7 +94,7 @@ static void verbose_once_per_kind(void **state)
         char who[4200];
 
         expect(&r, "unshare(CLONE_NEWUSER) would fail with EPERM\n", 1);
-        expect(&r, "socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE) would fail with EPERM\n", 1);
+        expect(&r, "socket(AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG) would fail with EPERM\n", 1);
         expect(&r, "ptrace(PTRACE_TRACEME, 0, NULL, NULL) would fail with EPERM\n", 1);
         /* Each with the process's name and executable. */
         snprintf(who, sizeof(who), "] (%s): ", runner_probe());

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <linux/audit.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -186,10 +187,13 @@ static void decisions(void **state)
                 {"socket", AF_INET, SOCK_RAW, ERR(EPERM), NOTIF},
                 {"socket", AF_INET6, SOCK_RAW | SOCK_NONBLOCK, ERR(EPERM), NOTIF},
                 {"socket", AF_INET, SOCK_PACKET, ERR(EPERM), NOTIF},
-                {"socket", AF_NETLINK, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
-                {"socket", AF_NETLINK, SOCK_RAW, ERR(EPERM), NOTIF}, /* raw is checked first */
+                /* Protocol 0: NETLINK_ROUTE, the view the supervisor answers (net_rules has
+                 * the other protocols, still refused). */
+                {"socket", AF_NETLINK, SOCK_DGRAM, NOTIF, NOTIF},
+                {"socket", AF_NETLINK, SOCK_RAW, NOTIF, NOTIF},
                 {"socket", AF_PACKET, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
-                {"socket", 0x100000000ull | AF_NETLINK, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
+                {"socket", 0x100000000ull | AF_NETLINK, SOCK_DGRAM, NOTIF, NOTIF},
+                {"socket", 0x100000000ull | AF_PACKET, SOCK_DGRAM, ERR(EAFNOSUPPORT), NOTIF},
                 {"socketpair", AF_UNIX, SOCK_STREAM, ALLOW, ALLOW},
                 {"socketpair", AF_INET, SOCK_STREAM, ERR(EAFNOSUPPORT), NOTIF},
                 {"clone", CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, 0, ALLOW, ALLOW},
@@ -353,6 +357,22 @@ static void net_rules(void **state)
                 {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6}, ALLOW},
                 {"socket", {AF_INET6, SOCK_DGRAM, IPPROTO_UDP}, ALLOW},
                 {"socket", {AF_UNIX, SOCK_SEQPACKET, 0}, ALLOW},
+                /* Netlink: NETLINK_ROUTE raw or datagram, with CLOEXEC and NONBLOCK or not,
+                 * goes to the supervisor (its view, net_netlink.c); nothing else does. */
+                {"socket", {AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE}, NOTIF},
+                {"socket", {AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK, NETLINK_ROUTE}, NOTIF},
+                {"socket",
+                 {AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0x100000000ull},
+                 NOTIF},
+                {"socket", {AF_NETLINK, SOCK_RAW | 0x100, NETLINK_ROUTE}, ERR(EPERM)},
+                {"socket", {AF_NETLINK, SOCK_STREAM, NETLINK_ROUTE}, ERR(EAFNOSUPPORT)},
+                {"socket", {AF_NETLINK, SOCK_SEQPACKET, NETLINK_ROUTE}, ERR(ESOCKTNOSUPPORT)},
+                {"socket", {AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG}, ERR(EPERM)},
+                {"socket", {AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG}, ERR(EAFNOSUPPORT)},
+                {"socket", {AF_NETLINK, SOCK_RAW, NETLINK_AUDIT}, ERR(EPERM)},
+                {"socket", {AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT}, ERR(EAFNOSUPPORT)},
+                {"socket", {AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC}, ERR(EPERM)},
+                {"socket", {AF_NETLINK, SOCK_DGRAM, NETLINK_NETFILTER}, ERR(EAFNOSUPPORT)},
         };
         struct filter_opts o = {0};
         struct sock_fprog prog;
@@ -405,7 +425,10 @@ static int kernel_checks(void)
         int check = 0;
 
         EXPECT_ERRNO(syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL), EPERM);
-        EXPECT_ERRNO(syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM, 0), EAFNOSUPPORT);
+        EXPECT_ERRNO(syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG), EAFNOSUPPORT);
+        EXPECT_ERRNO(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT), EPERM);
+        /* NETLINK_ROUTE is notified (the view): no listener here, so ENOSYS. */
+        EXPECT_ERRNO(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), ENOSYS);
         EXPECT_ERRNO(syscall(SYS_ioctl, -1, TIOCSTI, "x"), EPERM); /* not EBADF: BPF decided */
         EXPECT_ERRNO(syscall(SYS_clone3, NULL, 0), ENOSYS);
         EXPECT_ERRNO(syscall(1000), ENOSYS);

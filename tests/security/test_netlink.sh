@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Issue 8, item 6: the interfaces the sandbox sees are a view the supervisor answers over
+# NETLINK_ROUTE: lo alone, 127.0.0.1/8 and ::1/128, never an address of the host. Usage:
+#   test_netlink.sh STOCKADE
+# Judged from outside: the host's own addresses are taken here, outside the sandbox, and no
+# output of the sandbox may name one. getifaddrs(3) users (Node's os.networkInterfaces,
+# Python's socket.if_nameindex, iproute2, hostname -I), Go's net.Interfaces and a raw
+# exchange written the way Go's syscall.NetlinkRIB makes it must work; other netlink
+# protocols stay refused, and a request that would change the host is refused in its
+# NLMSG_ERROR (EPERM).
+# Skips (77) without /usr/bin/python3; Node, Go, iproute2 and hostname are checked when present.
+set -euo pipefail
+stockade=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")/netlink
+py=/usr/bin/python3 # Debian's interpreter, not a pyenv shim that nobody cannot read
+[ -x "$py" ] || {
+        echo "skipped: no $py"
+        exit 77
+}
+
+top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-netlink.XXXXXX")
+trap 'rm -rf -- "$top"' EXIT
+chmod 755 "$top"
+cp "$here"/*.py "$top/"
+chmod 644 "$top"/*.py
+out=$top/out # everything the sandbox printed, for the leak check
+: >"$out"
+fails=0
+
+fail() {
+        echo "FAIL: $*" >&2
+        fails=$((fails + 1))
+}
+
+sbx() { # sbx CMD...: run under stockade from $top, stdout returned and kept in $out
+        local r=0
+        (cd "$top" && "$stockade" run -q -- "$@") >"$top/last" 2>"$top/err" || r=$?
+        cat "$top/last" "$top/err" >>"$out"
+        cat "$top/last"
+        return $r
+}
+
+# The host's addresses, and proof that this test would see them: the native exchange must
+# show each (else the leak check below proves nothing).
+"$py" "$top/hostaddrs.py" >"$top/host"
+native=$("$py" "$top/nlraw.py" native) || fail "the exchange fails natively: $native"
+while read -r a; do
+        grep -qw -- "addr $a/[0-9]*" <<<"$native" || fail "native: host address $a not seen"
+done <"$top/host"
+
+# 1. Python's socket.if_nameindex (glibc's netlink dump).
+got=$(sbx "$py" -c 'import socket; print(socket.if_nameindex())') ||
+        fail "if_nameindex failed: $(cat "$top/err")"
+[ "$got" = "[(1, 'lo')]" ] || fail "if_nameindex: $got"
+
+# 2. The raw exchange, Go's way and iproute2's; a state-changing request gets EPERM.
+got=$(sbx "$py" nlraw.py view) || fail "the raw exchange: $got $(cat "$top/err")"
+
+# 3. Other netlink protocols: refused as before.
+got=$(sbx "$py" nlother.py) || fail "other protocols: $got"
+
+# 4. Node's os.networkInterfaces (libuv: getifaddrs).
+if command -v node >/dev/null; then
+        got=$(sbx node -e 'console.log(JSON.stringify(require("os").networkInterfaces()))') ||
+                fail "os.networkInterfaces threw: $(cat "$top/err")"
+        "$py" -c '
+import json, sys
+ifs = json.loads(sys.argv[1])
+addrs = sorted((a["address"], a["cidr"], a["internal"], a["mac"]) for a in ifs.get("lo", []))
+want = [("127.0.0.1", "127.0.0.1/8", True, "00:00:00:00:00:00"),
+        ("::1", "::1/128", True, "00:00:00:00:00:00")]
+sys.exit(0 if list(ifs) == ["lo"] and addrs == want else 1)' "$got" 2>/dev/null ||
+                fail "os.networkInterfaces: $got"
+else
+        echo "note: no node, os.networkInterfaces not checked"
+fi
+
+# 5. Go's net.Interfaces (syscall.NetlinkRIB, no libc), when go is installed.
+if command -v go >/dev/null; then
+        mkdir "$top/go"
+        cp "$here/ifaces.go" "$top/go/main.go"
+        (cd "$top/go" && printf 'module ifaces\n' >go.mod &&
+                HOME=$top GOCACHE=$top/gocache GOPATH=$top/gopath CGO_ENABLED=0 GOFLAGS=-mod=mod \
+                        go build -o ifaces . >"$top/err" 2>&1) || fail "go build: $(cat "$top/err")"
+        chmod -R a+rX "$top/go"
+        got=$(sbx "$top/go/ifaces") || fail "net.Interfaces: $got $(cat "$top/err")"
+        want=$'1 lo 65536 up|loopback  [127.0.0.1/8 ::1/128] <nil>\n'
+        want+='InterfaceAddrs: [127.0.0.1/8 ::1/128] <nil>'
+        [ "$got" = "$want" ] || fail "net.Interfaces: $got"
+else
+        echo "note: no go, net.Interfaces not checked"
+fi
+
+# 6. iproute2 and hostname -I.
+if command -v ip >/dev/null; then
+        got=$(sbx ip -o addr) || fail "ip -o addr: $(cat "$top/err")"
+        want=$'1: lo inet 127.0.0.1/8\n1: lo inet6 ::1/128'
+        [ "$(awk '{print $1, $2, $3, $4}' <<<"$got")" = "$want" ] || fail "ip -o addr: $got"
+        got=$(sbx ip -o link) || fail "ip -o link: $(cat "$top/err")"
+        grep -q '^1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 ' <<<"$got" &&
+                [ "$(wc -l <<<"$got")" = 1 ] ||
+                fail "ip -o link: $got"
+        sbx ip route >/dev/null || fail "ip route: $(cat "$top/err")"
+        got=$(sbx ip addr add 10.9.9.9/24 dev lo 2>&1) && fail "ip addr add succeeded: $got"
+        grep -q 'RTNETLINK answers: Operation not permitted' "$top/err" ||
+                fail "ip addr add: $(cat "$top/err")"
+else
+        echo "note: no iproute2, ip not checked"
+fi
+if command -v hostname >/dev/null; then
+        got=$(sbx hostname -I) || fail "hostname -I: $(cat "$top/err")"
+        [ -z "${got// /}" ] || fail "hostname -I: '$got'"
+fi
+
+# 7. No host address in anything the sandbox printed.
+while read -r a; do
+        ! grep -qiw -- "$a" "$out" ||
+                fail "host address $a seen in the sandbox: $(grep -iw -- "$a" "$out")"
+done <"$top/host"
+
+[ "$fails" -eq 0 ] || {
+        echo "$fails failures"
+        exit 1
+}
+echo "ok"
