@@ -314,6 +314,8 @@ static bool sup_free(struct supervisor *sup, int code)
                         close(sup->places.root_fd);
                 sup->places.root_fd = 0;
                 scratch_remove(sup);
+                free(sup->cwd);
+                sup->cwd = NULL;
                 free(sup->pts);
                 free(sup->unix_own);
                 for (size_t i = 0; i < sup->n_held; i++)

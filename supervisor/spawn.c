@@ -291,6 +291,8 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
         for (k = 0; k < sup->n_binds; k++)
                 if (targets[k] >= 0)
                         close(targets[k]);
+        free(sup->binds); /* made: the namespace keeps them */
+        sup->binds = NULL;
         return r;
 }
 
