@@ -66,6 +66,20 @@ static int mask(const char *target)
         return r;
 }
 
+/* The overlay, `volatile` where the kernel has it (5.10): without it where refused. */
+static int mount_overlay(const char *target, char *opts)
+{
+        const size_t v = strlen(",volatile");
+        size_t n = strlen(opts);
+
+        if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) == 0)
+                return 0;
+        if (errno != EINVAL || n < v || strcmp(opts + n - v, ",volatile") != 0)
+                return -errno;
+        opts[n - v] = '\0';
+        return mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0 ? -errno : 0;
+}
+
 /* The mounts, in the child. The sources are opened before any mount, since a bind over
  * /tmp hides the host paths beneath it that later binds take from — and after the unshare:
  * a bind's source must be a mount of the namespace it is made in. */
@@ -118,13 +132,16 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                         /* The layers by fd: no escaping of ',' or ':' in their paths, and
                          * the very directories opened above. userxattr: the same format
                          * as root or not (user.overlay.*), which the review tools read. */
+                        /* volatile: no sync of the upper, at copy-up (an fsync of every
+                         * file) or at the end (a syncfs of the session store's file system,
+                         * everyone's dirty pages included). A session lives through a crash
+                         * of stockade, not of the machine (cow.c clears the marker). */
                         snprintf(opts, sizeof(opts),
                                  "lowerdir=%s,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/"
-                                 "%d,userxattr",
+                                 "%d,userxattr,volatile",
                                  from, up[i], wk[i]);
-                        if (r == 0 && mount("overlay", b[i].target, "overlay", MS_NOSUID | MS_NODEV,
-                                            opts) < 0)
-                                r = -errno;
+                        if (r == 0)
+                                r = mount_overlay(b[i].target, opts);
                         continue;
                 }
                 if (r == 0 && mount(from, b[i].target, NULL, MS_BIND | MS_REC, NULL) < 0)

@@ -3,8 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
-#include <glob.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +255,32 @@ static int same_host(const struct cow_state *c, size_t i, const struct session_m
         return 0;
 }
 
+/*
+ * The overlay is mounted `volatile` (shim/mntns.c), and overlayfs then leaves
+ * WORK/work/incompat/volatile/dirty, refusing to mount that work directory again: it cannot
+ * tell a crash of the machine, which may have lost writes it never synced, from a clean end.
+ * A session's run ended one way or the other before the next one takes its lock; the
+ * marker goes (a crash of the machine during a run may cost that run's last writes,
+ * README). overlayfs makes these directories mode 000.
+ */
+static void clear_volatile(const char *work)
+{
+        static const char *const dirs[] = {"work", "work/incompat", "work/incompat/volatile"};
+        char p[PATH_MAX];
+
+        for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
+                if (join(p, work, dirs[k]))
+                        chmod(p, 0700);
+        if (join(p, work, "work/incompat/volatile/dirty"))
+                unlink(p);
+        if (join(p, work, "work/incompat/volatile"))
+                rmdir(p);
+        if (join(p, work, "work/incompat"))
+                rmdir(p);
+        if (join(p, work, "work"))
+                chmod(p, 0);
+}
+
 static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
 {
         struct cow_mount *m = &c->m[i];
@@ -275,6 +299,7 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
             (r = make_upper(m->upper, m->lower_fd)) < 0 ||
             (mkdir(m->work, 0700) < 0 && errno != EEXIST))
                 return make_error(err, errno, "run: session `%s`: `%s`", c->name, dir);
+        clear_volatile(m->work);
         m->journal_fd = open(jpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (m->journal_fd < 0)
                 return make_error(err, errno, "run: session `%s`: `%s`", c->name, jpath);
@@ -344,117 +369,6 @@ static int start_janitor(struct cow_state *c, struct error *err)
                 ;
         c->janitor_fd = sv[0];
         return 0;
-}
-
-/* One mask (shim/mntns.h) at the sandbox path `path` if it lies beneath a cow mount. */
-static void mask_one(struct supervisor *sup, const char *path, size_t *left)
-{
-        const struct cow_state *c = &sup->cow;
-        struct mnt_bind *b;
-        struct stat st;
-
-        /* A cow mount's host path is its sandbox path (HOST:SANDBOX is refused). */
-        for (size_t i = 0; i < c->n; i++) {
-                if (!vfs_path_has_prefix(path, c->m[i].sandbox) ||
-                    strcmp(path, c->m[i].sandbox) == 0 || lstat(path, &st) < 0)
-                        continue;
-                if (sup->n_binds == MNT_BINDS_MAX) {
-                        ++*left;
-                        return;
-                }
-                sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
-                b = &sup->binds[sup->n_binds++];
-                memset(b, 0, sizeof(*b));
-                snprintf(b->target, sizeof(b->target), "%s", path);
-                b->mask = true;
-                return;
-        }
-}
-
-/* The next component of *p (advanced past it) into out; false at the end. */
-static bool next_component(const char **p, char *out, size_t size)
-{
-        size_t n;
-
-        while (**p == '/')
-                ++*p;
-        n = strcspn(*p, "/");
-        if (!n || n >= size)
-                return false;
-        memcpy(out, *p, n);
-        out[n] = '\0';
-        *p += n;
-        return true;
-}
-
-/*
- * Whether hidden entry m hides, or as a pattern may hide, a path strictly beneath cow mount
- * `root`. A pattern matches paths of as many components as it has (mount.h), each by
- * fnmatch: it may reach beneath the mount only if it is longer and its first components
- * match the mount's (the pattern for other users' homes never reaches ~/project).
- */
-static bool hides_beneath(const struct vfs_mount *m, const char *root)
-{
-        const char *p = m->sandbox, *r = root;
-        char pc[NAME_MAX + 1], rc[NAME_MAX + 1];
-
-        if (!m->pattern)
-                return vfs_path_has_prefix(m->sandbox, root) && strcmp(m->sandbox, root) != 0;
-        while (next_component(&r, rc, sizeof(rc)))
-                if (!next_component(&p, pc, sizeof(pc)) || fnmatch(pc, rc, 0) != 0)
-                        return false;
-        return next_component(&p, pc, sizeof(pc));
-}
-
-static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mount *m)
-{
-        for (size_t i = 0; i < c->n; i++)
-                if (hides_beneath(m, c->m[i].sandbox))
-                        return true;
-        return false;
-}
-
-/*
- * Landlock grants an overlay whole (the walk from a file in it never meets the host paths it
- * hides): the hidden paths beneath a cow mount are covered in the sandbox's namespace
- * instead, so that a call the kernel resolves itself (chdir, getxattr, an O_PATH open) finds
- * nothing there either. A pattern is expanded as it matches now; an entry with an exception
- * is left to the emulation (covering it would hide the exception too).
- */
-static void add_masks(struct supervisor *sup)
-{
-        size_t left = 0, masks = sup->n_binds;
-
-        for (size_t i = 0; i < sup->view.n_mounts; i++) {
-                const struct vfs_mount *m = &sup->view.mounts[i];
-                glob_t g;
-
-                if (m->mode == VFS_HIDDEN && may_hide_beneath_cow(&sup->cow, m))
-                        sup->cow_hides = true;
-                if (m->mode != VFS_HIDDEN || m->except)
-                        continue;
-                if (!m->pattern) {
-                        mask_one(sup, m->sandbox, &left);
-                        continue;
-                }
-                if (glob(m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
-                        continue;
-                for (size_t k = 0; k < g.gl_pathc; k++)
-                        mask_one(sup, g.gl_pathv[k], &left);
-                globfree(&g);
-        }
-        masks = sup->n_binds - masks;
-        if (sup->cow_hides && sup->cfg->verbose)
-                fprintf(stderr,
-                        "stockade: copy-on-write: hidden paths beneath it (%zu covered by "
-                        "mounts); names made, removed or renamed there resolve in the "
-                        "view\n",
-                        masks);
-        if (left && !sup->cfg->quiet)
-                fprintf(stderr,
-                        "stockade: note: %zu hidden paths beneath the copy-on-write directory "
-                        "are hidden by the emulation only (more than %d mounts)\n",
-                        left, MNT_BINDS_MAX);
 }
 
 int cow_setup(struct supervisor *sup, struct error *err)
@@ -536,7 +450,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 snprintf(b->work, sizeof(b->work), "%s", c->m[i].work);
                 b->overlay = true;
         }
-        add_masks(sup);
+        cow_add_masks(sup);
         return 0;
 fail:
         session_meta_free(&meta);
@@ -718,6 +632,8 @@ static void remove_unused(struct cow_state *c)
                 snprintf(idx, sizeof(idx), "%zu", i);
                 if (!join(d, c->dir, idx))
                         continue;
+                if (join(p, d, "work"))
+                        clear_volatile(p);
                 if (join(p, d, "work/work")) {
                         chmod(p, 0700); /* overlayfs makes it mode 000 */
                         rmdir(p);

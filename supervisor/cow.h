@@ -61,6 +61,10 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
  */
 int cow_setup(struct supervisor *sup, struct error *err);
 
+/* For cow_setup (cow_masks.c): a mask in the binds for each hidden path beneath a cow mount,
+ * and sup->cow_hides where one can lie there. */
+void cow_add_masks(struct supervisor *sup);
+
 /* After a change the supervisor performed: note what the lower has at the object `fd`
  * designates (any fd of it, in the sandbox's namespace), or at `dirfd`/`name` (a name
  * removed or replaced). Errors are not the call's: a missing baseline makes apply refuse. */

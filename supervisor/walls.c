@@ -329,7 +329,7 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
 
 static void say_splits(const struct supervisor *sup, const struct vfs_view *view)
 {
-        for (size_t i = 0; i < sup->places.n; i++)
+        for (size_t i = 0; !sup->cfg->quiet && i < sup->places.n; i++)
                 if (sup->places.v[i].kind == PLACE_TREE &&
                     grants_hidden_beneath(view, sup->places.v[i].path))
                         fprintf(stderr,
