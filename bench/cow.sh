@@ -307,53 +307,76 @@ if want b; then
 	# shellcheck disable=SC2016
 	append_small='for f in small/*; do echo more >>"$f"; done'
 
+	# Each b case runs three ways: cow (a session over ws-b-cow), --rw . (in ws-b-rw) and
+	# native (in ws-b-rw): PREFIX... is empty or the --rw . sandbox.
+	rw_sbx=("${sbx[@]}" --rw . --)
 	# b1: a new file of RW_MIB
 	bw_cow() {
 		cd "$work/ws-b-cow" && quiet sync &&
 			sample "$1" "${sbx[@]}" --session b-write -- \
 				dd if=/dev/zero of=new bs=1M count="$RW_MIB" status=none && discard b-write
 	}
-	bw_rw() {
+	bw_plain() {
+		local out=$1
+		shift
 		cd "$work/ws-b-rw" && quiet sync &&
-			sample "$1" "${sbx[@]}" --rw . -- dd if=/dev/zero of=new bs=1M count="$RW_MIB" \
-				status=none && rm -f new
+			sample "$out" "$@" dd if=/dev/zero of=new bs=1M count="$RW_MIB" status=none && rm -f new
 	}
-	# b2: read the copied-up file (cow) / the same file in place (rw)
+	bw_rw() { bw_plain "$1" "${rw_sbx[@]}"; }
+	bw_native() { bw_plain "$1"; }
+	# b2: read the copied-up file (cow) / the same file in place (rw, native)
 	br_cow() {
 		cd "$work/ws-b-cow" &&
 			sample "$1" "${sbx[@]}" --session b-read -- dd if=data of=/dev/null bs=1M status=none
 	}
-	br_rw() {
-		cd "$work/ws-b-rw" &&
-			sample "$1" "${sbx[@]}" --rw . -- dd if=data of=/dev/null bs=1M status=none
+	br_plain() {
+		local out=$1
+		shift
+		cd "$work/ws-b-rw" && sample "$out" "$@" dd if=data of=/dev/null bs=1M status=none
 	}
+	br_rw() { br_plain "$1" "${rw_sbx[@]}"; }
+	br_native() { br_plain "$1"; }
 	# b3: create SMALL_FILES new files
 	bc_cow() {
 		cd "$work/ws-b-cow" &&
 			sample "$1" "${sbx[@]}" --session b-create -- sh -c "$create_small" sh "$SMALL_FILES" &&
 			discard b-create
 	}
-	bc_rw() {
-		cd "$work/ws-b-rw" &&
-			sample "$1" "${sbx[@]}" --rw . -- sh -c "$create_small" sh "$SMALL_FILES" &&
+	bc_plain() {
+		local out=$1
+		shift
+		cd "$work/ws-b-rw" && sample "$out" "$@" sh -c "$create_small" sh "$SMALL_FILES" &&
 			find . -maxdepth 1 -name 'new*' -delete
 	}
+	bc_rw() { bc_plain "$1" "${rw_sbx[@]}"; }
+	bc_native() { bc_plain "$1"; }
 	# b4: the first write (append) to SMALL_FILES existing 4 KiB files: a copy-up each under cow
 	ba_cow() {
 		cd "$work/ws-b-cow" && quiet sync &&
 			sample "$1" "${sbx[@]}" --session b-append -- sh -c "$append_small" && discard b-append
 	}
-	ba_rw() {
-		# the same files each time: truncate the appended line away again (untimed)
-		cd "$work/ws-b-rw" && quiet sync &&
-			sample "$1" "${sbx[@]}" --rw . -- sh -c "$append_small" &&
+	ba_plain() {
+		local out=$1 f
+		shift
+		# the same files each time: the appended line is cut off again (untimed)
+		cd "$work/ws-b-rw" && quiet sync && sample "$out" "$@" sh -c "$append_small" &&
 			for f in small/*; do truncate -s -5 "$f"; done
 	}
+	ba_rw() { ba_plain "$1" "${rw_sbx[@]}"; }
+	ba_native() { ba_plain "$1"; }
 	note "cow.sh: b) $REPS rounds each: write, read, create, first write of small files"
-	bench bw "$REPS" rw cow -- "b) write new ${RW_MIB} MiB file, cow vs --rw|bw|rw|cow|ratio|1.0"
-	bench br "$REPS" rw cow -- "b) read copied-up ${RW_MIB} MiB, cow vs --rw|br|rw|cow|ratio|1.0"
-	bench bc "$REPS" rw cow -- "b) create ${SMALL_FILES} files, cow vs --rw|bc|rw|cow|ratio|1.0"
-	bench ba "$REPS" rw cow -- "b) 1st write ${SMALL_FILES} files, cow vs --rw|ba|rw|cow|info|0"
+	bench bw "$REPS" native rw cow -- \
+		"b) write new ${RW_MIB} MiB file, cow vs --rw|bw|rw|cow|ratio|1.0" \
+		"b) ... --rw . vs native|bw|native|rw|info|0"
+	bench br "$REPS" native rw cow -- \
+		"b) read copied-up ${RW_MIB} MiB, cow vs --rw|br|rw|cow|ratio|1.0" \
+		"b) ... --rw . vs native|br|native|rw|info|0"
+	bench bc "$REPS" native rw cow -- \
+		"b) create ${SMALL_FILES} files, cow vs --rw|bc|rw|cow|ratio|1.0" \
+		"b) ... --rw . vs native|bc|native|rw|info|0"
+	bench ba "$REPS" native rw cow -- \
+		"b) 1st write ${SMALL_FILES} files, cow vs --rw|ba|rw|cow|info|0" \
+		"b) ... --rw . vs native|ba|native|rw|info|0"
 fi
 
 # ---- c) listings of a merged tree ---------------------------------------------------------
@@ -498,11 +521,14 @@ awk -F'\t' '
 		if ($1 == "start-up: true") startup["cow"] = m[1] - b[1]
 		if ($1 == "start-up: true, --rw .") startup["rw"] = m[1] - b[1]
 		ratio = b[1] > 0 ? m[1] / b[1] : 0
-		# start-up taken off: the sandboxed side of a row against native, less the start-up
-		# of the same kind of run (cow or --rw .); not for cow vs --rw ., where both pay it
+		# start-up taken off each sandboxed side: the start-up of the same kind of run (cow
+		# or --rw .), so cow vs --rw . is (cow - its start-up) / (rw - its start-up)
 		adj = "-"
-		if ($2 == "native" && ($3 in startup) && $1 !~ /^start-up/)
-			adj = sprintf("%.2fx", (m[1] - startup[$3]) / b[1])
+		if ($1 !~ /^start-up/ && ($3 in startup) && ($2 == "native" || $2 in startup)) {
+			d = b[1] - ($2 == "native" ? 0 : startup[$2])
+			if (d > 0)
+				adj = sprintf("%.2fx", (m[1] - startup[$3]) / d)
+		}
 		if ($6 == "ratio")
 			tgt = sprintf("<= %.2fx %s", $7, ratio <= $7 ? "ok" : "MISS")
 		else
@@ -514,7 +540,7 @@ awk -F'\t' '
 	END {
 		if ("cow" in startup)
 			printf "\nstart-up = median(stockade run -- true) - median(true): %s (cow .), %s (--rw .)\n", fmt(startup["cow"]), fmt(startup["rw"])
-		print "ratio = measured / baseline (raw); -startup = (measured - start-up of that kind of run) / baseline"
+		print "ratio = measured / baseline, raw; -startup = the same with each sandboxed side less the start-up of its kind of run"
 	}' "$results"
 
 if ((failed)); then
