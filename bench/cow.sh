@@ -303,9 +303,14 @@ if want b; then
 
 	# The small files' loops run in one shell: one open per file, no fork.
 	# shellcheck disable=SC2016 # expanded by the sandbox's sh
-	create_small='i=0; while [ $i -lt $1 ]; do echo $i >new$i; i=$((i + 1)); done'
+	create_small='mkdir "$2" && cd "$2" && i=0; while [ $i -lt $1 ]; do echo $i >new$i; i=$((i + 1)); done'
 	# shellcheck disable=SC2016
 	append_small='for f in small/*; do echo more >>"$f"; done'
+	# Nothing made by b3 and b4 is removed before the end of b: ext4 skips the inodes it freed
+	# in the last minutes when it allocates one (recently_deleted), a scan that made 1,000
+	# creates take 0.5 s natively right after 1,000 deletions; that would time ext4, not us.
+	n_made=0
+	keep=()
 
 	# Each b case runs three ways: cow (a session over ws-b-cow), --rw . (in ws-b-rw) and
 	# native (in ws-b-rw): PREFIX... is empty or the --rw . sandbox.
@@ -336,24 +341,27 @@ if want b; then
 	}
 	br_rw() { br_plain "$1" "${rw_sbx[@]}"; }
 	br_native() { br_plain "$1"; }
-	# b3: create SMALL_FILES new files
+	# b3: create SMALL_FILES new files, in a new directory
 	bc_cow() {
-		cd "$work/ws-b-cow" &&
-			sample "$1" "${sbx[@]}" --session b-create -- sh -c "$create_small" sh "$SMALL_FILES" &&
-			discard b-create
+		n_made=$((n_made + 1))
+		keep+=("b-made-$n_made")
+		cd "$work/ws-b-cow" && sample "$1" "${sbx[@]}" --session "b-made-$n_made" -- \
+			sh -c "$create_small" sh "$SMALL_FILES" "out.$n_made"
 	}
 	bc_plain() {
 		local out=$1
 		shift
-		cd "$work/ws-b-rw" && sample "$out" "$@" sh -c "$create_small" sh "$SMALL_FILES" &&
-			find . -maxdepth 1 -name 'new*' -delete
+		n_made=$((n_made + 1))
+		cd "$work/ws-b-rw" && sample "$out" "$@" sh -c "$create_small" sh "$SMALL_FILES" "out.$n_made"
 	}
 	bc_rw() { bc_plain "$1" "${rw_sbx[@]}"; }
 	bc_native() { bc_plain "$1"; }
 	# b4: the first write (append) to SMALL_FILES existing 4 KiB files: a copy-up each under cow
 	ba_cow() {
+		n_made=$((n_made + 1))
+		keep+=("b-made-$n_made")
 		cd "$work/ws-b-cow" && quiet sync &&
-			sample "$1" "${sbx[@]}" --session b-append -- sh -c "$append_small" && discard b-append
+			sample "$1" "${sbx[@]}" --session "b-made-$n_made" -- sh -c "$append_small"
 	}
 	ba_plain() {
 		local out=$1 f
@@ -377,6 +385,10 @@ if want b; then
 	bench ba "$REPS" native rw cow -- \
 		"b) 1st write ${SMALL_FILES} files, cow vs --rw|ba|rw|cow|info|0" \
 		"b) ... --rw . vs native|ba|native|rw|info|0"
+	for k in "${keep[@]}"; do
+		discard "$k"
+	done
+	rm -rf "$work/ws-b-rw"/out.*
 fi
 
 # ---- c) listings of a merged tree ---------------------------------------------------------
