@@ -301,6 +301,50 @@ static bool has_dot_component(const char *path)
  * entry's exception stays visible). Something created later in a hidden place is covered by
  * its ancestor; a hidden path that appears only later is not (nor is it for Landlock).
  */
+/* A hidden entry's real path, if a symlink on the way leads elsewhere: hidden as well. */
+static void hide_real(struct vfs_view *v, const char *path, const char *origin)
+{
+        char real[PATH_MAX];
+        struct vfs_mount m;
+
+        if (!realpath(path, real) || strcmp(real, path) == 0 || vfs_view_hidden(v, real))
+                return;
+        if (vfs_mount_init(&m, VFS_HIDDEN, real, NULL, origin) == 0)
+                vfs_view_add(v, &m);
+}
+
+/*
+ * The view hides by path; Landlock by inode, so a symlink on the way to a hidden path (~/.aws
+ * -> dotfiles/aws, a symlinked ~/.config) does not reopen it by its real path. Where the
+ * view is the only wall (copy-on-write, no Landlock), the real paths are hidden too, as
+ * they are at the start (a link made later is the program's own, and leads to shown ground).
+ */
+static void hide_real_paths(struct vfs_view *v)
+{
+        size_t n = v->n_mounts;
+
+        for (size_t i = 0; i < n; i++) {
+                char path[PATH_MAX], origin[256];
+                glob_t g;
+
+                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].except)
+                        continue;
+                snprintf(path, sizeof(path), "%s", v->mounts[i].sandbox);
+                snprintf(origin, sizeof(origin), "%s",
+                         v->mounts[i].origin ? v->mounts[i].origin : "");
+                if (!v->mounts[i].pattern) {
+                        hide_real(v, path, origin);
+                        continue;
+                }
+                if (glob(path, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
+                        continue;
+                for (size_t j = 0; j < g.gl_pathc; j++)
+                        if (!has_dot_component(g.gl_pathv[j]))
+                                hide_real(v, g.gl_pathv[j], origin);
+                globfree(&g);
+        }
+}
+
 static int add_hidden(struct places *p, const struct vfs_view *v, struct error *err)
 {
         for (size_t i = 0; i < v->n_mounts; i++) {
@@ -451,7 +495,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
                            err) < 0 ||
             scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
-            cow_hide_state(sup, view, err) < 0 || apply_to_places(&sup->places, view, err) < 0 ||
+            cow_hide_state(sup, view, err) < 0 || (hide_real_paths(view), false) ||
+            apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||
             vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
             setup_private_dirs(sup, view, err) < 0 || cow_setup(sup, err) < 0 ||

@@ -349,8 +349,10 @@ static int open_slow(struct supervisor *sup, struct open_call *oc)
 /* Whether the fast way may try: not O_PATH, and not starting on /proc or /dev. */
 static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 {
-        /* Without Landlock the kernel is no wall for hidden paths: always the view. */
-        return sup->layers.landlock_abi && !(oc->flags & O_PATH) &&
+        /* Without Landlock the kernel is no wall for hidden paths: always the view; nor
+         * beneath a copy-on-write mount with a hidden path in it, whose overlay Landlock
+         * grants whole (sup.h, cow_hides). */
+        return sup->layers.landlock_abi && !sup->cow_hides && !(oc->flags & O_PATH) &&
                !fs_starts_special(sup, oc->path, oc->base);
 }
 

@@ -167,6 +167,18 @@ done
 ! grep -qE 'xattr-leaked|key' <<<"$out" || fail "a hidden path's content reached the program: $out"
 ! grep -q '^changed' <<<"$out" || fail "a hidden path was renamed or removed: $out"
 [ -z "$(find "$state" -name 'moved*' -o -name 'hid*')" ] || fail "a hidden path reached a session"
+# 5c. Hidden paths beneath the cow directory that no mount covers: one that is a symlink
+# (~/.aws -> dotfiles/aws; its real path too), one made on the host after the start. Judged
+# by what reached the host's pipe.
+fh=$top/own/fakehome
+mkdir -p "$fh/dotfiles/aws"
+echo AWS-SECRET >"$fh/dotfiles/aws/credentials"
+ln -s dotfiles/aws "$fh/.aws"
+o5c=$(cd "$fh" && HOME=$fh "$stockade" run -q "${user[@]}" --state-dir "$state" -- sh -c '
+        cat .aws/credentials dotfiles/aws/credentials "$HOME/dotfiles/aws/credentials"
+        sleep 1; cat .netrc "$HOME/.netrc"' 2>/dev/null & sleep 0.5; echo NETRC-SECRET >"$fh/.netrc"; wait) || true
+! grep -qE 'AWS-SECRET|NETRC-SECRET' <<<"$o5c" || fail "a hidden path beneath the cow directory was read: $o5c"
+
 # The slow way only where a hidden path lies beneath (the default view's patterns, other
 # users' homes among them, do not reach beneath a workspace).
 v=$(cd "$ws3" && "$stockade" run -v "${user[@]}" --state-dir "$state" --hide "$ws3/hid" -- true 2>&1)
