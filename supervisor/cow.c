@@ -562,7 +562,7 @@ static void note_lower_tree(struct cow_state *c, char *path, size_t len, int fd,
                         close(fd);
                 return;
         }
-        for (struct dirent *de; depth < PATH_MAX / 2 && (de = readdir(d));) {
+        for (struct dirent *de; depth < 256 && (de = readdir(d));) {
                 size_t n = strlen(de->d_name);
                 int child;
 

@@ -18,6 +18,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+/* Deeper than this, a move is refused with EXDEV (tools then copy on their own): the copy
+ * recurses on a notifier thread's stack. */
+#define DEPTH_MAX 128
+
 /* A file of the tree with other names: its first copy, relative to the copy's root. */
 struct twin {
         dev_t dev;
@@ -65,7 +69,7 @@ static int check(const struct move *m, int parent, const char *name, int depth)
                 return bits_for(m, &st) & 4 ? 0 : -EXDEV;
         if (S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
                 return 0;
-        if (!S_ISDIR(st.st_mode) || (bits_for(m, &st) & 7) != 7 || depth > PATH_MAX / 2)
+        if (!S_ISDIR(st.st_mode) || (bits_for(m, &st) & 7) != 7 || depth > DEPTH_MAX)
                 return -EXDEV; /* a device node; a directory it could not list or empty */
         fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
@@ -103,8 +107,10 @@ static void copy_xattrs(int from, int to)
 
 static int copy_bytes(int from, int to)
 {
-        char buf[65536];
+        const size_t size = 65536;
+        char *buf;
         ssize_t n;
+        int r = 0;
 
         while ((n = copy_file_range(from, NULL, to, NULL, 1 << 30, 0)) > 0)
                 ;
@@ -112,11 +118,15 @@ static int copy_bytes(int from, int to)
                 return 0;
         if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
                 return -errno;
-        while ((n = read(from, buf, sizeof(buf))) > 0)
-                for (ssize_t off = 0, w; off < n; off += w)
+        buf = xcalloc(1, size); /* not on the stack: the copy recurses */
+        while (r == 0 && (n = read(from, buf, size)) > 0)
+                for (ssize_t off = 0, w; r == 0 && off < n; off += w)
                         if ((w = write(to, buf + off, (size_t)(n - off))) < 0)
-                                return -errno;
-        return n < 0 ? -errno : 0;
+                                r = -errno;
+        if (r == 0 && n < 0)
+                r = -errno;
+        free(buf);
+        return r;
 }
 
 /* Mode (no set-ID bit on a file: the sandbox makes none) and times, then the fd closed. */
@@ -211,7 +221,7 @@ static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *
 static int copy_node(struct move *m, int sp, const char *sn, int dp, const char *dn)
 {
         struct stat st;
-        char target[PATH_MAX];
+        char *target;
         ssize_t n;
 
         if (fstatat(sp, sn, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -222,12 +232,14 @@ static int copy_node(struct move *m, int sp, const char *sn, int dp, const char 
         case S_IFREG:
                 return copy_file(m, sp, sn, dp, dn, &st);
         case S_IFLNK:
-                n = readlinkat(sp, sn, target, sizeof(target) - 1);
+                target = xcalloc(1, PATH_MAX); /* not on the stack: the copy recurses */
+                n = readlinkat(sp, sn, target, PATH_MAX - 1);
+                if (n >= 0)
+                        target[n] = '\0';
+                n = n < 0 || symlinkat(target, dp, dn) < 0 ? -errno : 0;
+                free(target);
                 if (n < 0)
-                        return -errno;
-                target[n] = '\0';
-                if (symlinkat(target, dp, dn) < 0)
-                        return -errno;
+                        return (int)n;
                 break;
         case S_IFIFO:
         case S_IFSOCK:

@@ -22,7 +22,8 @@
  * xattrs (best effort). Returns 0, or -errno with nothing changed but for a failure while
  * removing the source once the copy is in place (then the target is complete and what is
  * left of the source is named by the error). -EXDEV when the tree holds something the
- * caller could not recreate or remove (a device node, a directory it cannot write).
+ * caller could not recreate or remove (a device node, a directory it cannot write), or that
+ * lies deeper than 128 directories (the copy recurses on a notifier thread's stack).
  */
 int treemove(int sdir, const char *sname, int ddir, const char *dname, int noreplace);
 

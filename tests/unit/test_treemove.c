@@ -148,6 +148,10 @@ static void refused_untouched(void **state)
         assert_false(exists("dst3"));
         sh("test -z \"$(ls -A '%s' | grep stockade-move)\"", T);
         free(before);
+        /* deeper than the copy goes (it recurses on a notifier thread's stack) */
+        sh("cd '%s' && mkdir deep && cd deep && for i in $(seq 1 140); do mkdir d && cd d; done", T);
+        assert_int_equal(treemove(root_fd, "deep", root_fd, "deep2", 0), -EXDEV);
+        assert_true(exists("deep") && !exists("deep2"));
         make_src("src4");
         {
                 char p[2 * PATH_MAX];
