@@ -158,8 +158,16 @@ static void on_event(struct nlsocks *nl, int fd, uint32_t events)
         e = find_fd(nl, fd);
         if (e && (events & EPOLLIN))
                 serve_pending(nl, e, 0);
-        if (e && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && hung_up(fd))
+        if (e && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && hung_up(fd)) {
                 drop(nl, e);
+        } else if (e && (events & EPOLLRDHUP)) {
+                /* shutdown(SHUT_WR) of the program's end: it writes no more, and the EOF
+                 * would stay readable (a level-triggered spin); only its close is left to
+                 * wait for, which EPOLLHUP reports whatever the events asked. */
+                struct epoll_event ev = {.events = 0, .data.fd = fd};
+
+                epoll_ctl(nl->epfd, EPOLL_CTL_MOD, fd, &ev);
+        }
         pthread_mutex_unlock(&nl->lock);
 }
 

@@ -112,6 +112,18 @@ if command -v hostname >/dev/null; then
         [ -z "${got// /}" ] || fail "hostname -I: '$got'"
 fi
 
+# 6b. shutdown(SHUT_WR) of a view socket, then a quiet program: the supervisor's thread must
+# not spin on the EOF (outside review; judged by stockade's CPU time in /proc).
+(cd "$top" && exec "$stockade" run -q --timeout 20 -- "$py" -c '
+import socket, time
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+s.shutdown(socket.SHUT_WR); time.sleep(3)') >/dev/null 2>&1 &
+spid=$!
+sleep 2.5
+ticks=$(awk '{print $14 + $15}' "/proc/$spid/stat" 2>/dev/null || echo 0)
+wait $spid || true
+[ "$ticks" -lt "$(getconf CLK_TCK)" ] || fail "the supervisor used $ticks ticks in 2.5 s after SHUT_WR"
+
 # 7. No host address in anything the sandbox printed.
 while read -r a; do
         ! grep -qiw -- "$a" "$out" ||
