@@ -112,10 +112,16 @@ static int make_dirs(const char *path)
 int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *err)
 {
         struct cow_state *c = &sup->cow;
-        char canon[PATH_MAX];
+        char canon[PATH_MAX], def[PATH_MAX];
         struct vfs_mount m;
         int r;
 
+        /* The default session store is hidden in every run, with copy-on-write or not: a
+         * program that could write there could forge what `stockade apply` writes. */
+        if (session_state_dir(NULL, def) == 0 &&
+            vfs_mount_init(&m, VFS_HIDDEN, realpath(def, canon) ? canon : def, NULL,
+                           "the session store") == 0)
+                vfs_view_add(view, &m);
         if (!has_cow(view))
                 return 0;
         r = session_state_dir(sup->cfg->state_dir, c->state);
@@ -136,6 +142,16 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                 return make_error(err, errno, "run: the state directory `%s`", c->state);
         snprintf(c->state, sizeof(c->state), "%s", canon);
         vfs_view_add(view, &m);
+        /* Hidden in this run, not in others' that do not name it: in a place their programs
+         * write, they could change a session. */
+        if (!sup->cfg->quiet && sup->cfg->state_dir &&
+            (vfs_path_has_prefix(canon, "/tmp") || vfs_path_has_prefix(canon, "/var/tmp") ||
+             vfs_path_has_prefix(canon, "/dev/shm")))
+                fprintf(stderr,
+                        "stockade: warning: the state directory `%s` lies where the programs of "
+                        "other runs may write; keep sessions in the default store (hidden in "
+                        "every run) or another private directory\n",
+                        canon);
         return 0;
 }
 
@@ -263,22 +279,40 @@ static int same_host(const struct cow_state *c, size_t i, const struct session_m
  * marker goes (a crash of the machine during a run may cost that run's last writes,
  * README). overlayfs makes these directories mode 000.
  */
+/* chmod of an O_PATH fd (through /proc: fchmod refuses O_PATH). */
+static void fd_chmod(int fd, mode_t mode)
+{
+        char proc[48];
+
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        (void)!chmod(proc, mode);
+}
+
 static void clear_volatile(const char *work)
 {
-        static const char *const dirs[] = {"work", "work/incompat", "work/incompat/volatile"};
-        char p[PATH_MAX];
+        static const char *const steps[] = {"work", "incompat", "volatile"};
+        int fds[4] = {open(work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), -1, -1, -1};
+        size_t k;
 
-        for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
-                if (join(p, work, dirs[k]))
-                        chmod(p, 0700);
-        if (join(p, work, "work/incompat/volatile/dirty"))
-                unlink(p);
-        if (join(p, work, "work/incompat/volatile"))
-                rmdir(p);
-        if (join(p, work, "work/incompat"))
-                rmdir(p);
-        if (join(p, work, "work"))
-                chmod(p, 0);
+        /* By fd, never following a symlink: a session store another run's program could
+         * write (a --state-dir in /var/tmp) must not turn these chmods onto another path. */
+        for (k = 0; k < ARRAY_SIZE(steps) && fds[k] >= 0; k++) {
+                fds[k + 1] =
+                        openat(fds[k], steps[k], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[k + 1] >= 0)
+                        fd_chmod(fds[k + 1], 0700);
+        }
+        if (fds[3] >= 0)
+                unlinkat(fds[3], "dirty", 0);
+        if (fds[2] >= 0)
+                unlinkat(fds[2], "volatile", AT_REMOVEDIR);
+        if (fds[1] >= 0) {
+                unlinkat(fds[1], "incompat", AT_REMOVEDIR);
+                fd_chmod(fds[1], 0);
+        }
+        for (k = 0; k < ARRAY_SIZE(fds); k++)
+                if (fds[k] >= 0)
+                        close(fds[k]);
 }
 
 static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
@@ -634,9 +668,19 @@ static void remove_unused(struct cow_state *c)
                         continue;
                 if (join(p, d, "work"))
                         clear_volatile(p);
-                if (join(p, d, "work/work")) {
-                        chmod(p, 0700); /* overlayfs makes it mode 000 */
-                        rmdir(p);
+                if (join(p, d, "work")) {
+                        int w = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        int ww = w < 0 ? -1
+                                       : openat(w, "work",
+                                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                        if (ww >= 0) { /* overlayfs makes it mode 000 */
+                                fd_chmod(ww, 0700);
+                                unlinkat(w, "work", AT_REMOVEDIR);
+                                close(ww);
+                        }
+                        if (w >= 0)
+                                close(w);
                 }
                 if (join(p, d, "work"))
                         rmdir(p);
