@@ -347,6 +347,23 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
 }
 
 static void remove_unused(struct cow_state *c);
+static bool has_entries(const char *dir);
+
+/* Whether a mount of the session holds a change: its upper directory or its journal. */
+static bool session_changed(const struct cow_state *c)
+{
+        for (size_t i = 0; i < c->n; i++) {
+                char p[PATH_MAX], idx[32];
+                struct stat st;
+
+                if (c->m[i].upper[0] && has_entries(c->m[i].upper))
+                        return true;
+                snprintf(idx, sizeof(idx), "%zu/journal", i);
+                if (join(p, c->dir, idx) && stat(p, &st) == 0 && st.st_size > 0)
+                        return true;
+        }
+        return false;
+}
 
 /* The janitor's life: one byte, then the job, outside any Landlock domain. */
 static _Noreturn void janitor(struct cow_state *c, int fd)
@@ -356,6 +373,10 @@ static _Noreturn void janitor(struct cow_state *c, int fd)
 
         while (read(fd, &what, 1) < 0 && errno == EINTR)
                 ;
+        /* Nothing said: stockade died (SIGKILL) and its tree with it (ptrace's EXITKILL). An
+         * unnamed new session it left without a change goes, as at a clean end. */
+        if (what == 0 && !c->named && !c->existed && !session_changed(c))
+                what = 'r';
         if (what == 'r') {
                 remove_unused(c);
         } else if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {

@@ -251,6 +251,17 @@ head -1 "$state/sessions/killed/0/upper/log" | grep -qx 'line 1' || fail "the ki
 [ ! -e "$ws2/log" ] || fail "a killed run wrote the host"
 "$stockade" discard killed "${st[@]}" 2>"$top/err" ||
         fail "the killed run's session cannot be discarded: $(cat "$top/err")"
+# An unnamed run killed before it changed anything leaves no session behind.
+before_kill=$(ls "$state/sessions" | sort)
+(cd "$ws2" && exec "$stockade" run -q "${user[@]}" "${st[@]}" -- sleep 30) 2>/dev/null &
+pid=$!
+disown $pid
+sleep 1
+kill -KILL $pid
+while kill -0 $pid 2>/dev/null; do sleep 0.1; done
+sleep 0.5
+[ "$(ls "$state/sessions" | sort)" = "$before_kill" ] ||
+        fail "a killed run without changes left a session: $(ls "$state/sessions")"
 
 # 10. The program renames the workspace away (its parent is its own, in /var/tmp) and puts a
 # symlink to a victim directory, then another directory, at the workspace's path: diff and
