@@ -109,6 +109,19 @@ static int make_dirs(const char *path)
                 }
 }
 
+/* Whether `path` lies in a writable mount of the view other than the shared /var/tmp. */
+static bool store_writable(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+
+                if ((m->mode == VFS_RW || m->mode == VFS_COW) &&
+                    strcmp(m->sandbox, "/var/tmp") != 0 && vfs_path_has_prefix(path, m->sandbox))
+                        return true;
+        }
+        return false;
+}
+
 int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *err)
 {
         struct cow_state *c = &sup->cow;
@@ -116,9 +129,13 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
         struct vfs_mount m;
         int r;
 
-        /* The default session store is hidden in every run, with copy-on-write or not: a
-         * program that could write there could forge what `stockade apply` writes. */
+        /* The default session store, hidden in a run without copy-on-write too when it lies
+         * in a place the run may write (a workspace that is the home directory): a program
+         * that could write there could forge what `stockade apply` writes. Not for /var/tmp
+         * (a home there: CI): hiding there would keep every program from making a file
+         * directly in /var/tmp, which a temporary-file user does (README). */
         if (session_state_dir(NULL, def) == 0 &&
+            store_writable(view, realpath(def, canon) ? canon : def) &&
             vfs_mount_init(&m, VFS_HIDDEN, realpath(def, canon) ? canon : def, NULL,
                            "the session store") == 0)
                 vfs_view_add(view, &m);

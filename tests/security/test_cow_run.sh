@@ -178,6 +178,14 @@ o5c=$(cd "$fh" && HOME=$fh "$stockade" run -q "${user[@]}" --state-dir "$state" 
         cat .aws/credentials dotfiles/aws/credentials "$HOME/dotfiles/aws/credentials"
         sleep 1; cat .netrc "$HOME/.netrc"' 2>/dev/null & sleep 0.5; echo NETRC-SECRET >"$fh/.netrc"; wait) || true
 ! grep -qE 'AWS-SECRET|NETRC-SECRET' <<<"$o5c" || fail "a hidden path beneath the cow directory was read: $o5c"
+# The default session store in a workspace run without copy-on-write (--rw . from a home
+# directory): hidden too, so that no program can forge a session there.
+mkdir -p "$fh/.local/state/stockade/sessions"
+(cd "$fh" && HOME=$fh "$stockade" run -q "${user[@]}" --rw . -- sh -c \
+        'mkdir .local/state/stockade/sessions/forged; echo x >.local/state/stockade/sessions/f') \
+        >/dev/null 2>&1 || true
+[ -z "$(ls -A "$fh/.local/state/stockade/sessions")" ] ||
+        fail "a --rw run wrote the session store: $(ls -A "$fh/.local/state/stockade/sessions")"
 
 # The slow way only where a hidden path lies beneath (the default view's patterns, other
 # users' homes among them, do not reach beneath a workspace).
