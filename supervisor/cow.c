@@ -166,8 +166,8 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
              vfs_path_has_prefix(canon, "/dev/shm")))
                 fprintf(stderr,
                         "stockade: warning: the state directory `%s` lies where the programs of "
-                        "other runs may write; keep sessions in the default store (hidden in "
-                        "every run) or another private directory\n",
+                        "other runs may write; keep sessions in the default store (hidden "
+                        "wherever a run could write it) or another private directory\n",
                         canon);
         return 0;
 }

@@ -180,8 +180,16 @@ static int parent_slow(struct supervisor *sup, const struct path_call *pc, struc
                         return r;
                 return sp.kind == VFS_SP_SHM ? parent_shm(sup, pc, pa, sp.host) : -EACCES;
         }
-        if (res.parent_fd < 0 || !res.name[0])
-                return res.kind == VFS_ABSENT ? -ENOENT : -EBUSY; /* "/", or made up */
+        /* "/", ".", a directory the view makes up: nothing to name. Made anew, it exists
+         * (tar x of "." into a directory: mkdir(".") is EEXIST, which tar passes over);
+         * rmdir(".") is EINVAL; the rest, EBUSY. */
+        if (res.parent_fd < 0 || !res.name[0]) {
+                if (res.kind == VFS_ABSENT)
+                        return -ENOENT;
+                if (creates(pc->op) || (pc->op == OP_LINK && pa == &pc->p[1]))
+                        return -EEXIST;
+                return pc->op == OP_RMDIR ? -EINVAL : -EBUSY;
+        }
         /* Moving a directory with a hidden path beneath would give that path a new name the
          * view does not hide (without Landlock, which hides by inode, nothing else would). */
         if (pc->op == OP_RENAME && pa == &pc->p[0] && res.kind == VFS_HOST &&

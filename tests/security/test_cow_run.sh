@@ -154,6 +154,9 @@ for f, a in ((os.rename, ("hid.txt", "moved")), (os.unlink, ("hid.txt",)),
              (os.rename, ("hid", "moved-dir")), (os.rmdir, ("hid",))):
     try: f(*a); print("changed", a)
     except OSError as e: pass
+for f in (os.mkdir, os.rmdir): # the slow way names "." as the kernel does
+    try: f(".")
+    except OSError as e: print("dot", f.__name__, e.strerror)
 try:
     os.chdir("hid"); print("listed", os.listdir("."))
 except OSError as e: print("chdir", e.strerror)'
@@ -166,6 +169,8 @@ for p in hid hid.txt; do
 done
 ! grep -qE 'xattr-leaked|key' <<<"$out" || fail "a hidden path's content reached the program: $out"
 ! grep -q '^changed' <<<"$out" || fail "a hidden path was renamed or removed: $out"
+grep -qx 'dot mkdir File exists' <<<"$out" && grep -qx 'dot rmdir Invalid argument' <<<"$out" ||
+        fail "mkdir(\".\") or rmdir(\".\") the slow way: $out"
 [ -z "$(find "$state" -name 'moved*' -o -name 'hid*')" ] || fail "a hidden path reached a session"
 # 5c. Hidden paths beneath the cow directory that no mount covers: one that is a symlink
 # (~/.aws -> dotfiles/aws; its real path too), one made on the host after the start. Judged
