@@ -121,8 +121,7 @@ void cow_add_masks(struct supervisor *sup)
         if (sup->cow_hides && sup->cfg->verbose)
                 fprintf(stderr,
                         "stockade: copy-on-write: hidden paths beneath it (%zu covered by "
-                        "mounts); names made, removed or renamed there resolve in the "
-                        "view\n",
+                        "mounts); opens and name changes there resolve in the view\n",
                         masks);
         if (left && !sup->cfg->quiet)
                 fprintf(stderr,
