@@ -99,6 +99,21 @@ static const struct arg_rule arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCSPGRP, V_ERRNO, EPERM, false, W_UNSCOPED},
         /* Turning SIGIO on: see fcntl below. */
         {SC_ioctl, 1, C_EQ, INT_MASK, FIOASYNC, V_NOTIFY, 0, false, W_ALWAYS},
+        /* The interface ioctls: the view of NETLINK_ROUTE (lo alone), not the host's
+         * interfaces, addresses and MACs (net_ifreq.c). */
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFCONF, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFNAME, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFINDEX, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFFLAGS, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFADDR, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFDSTADDR, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFBRDADDR, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFNETMASK, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFMTU, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFHWADDR, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFMETRIC, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFTXQLEN, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFMAP, V_NOTIFY, 0, false, W_ALWAYS},
         /* Inode flags and project attributes (chattr): neither Landlock nor the metadata
          * handlers see them, and uid 0 may set NODUMP, SYNC, NOATIME... on any root-owned
          * host file it can open (outside review F2). file_setattr is EPERM in the table. */

@@ -115,6 +115,11 @@ bool net_needs_identity(const struct net_sock *s, size_t controllen);
  * callers made; each answers the call (the sends return what the call returns). */
 struct nlsock_id;
 bool net_nlview_is(struct supervisor *sup, const struct net_sock *s, struct nlsock_id *id);
+
+/* The interface ioctls (SIOCGIFCONF, SIOCGIFADDR, ...; net_ifreq.c): whether `cmd` is one,
+ * and its handler, which answers from the view (lo alone), as NETLINK_ROUTE does. */
+bool net_ifreq_cmd(unsigned long cmd);
+int net_ifreq(struct supervisor *sup, struct call *call);
 /* bind(fd, addr, addrlen): reads the address itself. */
 void net_nlview_bind(struct supervisor *sup, struct call *call, const struct nlsock_id *id);
 void net_nlview_connect(struct supervisor *sup, struct call *call, const struct nlsock_id *id,

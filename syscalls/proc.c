@@ -14,6 +14,7 @@
  * and the whole pid space to wrap around in it. Where Landlock scopes signals (ABI 6) the
  * kernel judges the signal itself as well.
  */
+#include "syscalls/net.h"
 #include "supervisor/notify.h"
 #include "supervisor/creds.h"
 #include "supervisor/tmem.h"
@@ -313,6 +314,9 @@ int proc_sigio(struct supervisor *sup, struct call *call)
                 fcntl_setown(sup, call);
                 return 0;
         }
+        /* The ioctl row's other notified commands: the interface ones (net_ifreq.c). */
+        if (call->row == &syscall_table[SC_ioctl] && net_ifreq_cmd((unsigned)a[1]))
+                return net_ifreq(sup, call);
         /* FIOASYNC's int, copied once before the ID_VALID check of take_fd. */
         if (call->row == &syscall_table[SC_ioctl])
                 r = tmem_read((pid_t)call->req->pid, a[2], &on, sizeof(on));

@@ -112,6 +112,28 @@ if command -v hostname >/dev/null; then
         [ -z "${got// /}" ] || fail "hostname -I: '$got'"
 fi
 
+# 6a. The interface ioctls (SIOCGIFCONF, SIOCGIFADDR, SIOCGIFHWADDR, SIOCGIFINDEX,
+# SIOCGIFFLAGS, SIOCGIFNAME) answer from the same view (an outside review read eth0's
+# address and MAC with them). Natively they show the host's (else this proves nothing).
+ifnames=$(ls /sys/class/net 2>/dev/null | grep -vx lo | tr '\n' ' ')
+if [ -n "$ifnames" ]; then
+        # shellcheck disable=SC2086 # one argument per interface name
+        native=$("$py" "$top/ifioctl.py" $ifnames 2>&1) || fail "ifioctl natively: $native"
+        grep '^conf' <<<"$native" | grep -qv ' lo ' ||
+                echo "note: no IPv4 address on a host interface: SIOCGIFCONF proves less here"
+        # shellcheck disable=SC2086
+        got=$(sbx "$py" ifioctl.py $ifnames) || fail "ifioctl: $got $(cat "$top/err")"
+        [ "$(grep '^conf' <<<"$got")" = "conf lo 127.0.0.1" ] || fail "SIOCGIFCONF: $got"
+        grep -qx 'index lo 1' <<<"$got" && grep -qx 'name 1 lo' <<<"$got" ||
+                fail "lo by the ioctls: $got"
+        for n in $ifnames; do
+                grep -qx "index $n error 19" <<<"$got" || fail "SIOCGIFINDEX of the host's $n: $got"
+                mac=$(cat "/sys/class/net/$n/address" 2>/dev/null)
+                [ -z "$mac" ] || [ "$mac" = 00:00:00:00:00:00 ] || ! grep -qi -- "$mac" <<<"$got" ||
+                        fail "the host's MAC of $n seen: $got"
+        done
+fi
+
 # 6b. shutdown(SHUT_WR) of a view socket, then a quiet program: the supervisor's thread must
 # not spin on the EOF (outside review; judged by stockade's CPU time in /proc).
 (cd "$top" && exec "$stockade" run -q --timeout 20 -- "$py" -c '
