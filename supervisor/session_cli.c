@@ -7,6 +7,7 @@
 #include "supervisor/session_cli.h"
 #include "supervisor/session_cli_int.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/treemove.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -338,37 +339,6 @@ int session_cli_diff(int argc, char **argv)
 
 /* ---- stockade discard -------------------------------------------------------------------- */
 
-/* Remove `name` in `dirfd` and all beneath, never following a symlink; directories without
- * rwx for us (overlayfs's work/work is mode 000) are opened up first. */
-static int remove_tree(int parent, const char *name)
-{
-        struct stat st;
-        DIR *dir;
-        int fd, r = 0;
-
-        if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        if ((st.st_mode & 0700) != 0700 && fchmodat(parent, name, st.st_mode | 0700, 0) < 0)
-                return -errno;
-        fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        dir = fdopendir(fd);
-        if (!dir) {
-                close(fd);
-                return -errno;
-        }
-        for (struct dirent *de; r >= 0 && (de = readdir(dir));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = remove_tree(dirfd(dir), de->d_name);
-        closedir(dir);
-        if (r >= 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0)
-                r = -errno;
-        return r;
-}
-
 int session_cli_discard(int argc, char **argv)
 {
         struct error err = {0};
@@ -393,7 +363,7 @@ int session_cli_discard(int argc, char **argv)
         if (r == 0) {
                 snprintf(sessions, sizeof(sessions), "%s/sessions", s.state);
                 parent = open(sessions, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                r = parent < 0 ? -errno : remove_tree(parent, s.name);
+                r = parent < 0 ? -errno : vfs_remove_tree(parent, s.name, true);
                 if (r < 0)
                         make_error(&err, -r, "discard: session %s", s.name);
         }

@@ -5,6 +5,7 @@
  * name is made beside and renamed into place, so that a crash leaves the old or the new.
  */
 #include "supervisor/vfs/cowapply.h"
+#include "supervisor/vfs/treemove.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -338,24 +339,6 @@ static int install(int parent, const char *tmp, const char *name, bool swap, boo
         return sync_dir(parent);
 }
 
-static int copy_bytes(int src, int dst)
-{
-        static char buf[65536];
-        ssize_t n;
-
-        while ((n = copy_file_range(src, NULL, dst, NULL, 1 << 30, 0)) > 0)
-                ;
-        if (n == 0)
-                return 0;
-        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-                return -errno;
-        while ((n = read(src, buf, sizeof(buf))) > 0)
-                for (ssize_t off = 0, w; off < n; off += w)
-                        if ((w = write(dst, buf + off, (size_t)(n - off))) < 0)
-                                return -errno;
-        return n < 0 ? -errno : 0;
-}
-
 /* The upper's regular file at `path`, copied to `tmp` in `parent` with its mode and times. */
 static int make_file(const struct cow_apply *a, const char *path, int parent, const char *name,
                      const char *tmp)
@@ -376,7 +359,7 @@ static int make_file(const struct cow_apply *a, const char *path, int parent, co
         if (dst < 0)
                 return -errno;
         take_owner(parent, name, tmp);
-        r = copy_bytes(src, dst);
+        r = vfs_copy_bytes(src, dst);
         if (r >= 0 &&
             (fchmod(dst, host_mode(st.st_mode, old.st_mode)) < 0 ||
              futimens(dst, (struct timespec[]){st.st_atim, st.st_mtim}) < 0 || fsync(dst) < 0))

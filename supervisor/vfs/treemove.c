@@ -4,6 +4,7 @@
  */
 #include "supervisor/vfs/treemove.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/cowdiff.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -56,12 +57,26 @@ static mode_t bits_for(const struct move *m, const struct stat *st)
         return st->st_mode & 7;
 }
 
+/* The directory `name` in `parent` as a stream, not followed if a symlink; NULL with *err. */
+static DIR *dir_at(int parent, const char *name, int *err)
+{
+        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+
+        if (!d) {
+                *err = fd < 0 ? -errno : -ENOMEM;
+                if (fd >= 0)
+                        close(fd);
+        }
+        return d;
+}
+
 /* Everything beneath can be read and recreated, every directory listed and emptied. */
 static int check(const struct move *m, int parent, const char *name, int depth)
 {
         struct stat st;
         DIR *d;
-        int fd, r = 0, e = 0;
+        int r = 0, e = 0;
 
         if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
@@ -71,20 +86,13 @@ static int check(const struct move *m, int parent, const char *name, int depth)
                 return 0;
         if (!S_ISDIR(st.st_mode) || (bits_for(m, &st) & 7) != 7 || depth > DEPTH_MAX)
                 return -EXDEV; /* a device node; a directory it could not list or empty */
-        fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
-        for (struct dirent *de; r == 0 && (errno = 0, de = readdir(d));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = check(m, dirfd(d), de->d_name, depth + 1);
-        e = errno;
+        d = dir_at(parent, name, &r);
+        if (!d)
+                return r;
+        for (struct dirent *de; r == 0 && (de = cowdiff_readdir(d, &e));)
+                r = check(m, dirfd(d), de->d_name, depth + 1);
         closedir(d);
-        return r ? r : -e;
+        return r ? r : e;
 }
 
 /* ---- the copy ---------------------------------------------------------------------------- */
@@ -105,7 +113,7 @@ static void copy_xattrs(int from, int to)
         }
 }
 
-static int copy_bytes(int from, int to)
+int vfs_copy_bytes(int from, int to)
 {
         const size_t size = 65536;
         char *buf;
@@ -160,7 +168,7 @@ static int copy_file(struct move *m, int sp, const char *sn, int dp, const char 
                 close(s);
                 return r;
         }
-        r = copy_bytes(s, d);
+        r = vfs_copy_bytes(s, d);
         if (r == 0)
                 copy_xattrs(s, d);
         close(s);
@@ -175,7 +183,7 @@ static int copy_file(struct move *m, int sp, const char *sn, int dp, const char 
 static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *dn,
                     const struct stat *st)
 {
-        int s, d, r = 0, e;
+        int d, r = 0, e = 0;
         DIR *dir;
 
         if (mkdirat(dp, dn, 0700) < 0)
@@ -185,20 +193,14 @@ static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *
                 return -errno;
         if (m->root < 0)
                 m->root = dup(d); /* the copy's root: twins link from it */
-        s = openat(sp, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        dir = s < 0 ? NULL : fdopendir(s);
+        dir = dir_at(sp, sn, &r);
         if (!dir) {
-                r = s < 0 ? -errno : -ENOMEM;
-                if (s >= 0)
-                        close(s);
                 close(d);
                 return r;
         }
-        for (struct dirent *de; r == 0 && (errno = 0, de = readdir(dir));) {
+        for (struct dirent *de; r == 0 && (de = cowdiff_readdir(dir, &e));) {
                 size_t saved = m->len, n = strlen(de->d_name);
 
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
                 if (m->len + n + 2 > sizeof(m->rel)) {
                         r = -ENAMETOOLONG;
                         break;
@@ -209,9 +211,8 @@ static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *
                 m->len = saved;
                 m->rel[saved] = '\0';
         }
-        e = errno;
-        if (r == 0 && e)
-                r = -e;
+        if (r == 0)
+                r = e;
         if (r == 0)
                 copy_xattrs(dirfd(dir), d);
         closedir(dir);
@@ -257,31 +258,27 @@ static int copy_node(struct move *m, int sp, const char *sn, int dp, const char 
 
 /* ---- removal ----------------------------------------------------------------------------- */
 
-static int remove_tree(int parent, const char *name)
+int vfs_remove_tree(int parent, const char *name, bool open_up)
 {
         struct stat st;
         DIR *d;
-        int fd, r = 0, e;
+        int r = 0, e = 0;
 
         if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISDIR(st.st_mode))
-                return unlinkat(parent, name, 0) < 0 ? -errno : 0;
-        fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+                return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if (open_up && (st.st_mode & 0700) != 0700 &&
+            fchmodat(parent, name, st.st_mode | 0700, 0) < 0)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
-        for (struct dirent *de; r == 0 && (errno = 0, de = readdir(d));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = remove_tree(dirfd(d), de->d_name);
-        e = errno;
+        d = dir_at(parent, name, &r);
+        if (!d)
+                return r;
+        for (struct dirent *de; r == 0 && (de = cowdiff_readdir(d, &e));)
+                r = vfs_remove_tree(dirfd(d), de->d_name, open_up);
         closedir(d);
-        if (r == 0 && e)
-                r = -e;
+        if (r == 0)
+                r = e;
         if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0)
                 r = -errno;
         return r;
@@ -294,7 +291,7 @@ static int target_ok(int ddir, const char *dname, int noreplace)
 {
         struct stat st;
         DIR *d;
-        int fd, r = 0;
+        int r = 0;
 
         if (fstatat(ddir, dname, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -302,17 +299,11 @@ static int target_ok(int ddir, const char *dname, int noreplace)
                 return -EEXIST;
         if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
-        fd = openat(ddir, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
-        for (struct dirent *de; r == 0 && (de = readdir(d));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = -ENOTEMPTY;
+        d = dir_at(ddir, dname, &r);
+        if (!d)
+                return r;
+        if (cowdiff_readdir(d, &r))
+                r = -ENOTEMPTY;
         closedir(d);
         return r;
 }
@@ -340,9 +331,9 @@ int treemove(int sdir, const char *sname, int ddir, const char *dname, int norep
         if (r == 0 && renameat2(ddir, tmp, ddir, dname, noreplace ? RENAME_NOREPLACE : 0) < 0)
                 r = -errno;
         if (r < 0)
-                remove_tree(ddir, tmp); /* the source as it was; the target too */
+                vfs_remove_tree(ddir, tmp, false); /* the source as it was; the target too */
         else
-                r = remove_tree(sdir, sname);
+                r = vfs_remove_tree(sdir, sname, false);
         for (size_t i = 0; i < m.n_twins; i++)
                 free(m.twins[i].rel);
         free(m.twins);

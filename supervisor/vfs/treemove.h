@@ -14,6 +14,8 @@
 #ifndef STOCKADE_VFS_TREEMOVE_H
 #define STOCKADE_VFS_TREEMOVE_H
 
+#include <stdbool.h>
+
 /*
  * Move the directory `sname` in `sdir` to `dname` in `ddir` (both fds of directories on one
  * file system), as rename(2) would: `dname` absent, or an empty directory (replaced); with
@@ -26,5 +28,16 @@
  * lies deeper than 128 directories (the copy recurses on a notifier thread's stack).
  */
 int treemove(int sdir, const char *sname, int ddir, const char *dname, int noreplace);
+
+/* The bytes of `from` onto `to` from where each stands: copy_file_range, else read and
+ * write (the apply of a session too). Returns 0 or -errno. */
+int vfs_copy_bytes(int from, int to);
+
+/*
+ * Remove `name` in `parent` and everything beneath, never following a symlink (a name
+ * already gone is no error). With `open_up`, a directory without rwx for us is given it
+ * first (overlayfs's work/work is mode 000: `stockade discard`). Returns 0 or -errno.
+ */
+int vfs_remove_tree(int parent, const char *name, bool open_up);
 
 #endif

@@ -149,7 +149,8 @@ static void refused_untouched(void **state)
         sh("test -z \"$(ls -A '%s' | grep stockade-move)\"", T);
         free(before);
         /* deeper than the copy goes (it recurses on a notifier thread's stack) */
-        sh("cd '%s' && mkdir deep && cd deep && for i in $(seq 1 140); do mkdir d && cd d; done", T);
+        sh("cd '%s' && mkdir deep && cd deep && for i in $(seq 1 140); do mkdir d && cd d; done",
+           T);
         assert_int_equal(treemove(root_fd, "deep", root_fd, "deep2", 0), -EXDEV);
         assert_true(exists("deep") && !exists("deep2"));
         make_src("src4");
