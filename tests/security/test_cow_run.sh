@@ -171,7 +171,8 @@ done
 ! grep -q '^changed' <<<"$out" || fail "a hidden path was renamed or removed: $out"
 grep -qx 'dot mkdir File exists' <<<"$out" && grep -qx 'dot rmdir Invalid argument' <<<"$out" ||
         fail "mkdir(\".\") or rmdir(\".\") the slow way: $out"
-[ -z "$(find "$state" -name 'moved*' -o -name 'hid*')" ] || fail "a hidden path reached a session"
+[ -z "$(find "$state" -path '*/work/*' -prune -o \( -name 'moved*' -o -name 'hid*' \) -print)" ] ||
+        fail "a hidden path reached a session"
 # 5c. Hidden paths beneath the cow directory that no mount covers: one that is a symlink
 # (~/.aws -> dotfiles/aws; its real path too), one made on the host after the start. Judged
 # by what reached the host's pipe.
@@ -181,14 +182,16 @@ echo AWS-SECRET >"$fh/dotfiles/aws/credentials"
 ln -s dotfiles/aws "$fh/.aws"
 o5c=$(cd "$fh" && HOME=$fh "$stockade" run -q "${user[@]}" --state-dir "$state" -- sh -c '
         cat .aws/credentials dotfiles/aws/credentials "$HOME/dotfiles/aws/credentials"
-        sleep 1; cat .netrc "$HOME/.netrc"' 2>/dev/null & sleep 0.5; echo NETRC-SECRET >"$fh/.netrc"; wait) || true
+        sleep 1; cat .netrc "$HOME/.netrc"; echo probe-done' 2>/dev/null & sleep 0.5; echo NETRC-SECRET >"$fh/.netrc"; wait) || true
+grep -qx probe-done <<<"$o5c" || fail "the hidden-path probe did not run: $o5c"
 ! grep -qE 'AWS-SECRET|NETRC-SECRET' <<<"$o5c" || fail "a hidden path beneath the cow directory was read: $o5c"
 # The default session store in a workspace run without copy-on-write (--rw . from a home
 # directory): hidden too, so that no program can forge a session there.
-mkdir -p "$fh/.local/state/stockade/sessions"
+mkdir -p "$fh/.local/state/stockade/sessions" "$fh/work" # (no new entry directly in a home)
 (cd "$fh" && HOME=$fh "$stockade" run -q "${user[@]}" --rw . -- sh -c \
-        'mkdir .local/state/stockade/sessions/forged; echo x >.local/state/stockade/sessions/f') \
-        >/dev/null 2>&1 || true
+        'mkdir .local/state/stockade/sessions/forged; echo x >.local/state/stockade/sessions/f;
+         echo x >work/made-by-rw-run') >/dev/null 2>&1 || true
+[ -e "$fh/work/made-by-rw-run" ] || fail "the --rw run did not run (the store check proves nothing)"
 [ -z "$(ls -A "$fh/.local/state/stockade/sessions")" ] ||
         fail "a --rw run wrote the session store: $(ls -A "$fh/.local/state/stockade/sessions")"
 
@@ -270,6 +273,8 @@ before_kill=$(ls "$state/sessions" | sort)
 pid=$!
 disown $pid
 sleep 1
+[ "$(ls "$state/sessions" | sort)" != "$before_kill" ] ||
+        fail "the run to be killed made no session (the check below proves nothing)"
 kill -KILL $pid
 while kill -0 $pid 2>/dev/null; do sleep 0.1; done
 sleep 0.5
