@@ -324,6 +324,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 cow_finish(sup);                /* the same */
                 dns_free(sup);
                 nlsock_free(&sup->nl);
+                sockmaker_stop(&sup->netns); /* the maker reads EOF and ends */
         }
         return stopped;
 }
@@ -446,7 +447,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
-        sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = -1;
+        sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
+        sup->netns.chan = -1;
         sup->cleaner_fd = -1;
         sup->tty = (struct tty_relay){.master = -1,
                                       .slave = -1,
@@ -461,6 +463,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
+        if (plan->cfg->net.mode == NETPOL_MODE_HOST)
+                sup->layers.netns = false; /* --net host: the host's network, as it says */
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;

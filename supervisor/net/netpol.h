@@ -116,6 +116,7 @@ enum netpol_reason {
         NETPOL_BY_HOST_MODE, /* allowed: --net host */
         NETPOL_BY_ALLOW,     /* allowed by `rule` */
         NETPOL_BY_OWN,       /* allowed: a loopback port the sandbox bound */
+        NETPOL_BY_NETNS,     /* allowed: loopback in the sandbox's own network namespace */
         NETPOL_BY_DENY,      /* denied by `rule` */
         NETPOL_BY_SPECIAL,   /* denied: a special range no rule names */
         NETPOL_BY_DEFAULT,   /* denied: no rule allows it */
