@@ -5,6 +5,7 @@
  */
 #include "syscalls/fs_common.h"
 #include "supervisor/loop.h"
+#include "supervisor/publish.h"
 #include "supervisor/dns.h"
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
@@ -286,7 +287,8 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
-        dns_stop(sup); /* its thread and sockets (it traces queries); what handlers read stays
+        publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
+        dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
                           until dns_free */
         nlsock_stop(&sup->nl); /* its thread; the sockets stay while a handler may use them */
         /* After the notifiers: nothing pushes events any more (a stuck one keeps the rings). */
@@ -413,10 +415,10 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         /* The DNS's sockets before the spawn: the filter notifies recvfrom only when it
          * runs (sup->fopts.dns). Its thread after: inside the supervisor's Landlock domain,
          * since it reads what the program sends. */
-        if (dns_start(sup, err) < 0)
+        if (dns_start(sup, err) < 0 || publish_open(sup, err) < 0)
                 return -1;
         if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0 ||
-            dns_serve(sup, err) < 0)
+            dns_serve(sup, err) < 0 || publish_start(sup, err) < 0)
                 return -1;
         trace_start(sup, plan->envp);
         tty_start(sup);

@@ -175,6 +175,8 @@ struct supervisor {
         struct nlsocks nl;
         /* Makes sockets in the sandbox's network namespace (sockmaker.h); chan -1 without. */
         struct sockmaker netns;
+        /* --publish's listeners and relays (publish.h), or NULL. */
+        struct publisher *publish;
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps
