@@ -359,6 +359,11 @@ int places_contain(const struct places *p, int fd)
         return dir_walk(p, parent, judge_writable);
 }
 
+bool places_is_hidden_place(const struct places *p, const struct stat *st)
+{
+        return p->n_hidden && is_hidden(p, st);
+}
+
 int places_hidden(const struct places *p, int fd)
 {
         struct stat st;

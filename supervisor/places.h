@@ -8,6 +8,7 @@
 #define STOCKADE_PLACES_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -85,6 +86,8 @@ int places_add_hidden(struct places *p, const char *path, struct error *err);
  * Returns 1 (hidden), 0 (not hidden) or -errno; a caller refuses on anything but 0.
  */
 int places_hidden(const struct places *p, int fd);
+/* Whether the object of `st` is itself a hidden place (not what lies beneath one). */
+bool places_is_hidden_place(const struct places *p, const struct stat *st);
 
 /*
  * Whether the object `fd` designates (any kind of fd, O_PATH included) lies strictly beneath

@@ -76,6 +76,12 @@ static int step(struct pipe_half *h, short revents_from, short revents_to)
         return 0;
 }
 
+/* Whether the side `h` reads from reported a hang-up or an error, and h has nothing left. */
+static bool hung_up(const struct pipe_half *h, short revents)
+{
+        return (revents & (POLLHUP | POLLERR)) && h->eof && h->len == h->off;
+}
+
 static void *relay_run(void *arg)
 {
         struct relay *r = arg;
@@ -108,6 +114,12 @@ static void *relay_run(void *arg)
                                 break;
                         if (step(&r->half[0], pf[0].revents, pf[1].revents) < 0 ||
                             step(&r->half[1], pf[1].revents, pf[0].revents) < 0)
+                                break;
+                        /* A side that hung up or failed, read to its end and flushed: nothing
+                         * more can go either way through it (poll would report it at once,
+                         * for ever: a spin). */
+                        if (hung_up(&r->half[0], pf[0].revents) ||
+                            hung_up(&r->half[1], pf[1].revents))
                                 break;
                 }
         }

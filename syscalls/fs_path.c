@@ -17,6 +17,7 @@
  */
 #include "syscalls/fs_common.h"
 #include "supervisor/grants.h"
+#include "supervisor/places.h"
 #include "supervisor/notify.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
@@ -240,6 +241,18 @@ static int parent_slow(struct supervisor *sup, const struct path_call *pc, struc
         return fd;
 }
 
+/* Whether `last` (a trailing '/' allowed) in directory `dir` is itself a hidden place. */
+static bool names_hidden(const struct supervisor *sup, int dir, const char *last)
+{
+        char name[NAME_MAX + 2];
+        size_t n = strlen(last);
+        struct stat st;
+
+        snprintf(name, sizeof(name), "%.*s", (int)(n && last[n - 1] == '/' ? n - 1 : n), last);
+        return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               places_is_hidden_place(&sup->places, &st);
+}
+
 static int find_parent(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
 {
         int r = -EXDEV;
@@ -249,6 +262,13 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
         if (sup->layers.landlock_abi && !sup->cow_hides &&
             !fs_starts_special(sup, pa->path, pa->base))
                 r = parent_fast(sup, pc, pa);
+        /* A hidden directory, reached the fast way (O_PATH opens it: Landlock does not
+         * judge that): the kernel would tell an existing name from a missing one (EEXIST,
+         * EADDRINUSE) before Landlock refused the change. The view answers instead. */
+        if (r >= 0 && (places_hidden(&sup->places, r) != 0 || names_hidden(sup, r, pa->last))) {
+                close(r);
+                r = -EXDEV;
+        }
         if (r == -EXDEV || r == -ELOOP || r == -EACCES)
                 r = parent_slow(sup, pc, pa);
         if (r >= 0)

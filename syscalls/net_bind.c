@@ -209,8 +209,15 @@ int net_bind(struct supervisor *sup, struct call *call)
         if (r >= 0) {
                 trace_call_mem(call, 1, &ss, (size_t)len);
                 /* In the sandbox's own network namespace any address binds as the kernel
-                 * lets it: there is nothing of the host's there (only lo). */
-                r = inside ? NET_ALLOWED : judge(sup, call, &s, &ss, (size_t)len);
+                 * lets it: there is nothing of the host's there (only lo). A socket of the
+                 * host's there (a twin, net.h, disconnected) would serve in the host's. */
+                if (sup->netns.cookie && !inside) {
+                        trace_call_rule(call, "net: servers only in the sandbox's namespace");
+                        call_deny(sup, call, EACCES);
+                        r = sup->fopts.audit ? NET_ALLOWED : NET_ANSWERED;
+                } else {
+                        r = inside ? NET_ALLOWED : judge(sup, call, &s, &ss, (size_t)len);
+                }
         }
         if (r == NET_ALLOWED) {
                 r = net_as_program(sup, do_bind, s.fd, &to);
@@ -220,6 +227,56 @@ int net_bind(struct supervisor *sup, struct call *call)
         if (r < 0)
                 call_fail(call, (int)-r);
         else if (r == 0)
+                call_return(call, 0);
+        cleanup_closep(&s.fd);
+        return 0;
+}
+
+/*
+ * listen(fd, backlog). With a network namespace of the sandbox's own, an IPv4/IPv6 socket of
+ * the host's namespace (a twin the supervisor put in the program's place, net.h, once
+ * disconnected with AF_UNSPEC) must not become a server there: listen would bind it to an
+ * ephemeral port on every host interface. Refused with EACCES unless it listens already (a
+ * socket passed in on purpose, listen called again). The listen is performed on our copy,
+ * so that no other socket swapped in under the number meanwhile is what listens. Unix
+ * sockets and hosts without the namespace: the kernel's (CONTINUE, nothing read from
+ * memory: a unix listener must be the program's own task, which the peer checks of
+ * net_unix_owner.c read).
+ */
+int net_listen(struct supervisor *sup, struct call *call)
+{
+        const __u64 *arg = call->req->data.args;
+        struct net_sock s;
+        int on = 0;
+        socklen_t len = sizeof(on);
+        long r;
+
+        if (!sup->netns.cookie) {
+                call_continue(call);
+                return 0;
+        }
+        r = net_sock_take((pid_t)call->req->pid, (int)arg[0], &s);
+        if (r >= 0 && s.domain != AF_INET && s.domain != AF_INET6) {
+                cleanup_closep(&s.fd);
+                call_continue(call);
+                return 0;
+        }
+        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r >= 0 && !sockmaker_inside(&sup->netns, s.fd) &&
+            !(getsockopt(s.fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on)) {
+                trace_call_rule(call, "net: servers only in the sandbox's namespace");
+                call_deny(sup, call, EACCES);
+                if (!sup->fopts.audit) {
+                        cleanup_closep(&s.fd);
+                        return 0;
+                }
+        }
+        if (r >= 0)
+                r = listen(s.fd, (int)arg[1]) < 0 ? -errno : 0;
+        if (r < 0)
+                call_fail(call, (int)-r);
+        else
                 call_return(call, 0);
         cleanup_closep(&s.fd);
         return 0;

@@ -76,6 +76,7 @@ int fs_meta_removexattr(struct supervisor *sup, struct call *call);
 int fs_meta_truncate(struct supervisor *sup, struct call *call);
 int net_connect(struct supervisor *sup, struct call *call);
 int net_bind(struct supervisor *sup, struct call *call);
+int net_listen(struct supervisor *sup, struct call *call);
 int net_sendto(struct supervisor *sup, struct call *call);
 int net_sendmsg(struct supervisor *sup, struct call *call);
 int net_sendmmsg(struct supervisor *sup, struct call *call);
