@@ -9,7 +9,8 @@
  *   udp-msg ADDR PORT       sendmsg with msg_name
  *   udp-mmsg ADDR P1 P2     sendmmsg of two datagrams, to P1 then P2
  *   fastopen ADDR PORT      sendto(MSG_FASTOPEN) on a TCP socket
- *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD
+ *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD;
+ *                           "race: ok=N refused=N(EACCES) other=N econnrefused=N"
  *   race-udp OK BAD N       the same with sendto
  *   unix-dgram PATH         sendto a unix datagram socket
  *   bind ADDR               bind a TCP socket to ADDR:0; "bound" or the error
@@ -314,7 +315,7 @@ static void *flipper(void *arg)
 static int race(int ok, int bad, int n, bool use_udp)
 {
         pthread_t t;
-        int got = 0, refused = 0, other = 0;
+        int got = 0, refused = 0, other = 0, connrefused = 0;
 
         race_ok = ok;
         race_bad = bad;
@@ -333,13 +334,16 @@ static int race(int ok, int bad, int n, bool use_udp)
                         got++;
                 else if (errno == EACCES)
                         refused++;
+                else if (errno == ECONNREFUSED)
+                        connrefused++;
                 else
                         other++;
                 close(s);
         }
         atomic_store(&race_stop, true);
         pthread_join(t, NULL);
-        printf("race: ok=%d refused=%d other=%d\n", got, refused, other);
+        printf("race: ok=%d refused=%d other=%d econnrefused=%d\n", got, refused, other,
+               connrefused);
         return 0;
 }
 
