@@ -104,6 +104,7 @@ static void read_reply(int s)
         poll(&p, 1, 10000);
         n = read(s, buf, sizeof(buf) - 1);
         buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0'; /* a line ("SANDBOX\n") is printed as one */
         printf("got:%s\n", buf);
 }
 
