@@ -1,4 +1,5 @@
 #include "shim/mntns.h"
+#include "shim/netns.h"
 #include "shim/ipcns.h"
 
 #include <errno.h>
@@ -177,13 +178,13 @@ static int open_inside(pid_t pid, const char *target)
         return fd;
 }
 
-int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], int *target_fds,
-               int *root_fd, const char **step)
+int ns_prepare(bool userns, bool net, const struct mnt_bind *binds, size_t n, int fds[4],
+               int *target_fds, int *root_fd, const char **step)
 {
         int pipefd[2], r = 0, status;
         pid_t pid;
 
-        fds[0] = fds[1] = fds[2] = *root_fd = -1;
+        fds[0] = fds[1] = fds[2] = fds[3] = *root_fd = -1;
         for (size_t i = 0; i < n; i++)
                 target_fds[i] = -1;
         *step = "pipe";
@@ -195,6 +196,8 @@ int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], 
                 int e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
                 char msg[256];
 
+                if (e == 0 && net)
+                        e = netns_enter(&s);
                 if (e == 0 && n)
                         e = build(binds, n, &s);
                 close(pipefd[0]);
@@ -234,6 +237,8 @@ int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], 
                         r = -errno;
                 if (r == 0 && n && (fds[2] = open_ns(pid, "mnt")) < 0)
                         r = -errno;
+                if (r == 0 && net && (fds[3] = open_ns(pid, "net")) < 0)
+                        r = -errno;
                 for (size_t i = 0; i < n && r == 0; i++) {
                         if (binds[i].mask)
                                 continue;
@@ -249,7 +254,7 @@ int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], 
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (r < 0) {
-                for (int i = 0; i < 3; i++)
+                for (int i = 0; i < 4; i++)
                         if (fds[i] >= 0)
                                 close(fds[i]);
                 for (size_t i = 0; i < n; i++)
@@ -257,7 +262,7 @@ int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], 
                                 close(target_fds[i]);
                 if (*root_fd >= 0)
                         close(*root_fd);
-                fds[0] = fds[1] = fds[2] = *root_fd = -1;
+                fds[0] = fds[1] = fds[2] = fds[3] = *root_fd = -1;
         }
         return r;
 }

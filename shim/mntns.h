@@ -41,15 +41,16 @@ struct mnt_bind {
 
 /*
  * In a throwaway child: with `userns`, a user namespace mapping our ids to themselves and an
- * IPC namespace in it (ipcns.h); then a mount namespace, every mount made private, and the
- * binds in order. The parent keeps the namespaces by fd: fds[0] user, fds[1] ipc (-1
- * without `userns`), fds[2] mnt (-1 without binds); and for each bind, target_fds[i], an
+ * IPC namespace in it (ipcns.h); with `net`, a network namespace (netns.h); then a mount
+ * namespace, every mount made private, and the binds in order. The parent keeps the
+ * namespaces by fd: fds[0] user, fds[1] ipc (-1 without `userns`), fds[2] mnt (-1 without
+ * binds), fds[3] net (-1 without `net`); and for each bind, target_fds[i], an
  * O_PATH fd of its target as seen inside (through /proc/CHILD/root), so that the supervisor
  * resolves in the very directories the sandbox sees; and *root_fd, the namespace's root
  * (-1 without binds). Returns 0 or -errno, with *step.
  */
-int ns_prepare(bool userns, const struct mnt_bind *binds, size_t n, int fds[3], int *target_fds,
-               int *root_fd, const char **step);
+int ns_prepare(bool userns, bool net, const struct mnt_bind *binds, size_t n, int fds[4],
+               int *target_fds, int *root_fd, const char **step);
 
 /* In the shim: join the mount namespace and go to `cwd` in it (setns resets the working
  * directory to the namespace's root). Returns 0 or -errno, with *step. */

@@ -21,6 +21,7 @@
 #include "shim/shim.h"
 #include "shim/landlock.h"
 #include "shim/mntns.h"
+#include "shim/netns.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
 #include "supervisor/spawn.h"
@@ -105,6 +106,8 @@ static void close_fds(const struct shim_args *a)
         }
         if (a->ns_mnt >= 0)
                 keep[n++] = a->ns_mnt;
+        if (a->ns_net >= 0)
+                keep[n++] = a->ns_net;
         for (size_t i = 0; i < a->n_rule_fds && n < ARRAY_SIZE(keep); i++)
                 keep[n++] = a->rule_fds[i];
         for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
@@ -299,6 +302,20 @@ static void enter_mount_namespace(const struct shim_args *a)
                 die(EXIT_STOCKADE, -r, "enter the sandbox's mount namespace: %s", step);
 }
 
+/* The sandbox's own network namespace (shim/netns.h): fail closed, as for the others (the
+ * supervisor decided on the policy's handling with it). */
+static void enter_net_namespace(const struct shim_args *a)
+{
+        const char *step = "";
+        int r;
+
+        if (a->ns_net < 0)
+                return;
+        r = netns_join(a->ns_net, &step);
+        if (r < 0)
+                die(EXIT_STOCKADE, -r, "enter the sandbox's network namespace: %s", step);
+}
+
 /* The command is looked up here, as the user it will run as (--user), and before the
  * filter: the lookup's stat and access calls would otherwise be notified. */
 static char *resolve(const struct shim_args *a)
@@ -336,14 +353,17 @@ _Noreturn void shim_run(const struct shim_args *a)
         reset_signals();
         if (a->ipc == IPC_NS)
                 enter_ipc_namespace(a, &flags);
-        if (a->ipc != IPC_NS_USERNS)
+        if (a->ipc != IPC_NS_USERNS) {
+                enter_net_namespace(a);   /* as root, before the capabilities go */
                 enter_mount_namespace(a); /* as root, before the uid changes */
+        }
         drop_bounding_set();
         if (a->set_user)
                 become_user(a->uid, a->gid, a->supervisor);
         if (a->ipc == IPC_NS_USERNS) {
                 enter_ipc_namespace(a, &flags);
-                enter_mount_namespace(a); /* owned by that user namespace */
+                enter_net_namespace(a);   /* owned by that user namespace, */
+                enter_mount_namespace(a); /* as this one */
                 drop_bounding_set();      /* the new namespace's: full again, securebits reset */
         }
         drop_capabilities();

@@ -27,6 +27,7 @@ struct shim_args {
         int ns_user, ns_ipc;         /* IPC_NS_USERNS: the namespaces to join (ipcns_prepare) */
         int ns_mnt;                  /* the mount namespace of the private directories, or -1
                                         (shim/mntns.h) */
+        int ns_net;                  /* the sandbox's network namespace (shim/netns.h), or -1 */
         const char *cwd;             /* where to start, again, in that namespace */
         bool set_user;               /* become uid:gid (from root) */
         int tty_slave;               /* the sandbox's pty (tty.h), or -1; --tty never: its

@@ -144,6 +144,10 @@ const struct opt_def cli_run_opts[] = {
          "the supervisor's DNS answers NAME with IP without asking the host (repeatable: "
          "several addresses); a name rule for NAME then opens IP even if it is loopback or "
          "private"},
+        {"publish", OPT_PUBLISH, V_STRING, "[HOST_PORT:]PORT",
+         "forward the host's 127.0.0.1:HOST_PORT (default PORT) to the sandbox's "
+         "127.0.0.1:PORT, TCP (repeatable); without a network namespace the loopback is "
+         "shared and the sandbox's servers are reachable there anyway"},
         {"deny-net", OPT_DENY_NET, V_STRING, "SPEC",
          "deny what SPEC covers even where --allow-net allows it (repeatable)"},
         {"max-connections", OPT_MAX_CONNECTIONS, V_COUNT, "N",
@@ -256,6 +260,11 @@ static int net_option(struct config *cfg, const struct opt_def *o, const char *a
                         return make_error(err, 0, "run: --net: `%s` is not none or host", arg);
                 return 0;
         }
+        if (o->key == OPT_PUBLISH) {
+                if (netpol_add_publish(&cfg->net, arg, why, sizeof(why)) < 0)
+                        return make_error(err, 0, "run: --publish `%s`: %s", arg, why);
+                return 0;
+        }
         if (o->key == OPT_DNS_STATIC) {
                 if (netpol_add_static(&cfg->net, arg, why, sizeof(why)) < 0)
                         return make_error(err, 0, "run: --dns-static `%s`: %s", arg, why);
@@ -358,6 +367,7 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
         case OPT_ALLOW_NET:
         case OPT_DENY_NET:
         case OPT_DNS_STATIC:
+        case OPT_PUBLISH:
                 return net_option(cfg, o, arg, err);
         case OPT_ALLOW_EXEC:
                 if (!*arg)

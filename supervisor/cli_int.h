@@ -40,6 +40,7 @@ enum {
         OPT_NO_EXEC_WRITABLE,
         OPT_DNS_STATIC,
         OPT_DENY_NET,
+        OPT_PUBLISH,
         OPT_MAX_CONNECTIONS,
 };
 

@@ -504,12 +504,19 @@ bool dns_wanted(const struct netpol *p)
         return p->mode != NETPOL_MODE_HOST || p->n_statics > 0;
 }
 
-/* A socket of `type` on DNS_NS_ADDR, an ephemeral port. */
-static int open_server(int type, struct sockaddr_in *addr, struct error *err)
+/* A socket of `type` on DNS_NS_ADDR, an ephemeral port: made here, in the host's network
+ * namespace, or by the socket maker in the sandbox's (sockmaker.h), where the program's
+ * sockets can reach it. */
+static int open_server(struct supervisor *sup, int type, struct sockaddr_in *addr,
+                       struct error *err)
 {
         socklen_t len = sizeof(*addr);
-        int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        int fd = sup->netns.chan >= 0
+                         ? sockmaker_socket(&sup->netns, AF_INET, type | SOCK_NONBLOCK, 0)
+                         : socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
+        if (fd < 0)
+                errno = -fd;
         memset(addr, 0, sizeof(*addr));
         addr->sin_family = AF_INET;
         inet_pton(AF_INET, DNS_NS_ADDR, &addr->sin_addr);
@@ -524,6 +531,28 @@ static int open_server(int type, struct sockaddr_in *addr, struct error *err)
                                   type == SOCK_STREAM ? "TCP" : "UDP", DNS_NS_ADDR);
         }
         return fd;
+}
+
+int dns_open_inside(struct supervisor *sup, struct error *err)
+{
+        struct dns_server *d = sup->dns;
+        int udp, tcp;
+
+        if (!d || sup->netns.chan < 0)
+                return 0;
+        udp = open_server(sup, SOCK_DGRAM, &d->udp_addr, err);
+        if (udp < 0)
+                return -1;
+        tcp = open_server(sup, SOCK_STREAM, &d->tcp_addr, err);
+        if (tcp < 0) {
+                close(udp);
+                return -1;
+        }
+        close(d->udp);
+        close(d->tcp);
+        d->udp = udp;
+        d->tcp = tcp;
+        return 0;
 }
 
 int dns_start(struct supervisor *sup, struct error *err)
@@ -552,10 +581,10 @@ int dns_start(struct supervisor *sup, struct error *err)
                 d->resolv_ino = st.st_ino;
         }
         sup->dns = d; /* dns_stop/dns_free clean up whatever follows fails */
-        d->udp = open_server(SOCK_DGRAM, &d->udp_addr, err);
+        d->udp = open_server(sup, SOCK_DGRAM, &d->udp_addr, err);
         if (d->udp < 0)
                 return -1;
-        d->tcp = open_server(SOCK_STREAM, &d->tcp_addr, err);
+        d->tcp = open_server(sup, SOCK_STREAM, &d->tcp_addr, err);
         if (d->tcp < 0)
                 return -1;
         d->ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

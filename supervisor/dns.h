@@ -55,6 +55,9 @@ int dns_start(struct supervisor *sup, struct error *err);
 /* Start the server's thread: after the spawn, so that it runs inside the supervisor's
  * Landlock domain (spawn.c), like every thread that handles what the program sends. */
 int dns_serve(struct supervisor *sup, struct error *err);
+/* With a network namespace of the sandbox's own (sockmaker.h): the server's sockets are
+ * made again in it, once the socket maker runs, before the spawn. */
+int dns_open_inside(struct supervisor *sup, struct error *err);
 /* Stop the thread and close the sockets (the end of the run). */
 void dns_stop(struct supervisor *sup);
 /* Free what handlers may still read (after every notifier stopped). */

@@ -1,4 +1,5 @@
 #include "supervisor/layers.h"
+#include "supervisor/sockmaker.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -162,6 +163,9 @@ void layers_probe(struct layers *l, bool full)
         /* The mount namespace is made where the IPC namespace is (shim/mntns.h); whether
          * mount works there is known only when it is tried, and the run then fails closed. */
         l->mntns = l->ipc != IPC_SHARED && !layers_test_disabled("mntns");
+        /* The network namespace likewise (shim/netns.h); the supervisor drops it for
+         * --net host. */
+        l->netns = l->ipc != IPC_SHARED && !layers_test_disabled("netns") && sockmaker_supported();
         if (full && !l->user_namespaces && !layers_test_disabled("userns"))
                 l->user_namespaces = userns_allowed(l->why_userns, sizeof(l->why_userns));
 }
@@ -196,8 +200,17 @@ void layers_print(const struct layers *l, FILE *out)
         else
                 line(out, "Landlock network (ABI 4)", false,
                      "the supervisor's emulation is the only network wall");
-        /* Without a network namespace of the sandbox's own, NETLINK_ROUTE is answered by the
-         * supervisor (syscalls/net_netlink.c): no host address shows. */
+        if (l->netns)
+                fprintf(out, "stockade:   %-28s %s\n", "network namespace",
+                        "yes: the sandbox's own loopback; allowed connections are made in "
+                        "the host's");
+        else
+                line(out, "network namespace", false,
+                     l->ipc == IPC_SHARED ? "no user namespace: the policy is enforced on "
+                                            "the program's sockets in the host's namespace"
+                                          : "--net host, or disabled for a test");
+        /* NETLINK_ROUTE is answered by the supervisor (syscalls/net_netlink.c), with or
+         * without the namespace: no host address shows. */
         fprintf(out, "stockade:   %-28s %s\n", "network interfaces",
                 "a view: lo only (127.0.0.1/8, ::1/128), no host address");
         if (l->user_namespaces)

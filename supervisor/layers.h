@@ -18,6 +18,9 @@ struct layers {
         enum ipc_isolation ipc;  /* how the sandbox's SysV IPC is kept from the host's */
         bool mntns;              /* a mount namespace can be made (as root, or in the IPC
                                     namespace's user namespace): private /tmp, --tmp */
+        bool netns;              /* a network namespace of the sandbox's own can be made (where
+                                    the mount namespace can, and SO_NETNS_COOKIE tells where a
+                                    socket lives: shim/netns.h); not with --net host */
         char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];

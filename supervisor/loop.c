@@ -5,6 +5,7 @@
  */
 #include "syscalls/fs_common.h"
 #include "supervisor/loop.h"
+#include "supervisor/publish.h"
 #include "supervisor/dns.h"
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
@@ -286,7 +287,8 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
-        dns_stop(sup); /* its thread and sockets (it traces queries); what handlers read stays
+        publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
+        dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
                           until dns_free */
         nlsock_stop(&sup->nl); /* its thread; the sockets stay while a handler may use them */
         /* After the notifiers: nothing pushes events any more (a stuck one keeps the rings). */
@@ -324,6 +326,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 cow_finish(sup);                /* the same */
                 dns_free(sup);
                 nlsock_free(&sup->nl);
+                sockmaker_stop(&sup->netns); /* the maker reads EOF and ends */
         }
         return stopped;
 }
@@ -412,10 +415,10 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         /* The DNS's sockets before the spawn: the filter notifies recvfrom only when it
          * runs (sup->fopts.dns). Its thread after: inside the supervisor's Landlock domain,
          * since it reads what the program sends. */
-        if (dns_start(sup, err) < 0)
+        if (dns_start(sup, err) < 0 || publish_open(sup, err) < 0)
                 return -1;
         if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0 ||
-            dns_serve(sup, err) < 0)
+            dns_serve(sup, err) < 0 || publish_start(sup, err) < 0)
                 return -1;
         trace_start(sup, plan->envp);
         tty_start(sup);
@@ -446,7 +449,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
-        sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = -1;
+        sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
+        sup->netns.chan = -1;
         sup->cleaner_fd = -1;
         sup->tty = (struct tty_relay){.master = -1,
                                       .slave = -1,
@@ -461,6 +465,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
+        if (plan->cfg->net.mode == NETPOL_MODE_HOST)
+                sup->layers.netns = false; /* --net host: the host's network, as it says */
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;

@@ -1,5 +1,6 @@
 #include "supervisor/spawn.h"
 #include "shim/ipcns.h"
+#include "supervisor/dns.h"
 #include "shim/landlock.h"
 #include "shim/shim.h"
 #include "supervisor/loop.h"
@@ -207,6 +208,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .ns_user = sup->ns_fds[0],
                                       .ns_ipc = sup->ns_fds[1],
                                       .ns_mnt = sup->ns_fds[2],
+                                      .ns_net = sup->ns_fds[3],
                                       .cwd = sup->cwd,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
@@ -251,10 +253,17 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
 
         if (sup->n_binds > MNT_BINDS_MAX)
                 return -E2BIG;
-        r = ns_prepare(sup->layers.ipc == IPC_NS_USERNS, sup->binds, sup->n_binds, sup->ns_fds,
-                       targets, &root, step);
+        r = ns_prepare(sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns, sup->binds,
+                       sup->n_binds, sup->ns_fds, targets, &root, step);
         if (r < 0)
                 return r;
+        /* The socket maker joins the network namespace now, while we have no thread and no
+         * Landlock domain (sockmaker.h). */
+        if (sup->layers.netns) {
+                r = sockmaker_start(&sup->netns, sup->ns_fds[0], sup->ns_fds[3], step);
+                if (r < 0)
+                        return r;
+        }
         if (root >= 0)
                 sup->places.root_fd = root; /* kept for the run */
         sup->cow_access = grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR |
@@ -302,17 +311,19 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         int sock = -1, r;
         pid_t pid;
 
-        if (sup->layers.ipc == IPC_NS_USERNS || sup->n_binds) {
+        if (sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns) {
                 const char *step = "";
 
                 r = prepare_namespaces(sup, &step);
                 if (r < 0)
                         return make_error(err, -r, "the sandbox's namespaces: %s", step);
+                if (dns_open_inside(sup, err) < 0)
+                        return -1;
         }
         if (enter_own_domain(sup, err) < 0)
                 return -1;
         pid = fork_shim(sup, plan, &sock, err);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
                 if (sup->ns_fds[i] >= 0) {
                         close(sup->ns_fds[i]);
                         sup->ns_fds[i] = -1;

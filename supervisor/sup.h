@@ -7,6 +7,7 @@
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
 #include "supervisor/nlsock.h"
+#include "supervisor/sockmaker.h"
 #include "supervisor/cow.h"
 #include "supervisor/places.h"
 #include "shim/mntns.h"
@@ -101,8 +102,8 @@ struct supervisor {
         char *scratch;          /* the run's directory on the host (scratch.h) */
         char *tmp_scratch;      /* where the private /tmp and --tmp directories are made (on the
                               host's /tmp or $TMPDIR, not in memory); NULL without them */
-        int ns_fds[3];          /* user and IPC namespaces (IPC_NS_USERNS), the mount namespace
-                           (private directories): until the fork */
+        int ns_fds[4];          /* user and IPC namespaces (IPC_NS_USERNS), the mount namespace
+                           (private directories), the network namespace: until the fork */
         struct mnt_bind *binds; /* the mount namespace's binds (shim/mntns.h) */
         char *cwd;              /* where the command starts (the shim goes there again in
                                    the mount namespace) */
@@ -172,6 +173,10 @@ struct supervisor {
         struct dns_server *dns;
         /* The sandbox's NETLINK_ROUTE sockets, answered with a view of lo (nlsock.h). */
         struct nlsocks nl;
+        /* Makes sockets in the sandbox's network namespace (sockmaker.h); chan -1 without. */
+        struct sockmaker netns;
+        /* --publish's listeners and relays (publish.h), or NULL. */
+        struct publisher *publish;
 };
 
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps

@@ -32,10 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
-enum path_op { OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME };
+enum path_op { OP_UNLINK, OP_RMDIR, OP_MKDIR, OP_MKNOD, OP_SYMLINK, OP_LINK, OP_RENAME, OP_BIND };
 
 /* One path argument that names a place: its copy, its base, and where it lives. */
 struct place_arg {
@@ -58,11 +60,48 @@ struct path_call {
         struct place_arg p[2]; /* link and rename: from, to */
         int n;
         int link_source; /* linkat AT_SYMLINK_FOLLOW: O_PATH of the followed source, or -1 */
+        int sock;        /* OP_BIND: our copy of the socket; its path is copied already */
 };
 
 static bool creates(enum path_op op)
 {
-        return op == OP_MKDIR || op == OP_MKNOD || op == OP_SYMLINK;
+        return op == OP_MKDIR || op == OP_MKNOD || op == OP_SYMLINK || op == OP_BIND;
+}
+
+/*
+ * bind(2) of a unix socket to `last` in directory `dir`. The kernel creates the socket's
+ * inode there, judged by Landlock (MAKE_SOCK) as the program's own bind would be, and keeps
+ * the name it was given as the socket's address (getsockname, a peer's accept): `last`,
+ * bound from `dir` as this thread's working directory (a notifier thread has its own,
+ * notify.h), so that a relative name reads as natively. Without a working directory of our
+ * own, through /proc/self/fd/DIR/last, which shows as such.
+ */
+static int bind_at(int sock, int dir, const char *last)
+{
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        int r, here;
+
+        if (!notify_own_fs) {
+                if ((size_t)snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dir,
+                                     last) >= sizeof(a.sun_path))
+                        return -ENAMETOOLONG;
+                return bind(sock, (struct sockaddr *)&a, sizeof(a)) < 0 ? -errno : 0;
+        }
+        if (strlen(last) >= sizeof(a.sun_path))
+                return -ENAMETOOLONG;
+        snprintf(a.sun_path, sizeof(a.sun_path), "%s", last);
+        here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (here < 0 || fchdir(dir) < 0) {
+                r = -errno;
+                if (here >= 0)
+                        close(here);
+                return r;
+        }
+        r = bind(sock, (struct sockaddr *)&a, sizeof(a)) < 0 ? -errno : 0;
+        if (fchdir(here) < 0)
+                r = r ? r : -errno;
+        close(here);
+        return r;
 }
 
 /* Split `path` into its directory part (in dir, "." when there is none) and its last
@@ -298,6 +337,11 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
                         r = linkat(a->parent, a->last, b->parent, b->last, 0);
                 }
                 break;
+        case OP_BIND:
+                r = bind_at(pc->sock, a->parent, a->last);
+                if (r < 0)
+                        errno = (int)-r, r = -1;
+                break;
         case OP_RENAME:
                 r = syscall(SYS_renameat2, a->parent, a->last, b->parent, b->last, pc->flags);
                 if (r < 0 && errno == EXDEV && cow_dir_move(sup, pc)) {
@@ -336,7 +380,9 @@ static int run(struct supervisor *sup, struct call *call, struct path_call *pc)
         }
         for (int i = 0; i < pc->n && r == 0; i++) {
                 struct place_arg *pa = &pc->p[i];
-                ssize_t n = tmem_read_string(pc->tid, pa->addr, pa->path, sizeof(pa->path));
+                ssize_t n = pc->op == OP_BIND ? (ssize_t)strlen(pa->path)
+                                              : tmem_read_string(pc->tid, pa->addr, pa->path,
+                                                                 sizeof(pa->path));
 
                 r = n < 0 ? (int)n : n == 0 ? -ENOENT : 0;
                 if (r == 0 && pa->path[0] == '/')
@@ -371,6 +417,16 @@ static void place(struct path_call *pc, int dirfd, uint64_t addr, unsigned arg)
 {
         pc->p[pc->n++] = (struct place_arg){
                 .dirfd = dirfd, .addr = addr, .arg = arg, .base = -1, .parent = -1};
+}
+
+int fs_unix_bind(struct supervisor *sup, struct call *call, int sock, const char *path)
+{
+        struct path_call pc = {
+                .op = OP_BIND, .tid = (pid_t)call->req->pid, .link_source = -1, .sock = sock};
+
+        place(&pc, AT_FDCWD, 0, 1);
+        snprintf(pc.p[0].path, sizeof(pc.p[0].path), "%s", path);
+        return run(sup, call, &pc);
 }
 
 /* unlink, unlinkat, rmdir, mkdir, mkdirat, mknod, mknodat, symlink, symlinkat, link, linkat,

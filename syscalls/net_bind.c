@@ -25,7 +25,10 @@
  */
 #include "syscalls/net.h"
 #include "supervisor/nlsock.h"
+#include "supervisor/sockmaker.h"
+#include "supervisor/sup.h"
 #include "supervisor/tmem.h"
+#include "syscalls/table.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -116,6 +119,57 @@ static void remember(struct supervisor *sup, const struct net_sock *s,
         netpol_own_add(&sup->net_own, s->proto, &a, wildcard(s, ss, len));
 }
 
+/*
+ * A unix socket: the address is copied once and the bind performed on our copy. A pathname
+ * is made in the view like mknod (fs_unix_bind); an abstract name is the sandbox's own only
+ * in its own network namespace (abstract names belong to the namespace of the socket), so
+ * elsewhere it is refused with EPERM, as connecting to one is: a name bound in the host's
+ * namespace could be one a host program connects to (an X display's, a D-Bus bus's), and
+ * would receive what it sends. An autobind (the family alone) gets a name the kernel picks.
+ * A bound socket is remembered as the sandbox's: its servers are reachable from inside
+ * (net_unix_owner.c).
+ */
+static void bind_unix(struct supervisor *sup, struct call *call, struct net_sock *s, uint64_t uaddr,
+                      int len)
+{
+        struct sockaddr_un a = {0};
+        struct bind_to to = {.sa = (struct sockaddr *)&a, .len = (socklen_t)len};
+        char path[sizeof(a.sun_path) + 1];
+        int r = 0, kind = 0;
+
+        if (len < (int)sizeof(sa_family_t) || len > (int)sizeof(a))
+                r = -EINVAL;
+        if (r == 0)
+                r = tmem_read((pid_t)call->req->pid, uaddr, &a, (size_t)len);
+        if (tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r == 0 && a.sun_family != AF_UNIX)
+                r = -EINVAL;
+        if (r == 0 && len > (int)sizeof(sa_family_t)) {
+                kind = net_unix_kind(&a, len, path);
+                r = kind < 0 ? kind : 0;
+        }
+        if (r < 0) {
+                call_fail(call, -r);
+                return;
+        }
+        trace_call_mem(call, 1, &a, (size_t)len);
+        if (len > (int)sizeof(sa_family_t) && kind == 0 && !sockmaker_inside(&sup->netns, s->fd)) {
+                trace_call_rule(call, "abstract unix names are shared with the host");
+                call_deny(sup, call, EPERM);
+                if (!sup->fopts.audit)
+                        return;
+        }
+        r = kind > 0 ? fs_unix_bind(sup, call, s->fd, path)
+                     : (int)net_as_program(sup, do_bind, s->fd, &to);
+        if (r == 0)
+                net_unix_remember(sup, s->fd);
+        if (r < 0)
+                call_fail(call, -r);
+        else
+                call_return(call, 0);
+}
+
 /* bind(fd, addr, addrlen) */
 int net_bind(struct supervisor *sup, struct call *call)
 {
@@ -126,6 +180,7 @@ int net_bind(struct supervisor *sup, struct call *call)
         struct bind_to to = {.sa = (struct sockaddr *)&ss, .len = (socklen_t)len};
         struct net_sock s;
         struct nlsock_id id;
+        bool inside;
         long r = net_sock_take(tid, (int)arg[0], &s);
 
         if (r >= 0 && net_nlview_is(sup, &s, &id)) {
@@ -133,12 +188,13 @@ int net_bind(struct supervisor *sup, struct call *call)
                 cleanup_closep(&s.fd);
                 return 0;
         }
+        if (r >= 0 && s.domain == AF_UNIX) {
+                bind_unix(sup, call, &s, arg[1], len);
+                cleanup_closep(&s.fd);
+                return 0;
+        }
         if (r >= 0 && s.domain != AF_INET && s.domain != AF_INET6) {
-                /* Nothing was read: see above. A unix socket is remembered as the
-                 * sandbox's, whatever the address: its servers are reachable from inside
-                 * (net_unix_owner.c). */
-                if (s.domain == AF_UNIX)
-                        net_unix_remember(sup, s.fd);
+                /* Nothing was read: see above. */
                 cleanup_closep(&s.fd);
                 call_continue(call);
                 return 0;
@@ -149,13 +205,16 @@ int net_bind(struct supervisor *sup, struct call *call)
                 r = tmem_read(tid, arg[1], &ss, (size_t)len);
         if (tmem_id_valid(sup->listener, call->req->id) < 0)
                 r = -ESRCH;
+        inside = r >= 0 && sockmaker_inside(&sup->netns, s.fd);
         if (r >= 0) {
                 trace_call_mem(call, 1, &ss, (size_t)len);
-                r = judge(sup, call, &s, &ss, (size_t)len);
+                /* In the sandbox's own network namespace any address binds as the kernel
+                 * lets it: there is nothing of the host's there (only lo). */
+                r = inside ? NET_ALLOWED : judge(sup, call, &s, &ss, (size_t)len);
         }
         if (r == NET_ALLOWED) {
                 r = net_as_program(sup, do_bind, s.fd, &to);
-                if (r == 0)
+                if (r == 0 && !inside)
                         remember(sup, &s, &ss, (size_t)len);
         }
         if (r < 0)

@@ -4,6 +4,7 @@
 #include "supervisor/creds.h"
 #include "supervisor/dns.h"
 #include "supervisor/places.h"
+#include "supervisor/sup.h"
 #include "supervisor/tfd.h"
 #include "supervisor/util.h"
 
@@ -11,6 +12,8 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -97,6 +100,7 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         struct netpol_addr a;
         struct netpol_names names;
         sa_family_t family = AF_UNSPEC;
+        bool inside;
         int r;
 
         if (len >= sizeof(family))
@@ -114,9 +118,21 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
          * match (an address never handed out matches only `*`, CIDR and address rules). */
         dns_names(sup, &a, &names);
         v = netpol_decide_named(&sup->cfg->net, &sup->net_own, s->proto, &a, &names);
+        /* In the sandbox's network namespace, loopback is the sandbox's own: allowed, and
+         * performed there, unless a rule names the address (then it means the host's, and
+         * an allow goes out through a socket of the host's; a deny wins as always). Any
+         * other allowed destination goes out through the host's namespace too. */
+        inside = sockmaker_inside(&sup->netns, s->fd);
+        if (inside && netpol_classify(&a) == NETPOL_LOOPBACK && v.reason != NETPOL_BY_ALLOW &&
+            v.reason != NETPOL_BY_DENY) {
+                v.allow = true;
+                v.reason = NETPOL_BY_NETNS;
+        }
         net_report(sup, call, what, &a, s->proto, &v);
-        if (v.allow && !(connection && v.reason != NETPOL_BY_OWN && over_limit(sup, call, &a)))
+        if (v.reason == NETPOL_BY_NETNS)
                 return NET_ALLOWED;
+        if (v.allow && !(connection && v.reason != NETPOL_BY_OWN && over_limit(sup, call, &a)))
+                return inside ? NET_VIA_HOST : NET_ALLOWED;
         /* EACCES, as Landlock answers a connect it refuses and as a broadcast without
          * SO_BROADCAST fails: a policy refusal, not a server that is down (ECONNREFUSED
          * would send clients into retries). */
@@ -124,7 +140,135 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         /* Audit mode: call_deny reported and counted it and answered CONTINUE; the call is
          * performed here instead, on our copy like an allowed one (its answer replaces the
          * CONTINUE), so that nothing is re-read from the program's memory. */
-        return sup->fopts.audit ? NET_ALLOWED : NET_ANSWERED;
+        if (!sup->fopts.audit)
+                return NET_ANSWERED;
+        return inside && netpol_classify(&a) != NETPOL_LOOPBACK ? NET_VIA_HOST : NET_ALLOWED;
+}
+
+/* A socket option copied to the host's twin (net_host_twin) when it differs from the twin's
+ * default. */
+struct twin_opt {
+        int level, name;
+};
+
+static const struct twin_opt twin_opts[] = {
+        {SOL_SOCKET, SO_REUSEADDR},
+        {SOL_SOCKET, SO_KEEPALIVE},
+        {SOL_SOCKET, SO_BROADCAST},
+        {SOL_SOCKET, SO_LINGER},
+        {SOL_SOCKET, SO_OOBINLINE},
+        {SOL_SOCKET, SO_RCVTIMEO_NEW},
+        {SOL_SOCKET, SO_SNDTIMEO_NEW},
+        {SOL_SOCKET, SO_PRIORITY},
+        {SOL_SOCKET, SO_RCVLOWAT},
+        {SOL_SOCKET, SO_TIMESTAMP_NEW},
+        {SOL_SOCKET, SO_PASSCRED},
+        {IPPROTO_TCP, TCP_NODELAY},
+        {IPPROTO_TCP, TCP_MAXSEG},
+        {IPPROTO_TCP, TCP_KEEPIDLE},
+        {IPPROTO_TCP, TCP_KEEPINTVL},
+        {IPPROTO_TCP, TCP_KEEPCNT},
+        {IPPROTO_TCP, TCP_SYNCNT},
+        {IPPROTO_TCP, TCP_USER_TIMEOUT},
+        {IPPROTO_TCP, TCP_NOTSENT_LOWAT},
+        {IPPROTO_TCP, TCP_FASTOPEN_CONNECT},
+        {IPPROTO_TCP, TCP_CONGESTION},
+        {IPPROTO_TCP, TCP_QUICKACK},
+        {IPPROTO_IP, IP_TOS},
+        {IPPROTO_IP, IP_TTL},
+        {IPPROTO_IP, IP_RECVERR},
+        {IPPROTO_IP, IP_PKTINFO},
+        {IPPROTO_IP, IP_RECVTOS},
+        {IPPROTO_IP, IP_RECVTTL},
+        {IPPROTO_IP, IP_MTU_DISCOVER},
+        {IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT},
+        {IPPROTO_IP, IP_MULTICAST_TTL},
+        {IPPROTO_IP, IP_MULTICAST_LOOP},
+        {IPPROTO_IPV6, IPV6_V6ONLY},
+        {IPPROTO_IPV6, IPV6_TCLASS},
+        {IPPROTO_IPV6, IPV6_UNICAST_HOPS},
+        {IPPROTO_IPV6, IPV6_RECVERR},
+        {IPPROTO_IPV6, IPV6_RECVPKTINFO},
+        {IPPROTO_IPV6, IPV6_MTU_DISCOVER},
+        {IPPROTO_IPV6, IPV6_MULTICAST_HOPS},
+        {IPPROTO_IPV6, IPV6_MULTICAST_LOOP},
+};
+
+bool net_caller_cloexec(pid_t tid, int fd)
+{
+        char path[64];
+        long flags;
+
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
+        flags = fs_proc_field(path, "\nflags:", 8);
+        return flags > 0 && (flags & O_CLOEXEC);
+}
+
+/* The buffer sizes of a socket the sandbox's namespace makes of this kind, before anything
+ * set them: a size that differs was set by the program, and is copied (the namespace's
+ * defaults need not be the host's: tcp_wmem is per namespace). */
+static int inside_default(struct supervisor *sup, const struct net_sock *s, int name)
+{
+        static _Atomic int cache[2][2][2]; /* [v6][dgram][rcv], 0: not known yet */
+        _Atomic int *c = &cache[s->domain == AF_INET6][s->type == SOCK_DGRAM][name == SO_RCVBUF];
+        int v = atomic_load(c), fd;
+        socklen_t n = sizeof(v);
+
+        if (v)
+                return v;
+        fd = sockmaker_socket(&sup->netns, s->domain, s->type, s->protocol);
+        if (fd < 0)
+                return -1;
+        if (getsockopt(fd, SOL_SOCKET, name, &v, &n) < 0)
+                v = -1;
+        close(fd);
+        if (v > 0)
+                atomic_store(c, v);
+        return v;
+}
+
+int net_host_twin(struct supervisor *sup, const struct net_sock *s)
+{
+        int fd = socket(s->domain, s->type | SOCK_CLOEXEC, s->protocol), fl;
+
+        if (fd < 0)
+                return -errno;
+        fl = fcntl(s->fd, F_GETFL);
+        if (fl >= 0)
+                fcntl(fd, F_SETFL, fl & (O_NONBLOCK | O_ASYNC));
+        for (size_t i = 0; i < sizeof(twin_opts) / sizeof(*twin_opts); i++) {
+                const struct twin_opt *o = &twin_opts[i];
+                char have[64], dflt[64];
+                socklen_t n = sizeof(have), m = sizeof(dflt);
+
+                if (getsockopt(s->fd, o->level, o->name, have, &n) < 0 ||
+                    getsockopt(fd, o->level, o->name, dflt, &m) < 0 ||
+                    (n == m && memcmp(have, dflt, n) == 0))
+                        continue;
+                (void)setsockopt(fd, o->level, o->name, have, n);
+        }
+        for (int i = 0; i < 2; i++) {
+                int name = i ? SO_RCVBUF : SO_SNDBUF, v;
+                socklen_t n = sizeof(v);
+
+                if (getsockopt(s->fd, SOL_SOCKET, name, &v, &n) == 0 &&
+                    v != inside_default(sup, s, name)) {
+                        v /= 2; /* the kernel doubles what it is given */
+                        (void)setsockopt(fd, SOL_SOCKET, name, &v, sizeof(v));
+                }
+        }
+        return fd;
+}
+
+int net_swap_to_host(struct supervisor *sup, struct call *call, struct net_sock *s, int twin)
+{
+        int fd = (int)call->req->data.args[0];
+        int r = call_replace_fd(sup, call, twin, fd, net_caller_cloexec((pid_t)call->req->pid, fd));
+        if (r < 0)
+                return r;
+        close(s->fd);
+        s->fd = twin;
+        return 0;
 }
 
 int net_unix_kind(const void *addr, int len, char *path)

@@ -56,6 +56,7 @@
 #include "supervisor/creds.h"
 #include "supervisor/sup.h"
 #include "supervisor/net/netpol.h"
+#include "supervisor/sockmaker.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
@@ -88,17 +89,6 @@ static long do_connect(int sock, void *arg)
         const struct connect_to *to = arg;
 
         return connect(sock, to->sa, to->len) < 0 ? -errno : 0;
-}
-
-/* Whether fd `fd` of thread `tid` is close-on-exec (its fdinfo's flags). */
-static bool caller_cloexec(pid_t tid, int fd)
-{
-        char path[64];
-        long flags;
-
-        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
-        flags = fs_proc_field(path, "\nflags:", 8);
-        return flags > 0 && (flags & O_CLOEXEC);
 }
 
 /*
@@ -138,7 +128,7 @@ static long connect_fresh(struct supervisor *sup, struct call *call, const struc
                 r = -EACCES;
         if (r == 0)
                 r = call_replace_fd(sup, call, fd, (int)call->req->data.args[0],
-                                    caller_cloexec(tid, (int)call->req->data.args[0]));
+                                    net_caller_cloexec(tid, (int)call->req->data.args[0]));
         close(fd);
         return r;
 }
@@ -233,9 +223,40 @@ static void connect_path(struct supervisor *sup, struct call *call, struct conne
         close(d.target);
 }
 
+/*
+ * Out of the sandbox's network namespace (NET_VIA_HOST): a twin of the program's socket, made
+ * in the host's namespace, is connected to the copy and, once the connect succeeded or is in
+ * progress (a non-blocking socket: the program polls the twin and reads its SO_ERROR), takes
+ * the program's fd number. A connect that fails leaves the program's socket as it was.
+ */
+static void connect_via_host(struct supervisor *sup, struct call *call, struct net_sock *s,
+                             const void *sa, socklen_t len)
+{
+        int twin = net_host_twin(sup, s);
+        long r;
+
+        if (twin < 0) {
+                call_fail(call, -twin);
+                return;
+        }
+        r = connect(twin, sa, len) < 0 ? -errno : 0;
+        if (r == 0 || r == -EINPROGRESS) {
+                int e = net_swap_to_host(sup, call, s, twin);
+
+                if (e < 0) {
+                        close(twin);
+                        r = e;
+                }
+        } else {
+                close(twin);
+        }
+        if (r < 0)
+                call_fail(call, (int)-r);
+}
+
 /* Decide on the copy and act on it. `base` is the caller's cwd for a relative path. */
 static void decide(struct supervisor *sup, struct call *call, struct connect_call *c,
-                   const struct net_sock *s, int base, int kind)
+                   struct net_sock *s, int base, int kind)
 {
         struct nlsock_id id;
         int r;
@@ -249,9 +270,23 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                         call_fail(call, -kind);
                         return;
                 }
-                if (kind == 0) {
+                if (kind == 0 && !sockmaker_inside(&sup->netns, s->fd)) {
                         trace_call_rule(call, "abstract unix sockets are closed");
                         call_deny(sup, call, EPERM);
+                        return;
+                }
+                if (kind == 0) {
+                        /* The socket is in the sandbox's own namespace, where only the
+                         * sandbox binds names: connected as it is (a fresh socket of ours
+                         * would look the name up in the host's). */
+                        struct connect_to to = {.sa = (struct sockaddr *)&c->addr,
+                                                .len = (socklen_t)c->len};
+                        long e = net_as_program(sup, do_connect, s->fd, &to);
+
+                        if (e < 0)
+                                call_fail(call, (int)-e);
+                        else
+                                call_return(call, 0);
                         return;
                 }
                 connect_path(sup, call, c, s, base);
@@ -266,6 +301,8 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                         r = NET_ALLOWED;
                 if (r < 0)
                         call_fail(call, -r);
+                if (r == NET_VIA_HOST)
+                        connect_via_host(sup, call, s, &c->addr, (socklen_t)c->len);
                 if (r != NET_ALLOWED)
                         return;
         }

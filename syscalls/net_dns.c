@@ -25,6 +25,7 @@
 #include "syscalls/net.h"
 #include "supervisor/dns.h"
 #include "supervisor/sup.h"
+#include "supervisor/sockmaker.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
@@ -79,7 +80,11 @@ int net_dns_redirect(struct supervisor *sup, struct call *call, const struct net
         ns_addr(&ns);
         if (memcmp(a.a, ns.a, 16) != 0)
                 return NET_DNS_NO;
-        if (a.port != DNS_PORT || s->proto == NETPOL_OTHER) {
+        /* With a network namespace of the sandbox's own the server listens there: a socket
+         * of the host's (one the sandbox was handed, or a twin, net.h) would reach whoever
+         * took that port on the host's loopback. */
+        if (a.port != DNS_PORT || s->proto == NETPOL_OTHER ||
+            (sup->netns.cookie && !sockmaker_inside(&sup->netns, s->fd))) {
                 trace_call_rule(call, "net: the supervisor's nameserver is for DNS only");
                 call_deny(sup, call, EACCES);
                 /* Audit mode: reported, then performed on our copy as it is. */

@@ -36,6 +36,8 @@
  * unless the program asked for it too, sends SIGPIPE to the calling thread itself.
  */
 #include "syscalls/net.h"
+#include "supervisor/sockmaker.h"
+#include "supervisor/sup.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
@@ -281,6 +283,8 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
         kind = net_unix_kind(&m->name, m->namelen, path);
         if (kind < 0)
                 return kind;
+        if (kind == 0 && sockmaker_inside(&sup->netns, s->fd))
+                return NET_ALLOWED; /* the sandbox's own namespace: its own names only */
         if (kind == 0) {
                 trace_call_rule(call, "abstract unix sockets are closed");
                 call_deny(sup, call, EPERM);
@@ -330,7 +334,7 @@ static void sigpipe_caller(struct supervisor *sup, struct call *call)
 
 /* Judge and send one copied message. Returns the result for the call (bytes sent or
  * -errno), and *answered when the judgement answered it (a denial). */
-static long send_one(struct supervisor *sup, struct call *call, const struct net_sock *s,
+static long send_one(struct supervisor *sup, struct call *call, struct net_sock *s,
                      struct out_msg *m, int flags, const char *what, bool *answered)
 {
         struct send_args a = {.m = m, .flags = flags};
@@ -343,6 +347,18 @@ static long send_one(struct supervisor *sup, struct call *call, const struct net
                                        m->len, flags);
         r = judge(sup, call, s, m, flags, what);
         *answered = r == NET_ANSWERED;
+        if (r == NET_VIA_HOST) {
+                /* Out of the sandbox's network namespace: from now on the program's socket
+                 * is a twin of the host's (net.h), and this message and the next go from it. */
+                int twin = net_host_twin(sup, s);
+
+                r = twin < 0 ? twin : net_swap_to_host(sup, call, s, twin);
+                if (r < 0) {
+                        if (twin >= 0)
+                                close(twin);
+                        return r;
+                }
+        }
         if (r != NET_ALLOWED)
                 return r < 0 ? r : 0;
         r = net_needs_identity(s, m->controllen) ? net_as_program(sup, do_send, s->fd, &a)

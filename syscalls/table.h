@@ -60,6 +60,10 @@ struct syscall_row {
 /* The handlers named in syscalls.def. */
 int fs_open(struct supervisor *sup, struct call *call);
 int fs_path(struct supervisor *sup, struct call *call);
+/* bind(2) of unix socket `sock` (our copy) to the pathname `path` (our copy), emulated like
+ * mknod in fs_path: the directory found in the view, the bind performed there as the
+ * program. Returns 0 or -errno. (syscalls/net_bind.c) */
+int fs_unix_bind(struct supervisor *sup, struct call *call, int sock, const char *path);
 int fs_dir(struct supervisor *sup, struct call *call);
 int fs_look(struct supervisor *sup, struct call *call);
 /* /dev/pts/N becomes the sandbox's to open by name (its own terminal, one it made). */

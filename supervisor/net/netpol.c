@@ -547,6 +547,9 @@ void netpol_verdict_str(const struct netpol_verdict *v, char *buf, size_t size)
         case NETPOL_BY_OWN:
                 snprintf(buf, size, "allowed: a loopback port the sandbox bound");
                 return;
+        case NETPOL_BY_NETNS:
+                snprintf(buf, size, "allowed: the sandbox's own loopback (its network namespace)");
+                return;
         case NETPOL_BY_DENY:
                 snprintf(buf, size, "denied by deny rule `%s`", v->rule->spec);
                 return;
@@ -571,6 +574,8 @@ const char *netpol_verdict_rule(const struct netpol_verdict *v)
                 return "net: allow rule";
         case NETPOL_BY_OWN:
                 return "net: the sandbox's own loopback port";
+        case NETPOL_BY_NETNS:
+                return "net: the sandbox's own loopback (network namespace)";
         case NETPOL_BY_DENY:
                 return "net: deny rule";
         case NETPOL_BY_SPECIAL:

@@ -103,12 +103,22 @@ struct netpol_static {
         struct netpol_addr addr;
 };
 
+/* --publish [HOST_PORT:]PORT: the host's 127.0.0.1:host forwarded to the sandbox's
+ * 127.0.0.1:sandbox (TCP; supervisor/publish.h). */
+struct netpol_publish {
+        uint16_t host, sandbox;
+};
+
+#define NETPOL_PUBLISH_MAX 16
+
 struct netpol {
         enum netpol_mode mode;
         struct netpol_rule *rules;
         size_t n;
         struct netpol_static *statics;
         size_t n_statics;
+        struct netpol_publish publish[NETPOL_PUBLISH_MAX];
+        size_t n_publish;
 };
 
 /* Why a destination was allowed or denied. */
@@ -116,6 +126,7 @@ enum netpol_reason {
         NETPOL_BY_HOST_MODE, /* allowed: --net host */
         NETPOL_BY_ALLOW,     /* allowed by `rule` */
         NETPOL_BY_OWN,       /* allowed: a loopback port the sandbox bound */
+        NETPOL_BY_NETNS,     /* allowed: loopback in the sandbox's own network namespace */
         NETPOL_BY_DENY,      /* denied by `rule` */
         NETPOL_BY_SPECIAL,   /* denied: a special range no rule names */
         NETPOL_BY_DEFAULT,   /* denied: no rule allows it */
@@ -200,6 +211,10 @@ bool netpol_name_match(const char *pattern, const char *name);
 int netpol_add_static(struct netpol *p, const char *spec, char *err, size_t errlen);
 int netpol_add_static_parts(struct netpol *p, const char *name, const char *ip, char *err,
                             size_t errlen);
+
+/* Add `spec` "[HOST_PORT:]PORT" (--publish, network.publish): ports 1-65535, each host port
+ * once, at most NETPOL_PUBLISH_MAX. Returns 0 or -EINVAL with what is wrong in err. */
+int netpol_add_publish(struct netpol *p, const char *spec, char *err, size_t errlen);
 
 /* What the supervisor's DNS does with a query for `name` (lower case, no trailing dot). */
 enum netpol_dns_answer {

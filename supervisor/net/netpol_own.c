@@ -15,6 +15,8 @@
 #include "supervisor/net/netpol.h"
 #include "supervisor/util.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 void netpol_own_init(struct netpol_own *o)
@@ -70,4 +72,43 @@ bool netpol_own_has(struct netpol_own *o, unsigned proto, const struct netpol_ad
                                      : memcmp(o->v[i].a, a->a, sizeof(a->a)) == 0);
         pthread_mutex_unlock(&o->lock);
         return found;
+}
+
+/* A port number, 1-65535, in decimal: 0 or -1. */
+static long port_of(const char *s, size_t len)
+{
+        long v = 0;
+
+        if (len == 0 || len > 5)
+                return -1;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -1;
+                v = v * 10 + (s[i] - '0');
+        }
+        return v >= 1 && v <= 65535 ? v : -1;
+}
+
+int netpol_add_publish(struct netpol *p, const char *spec, char *err, size_t errlen)
+{
+        const char *colon = strchr(spec, ':');
+        long host = port_of(spec, colon ? (size_t)(colon - spec) : strlen(spec));
+        long inside = colon ? port_of(colon + 1, strlen(colon + 1)) : host;
+
+        if (host < 0 || inside < 0) {
+                snprintf(err, errlen, "not [HOST_PORT:]PORT with ports 1-65535");
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < p->n_publish; i++)
+                if (p->publish[i].host == host) {
+                        snprintf(err, errlen, "host port %ld is published already", host);
+                        return -EINVAL;
+                }
+        if (p->n_publish >= NETPOL_PUBLISH_MAX) {
+                snprintf(err, errlen, "at most %d published ports", NETPOL_PUBLISH_MAX);
+                return -EINVAL;
+        }
+        p->publish[p->n_publish].host = (uint16_t)host;
+        p->publish[p->n_publish++].sandbox = (uint16_t)inside;
+        return 0;
 }

@@ -387,10 +387,9 @@ static const struct pkey dns_keys[] = {
 static const struct ptable dns_table = {dns_keys, ARRAY_SIZE(dns_keys)};
 
 static const struct pkey net_keys[] = {
-        {"default", net_default, NULL, NULL},
-        {"allow", net_rules, NULL, NULL},
-        {"deny", net_rules, NULL, NULL},
-        {"dns", key_section, NULL, &dns_table},
+        {"default", net_default, NULL, NULL},   {"allow", net_rules, NULL, NULL},
+        {"deny", net_rules, NULL, NULL},        {"dns", key_section, NULL, &dns_table},
+        {"publish", key_each, "publish", NULL},
 };
 
 /* ---- the tables ------------------------------------------------------------------------- */

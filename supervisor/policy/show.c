@@ -240,6 +240,18 @@ static void show_network(struct emit *m, const struct netpol *net)
         }
         if (net->n_statics)
                 show_dns(m, net);
+        if (net->n_publish) {
+                text(m, "publish", YAML_PLAIN_SCALAR_STYLE);
+                start(m, false, true);
+                for (size_t i = 0; i < net->n_publish; i++) {
+                        char spec[16];
+
+                        snprintf(spec, sizeof(spec), "%u:%u", net->publish[i].host,
+                                 net->publish[i].sandbox);
+                        text(m, spec, YAML_SINGLE_QUOTED_SCALAR_STYLE);
+                }
+                end(m, false);
+        }
         end(m, true);
 }
 

@@ -51,6 +51,11 @@ int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs
                 tail = "";
         if (len == 4 && strncmp(first, "self", 4) == 0) {
                 n = snprintf(out->host, sizeof(out->host), "/proc/%d%s", (int)ctx->tgid, tail);
+        } else if (len == 3 && strncmp(first, "net", 3) == 0 && *tail) {
+                /* /proc/net is the link "self/net": what lies beneath is the caller's
+                 * network namespace's (its own, shim/netns.h), not the supervisor's. The
+                 * link itself stays as it is. */
+                n = snprintf(out->host, sizeof(out->host), "/proc/%d/net%s", (int)ctx->tgid, tail);
         } else if (len == 11 && strncmp(first, "thread-self", 11) == 0) {
                 n = snprintf(out->host, sizeof(out->host), "/proc/%d/task/%d%s", (int)ctx->tgid,
                              (int)ctx->tid, tail);

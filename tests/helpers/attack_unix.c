@@ -8,6 +8,13 @@
  *                                       ... while the main thread connects to LINK N times
  *   attack_unix race-buf A B N          a thread rewrites the sockaddr's sun_path between A
  *                                       and B while the main thread connects with it N times
+ *   attack_unix bind PATH               bind a stream socket to PATH: "bound:NAME" (what
+ *                                       getsockname says) or "err:ERRNO-NAME"
+ *   attack_unix bind-abstract NAME      the same with "\0NAME"; "bound" stays listening for
+ *                                       2 s (a host client may try it meanwhile)
+ *   attack_unix race-bind A B N         a thread rewrites the sockaddr between A and B while
+ *                                       the main thread binds fresh sockets with it N times,
+ *                                       removing A after each bind: "bound-a=X other=Y"
  *   attack_unix inet PORT               blocking TCP connect to 127.0.0.1:PORT, read
  *   attack_unix inet-nb PORT            the same, non-blocking: EINPROGRESS, poll, SO_ERROR
  *
@@ -204,6 +211,55 @@ static int inet(int port, bool nonblocking)
         return 0;
 }
 
+/* ---- bind ---------------------------------------------------------------------------- */
+
+static int bind_un(const char *path, bool abstract, bool linger)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX}, got;
+        socklen_t len = sizeof(got);
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        strncpy(sa.sun_path + abstract, path, sizeof(sa.sun_path) - 2);
+        if (bind(s, (struct sockaddr *)&sa,
+                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + abstract + strlen(path))) <
+                    0 ||
+            getsockname(s, (struct sockaddr *)&got, &len) < 0) {
+                printf("err:%s\n", strerrorname_np(errno));
+                return 0;
+        }
+        printf("bound:%s\n", got.sun_path + abstract);
+        if (linger && listen(s, 4) == 0)
+                sleep(2);
+        close(s);
+        return 0;
+}
+
+static int race_bind(const char *a, const char *b, int n)
+{
+        int bound_a = 0, other = 0;
+        pthread_t t;
+
+        strncpy(path_a, a, sizeof(path_a) - 1);
+        strncpy(path_b, b, sizeof(path_b) - 1);
+        memcpy(shared.sun_path, path_a, sizeof(path_a));
+        pthread_create(&t, NULL, flip_buf, NULL);
+        for (int i = 0; i < n; i++) {
+                int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+                if (bind(s, (struct sockaddr *)&shared, sizeof(shared)) == 0) {
+                        if (unlink(a) == 0)
+                                bound_a++;
+                        else
+                                other++;
+                }
+                close(s);
+        }
+        atomic_store(&stop, true);
+        pthread_join(t, NULL);
+        printf("bound-a=%d other=%d\n", bound_a, other);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         char buf[256];
@@ -223,6 +279,12 @@ int main(int argc, char **argv)
                 return race_link(argv[2], argv[3], argv[4], atoi(argv[5]));
         if (argc == 5 && strcmp(argv[1], "race-buf") == 0)
                 return race_buf(argv[2], argv[3], atoi(argv[4]));
+        if (argc == 3 && strcmp(argv[1], "bind") == 0)
+                return bind_un(argv[2], false, false);
+        if (argc == 3 && strcmp(argv[1], "bind-abstract") == 0)
+                return bind_un(argv[2], true, true);
+        if (argc == 5 && strcmp(argv[1], "race-bind") == 0)
+                return race_bind(argv[2], argv[3], atoi(argv[4]));
         if (argc == 3 && strcmp(argv[1], "inet") == 0)
                 return inet(atoi(argv[2]), false);
         if (argc == 3 && strcmp(argv[1], "inet-nb") == 0)

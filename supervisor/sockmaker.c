@@ -1,0 +1,180 @@
+/* The socket maker (sockmaker.h). */
+#include "supervisor/sockmaker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+struct request {
+        int domain, type, protocol;
+};
+
+static uint64_t cookie_of(int fd)
+{
+        uint64_t c = 0;
+        socklen_t len = sizeof(c);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len) < 0 || len != sizeof(c))
+                return 0;
+        return c;
+}
+
+bool sockmaker_supported(void)
+{
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        bool ok = fd >= 0 && cookie_of(fd) != 0;
+
+        if (fd >= 0)
+                close(fd);
+        return ok;
+}
+
+/* Send the answer: `err` (0 or an errno) and, when 0, the socket. */
+static void answer(int chan, int err, int fd)
+{
+        char control[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+        struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1};
+        struct cmsghdr *c;
+
+        if (err == 0) {
+                memset(control, 0, sizeof(control));
+                h.msg_control = control;
+                h.msg_controllen = sizeof(control);
+                c = CMSG_FIRSTHDR(&h);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        (void)sendmsg(chan, &h, MSG_NOSIGNAL);
+}
+
+/* The maker's life: system calls only (we forked a process that may have threads later;
+ * nothing here takes a lock of libc's). */
+static _Noreturn void serve(int chan)
+{
+        struct request q;
+
+        for (;;) {
+                ssize_t n = recv(chan, &q, sizeof(q), 0);
+                int fd;
+
+                if (n == 0 || (n < 0 && errno != EINTR))
+                        _exit(0);
+                if (n != sizeof(q))
+                        continue;
+                fd = socket(q.domain, q.type | SOCK_CLOEXEC, q.protocol);
+                answer(chan, fd < 0 ? errno : 0, fd);
+                if (fd >= 0)
+                        close(fd);
+        }
+}
+
+int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, const char **step)
+{
+        int sv[2], fd;
+        pid_t parent = getpid();
+
+        m->chan = -1;
+        m->cookie = 0;
+        pthread_mutex_init(&m->lock, NULL);
+        *step = "socketpair for the socket maker";
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        m->pid = fork();
+        if (m->pid == 0) {
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(1);
+                prctl(PR_SET_DUMPABLE, 0);
+                prctl(PR_SET_NAME, "stockade-net");
+                if ((user_fd >= 0 && setns(user_fd, CLONE_NEWUSER) < 0) ||
+                    setns(net_fd, CLONE_NEWNET) < 0)
+                        _exit(1);
+                /* Nothing of the supervisor's but our end: fd 3. */
+                if (dup2(sv[1], 3) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                        _exit(1);
+                fd = open("/dev/null", O_RDWR);
+                if (fd >= 0) {
+                        dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+                        if (fd > 3)
+                                close(fd);
+                }
+                serve(3);
+        }
+        close(sv[1]);
+        if (m->pid < 0) {
+                close(sv[0]);
+                *step = "fork the socket maker";
+                return -errno;
+        }
+        m->chan = sv[0];
+        /* Which namespace is the sandbox's: that of a socket the maker made. */
+        *step = "the socket maker's first socket";
+        fd = sockmaker_socket(m, AF_UNIX, SOCK_DGRAM, 0);
+        if (fd < 0)
+                return fd;
+        m->cookie = cookie_of(fd);
+        close(fd);
+        return m->cookie ? 0 : -EOPNOTSUPP;
+}
+
+int sockmaker_socket(struct sockmaker *m, int domain, int type, int protocol)
+{
+        struct request q = {.domain = domain, .type = type, .protocol = protocol};
+        char control[CMSG_SPACE(sizeof(int))];
+        int err = EIO, fd = -1;
+        struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+        struct msghdr h = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = control,
+                           .msg_controllen = sizeof(control)};
+        struct cmsghdr *c;
+        ssize_t n;
+
+        if (m->chan < 0)
+                return -ENOTSUP;
+        pthread_mutex_lock(&m->lock);
+        if (send(m->chan, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q)) {
+                pthread_mutex_unlock(&m->lock);
+                return -EIO;
+        }
+        do
+                n = recvmsg(m->chan, &h, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        pthread_mutex_unlock(&m->lock);
+        if (n != sizeof(err))
+                return -EIO;
+        c = CMSG_FIRSTHDR(&h);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (err != 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -err;
+        }
+        return fd >= 0 ? fd : -EIO;
+}
+
+bool sockmaker_inside(const struct sockmaker *m, int fd)
+{
+        return m->cookie != 0 && cookie_of(fd) == m->cookie;
+}
+
+void sockmaker_stop(struct sockmaker *m)
+{
+        if (m->chan >= 0)
+                close(m->chan);
+        m->chan = -1;
+}
