@@ -433,7 +433,10 @@ static void spellings(void **state)
 }
 
 /* UDP: sendto, sendmsg and sendmmsg with a destination; each datagram judged. In a network
- * namespace a datagram to a port no rule names is sent, into the sandbox's own loopback. */
+ * namespace a datagram to a port no rule names is sent, into the sandbox's own loopback;
+ * but a socket that sent to an allowed destination has become a socket of the host's
+ * namespace (its "twin", README), where such a datagram would reach the host: the second
+ * datagram of a sendmmsg after an allowed one is refused, and the call ends with one. */
 static void udp(void **state)
 {
         struct run_result r;
@@ -446,7 +449,7 @@ static void udp(void **state)
             "$A udp-mmsg 127.0.0.1 $UBAD $UOK; $A udp ::ffff:127.0.0.1 $UBAD; "
             "$A udp 0.0.0.0 $UBAD; $A udp ::127.0.0.1 $UBAD",
             &r);
-        expect(&r, netns ? "sent:8\nsent:8\nsent:8\nsent:8\nsent:2 len:8,8\nsent:2 len:8,8\n"
+        expect(&r, netns ? "sent:8\nsent:8\nsent:8\nsent:8\nsent:1 len:8,0\nsent:2 len:8,8\n"
                            "sent:8\nsent:8\nsent:8|err:ENETUNREACH\n"
                          : "sent:8\nerr:EACCES\nsent:8\nerr:EACCES\nsent:1 len:8,0\nerr:EACCES\n"
                            "err:EACCES\nerr:EACCES\nerr:EACCES\n");
@@ -541,7 +544,8 @@ static void unix_datagram(void **state)
 /* bind: loopback and wildcard addresses are allowed; another address only by a rule. The
  * address tried is 192.0.2.1 (TEST-NET-1, on no interface here): natively EADDRNOTAVAIL,
  * refused by the policy before the kernel sees it, so that nothing is ever bound on a real
- * interface of this host even when the test fails. */
+ * interface of this host even when the test fails. In a network namespace the bind is the
+ * namespace's, which has lo alone: the kernel's EADDRNOTAVAIL, rule or not. */
 static void bind_policy(void **state)
 {
         const char *v[] = {"--allow-net", "192.0.2.1", NULL};
@@ -549,7 +553,8 @@ static void bind_policy(void **state)
 
         (void)state;
         run(NULL, false, "$A bind 127.0.0.1; $A bind 0.0.0.0; $A bind 192.0.2.1", &r);
-        expect(&r, "bound\nbound\nerr:EACCES\n");
+        expect(&r, netns ? "bound\nbound\nerr:Cannot assign requested address\n"
+                         : "bound\nbound\nerr:EACCES\n");
         runner_free(&r);
         run(v, false, "$A bind 192.0.2.1", &r);
         expect(&r, "err:Cannot assign requested address\n");

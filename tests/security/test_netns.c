@@ -438,20 +438,24 @@ static void host_port_free_inside(void **state)
         expect(&r, "err:Address already in use\n");
         runner_free(&r);
 
+        /* One run each: a server's closed connection stays in TIME_WAIT on the port, and
+         * the next bind there would fail with EADDRINUSE in any namespace. */
         run(NULL,
-            "$A server 127.0.0.1 $T; $A server 0.0.0.0 $T; $A tcp 127.0.0.1 $T; "
-            "$A tcp-nb 127.0.0.1 $T; $A tcp 0.0.0.0 $T; $A tcp ::ffff:127.0.0.1 $T",
+            "$A server 127.0.0.1 $T; $A tcp 127.0.0.1 $T; $A tcp-nb 127.0.0.1 $T; "
+            "$A tcp 0.0.0.0 $T; $A tcp ::ffff:127.0.0.1 $T",
             &r);
-        expect(&r, "inside:pong\ninside:pong\nerr:ECONNREFUSED\ninprogress\nerr:ECONNREFUSED\n"
+        expect(&r, "inside:pong\nerr:ECONNREFUSED\ninprogress\nerr:ECONNREFUSED\n"
                    "err:ECONNREFUSED\nerr:ECONNREFUSED\n");
-        assert_int_equal(atomic_load(&lsns[L_TCP].got), 0);
         runner_free(&r);
-        if (!have_v6)
-                return;
-        run(NULL, "$A server :: $T; $A tcp ::1 $T", &r);
-        expect(&r, "inside:pong\nerr:ECONNREFUSED\n");
-        assert_int_equal(atomic_load(&lsns[L_TCP].got), 0);
+        run(NULL, "$A server 0.0.0.0 $T", &r);
+        expect(&r, "inside:pong\n");
         runner_free(&r);
+        if (have_v6) {
+                run(NULL, "$A server :: $T; $A tcp ::1 $T", &r);
+                expect(&r, "inside:pong\nerr:ECONNREFUSED\n");
+                runner_free(&r);
+        }
+        assert_int_equal(atomic_load(&lsns[L_TCP].got), 0);
 }
 
 /* A rule naming the host's loopback port reaches the host's listener, blocking or not
