@@ -31,6 +31,10 @@
  *                           listen, write the port to DIR/ready; each client is sent
  *                           "SANDBOX\n" and its first line printed ("recv:LINE"); when
  *                           DIR/done appears (60 s at most), "served:N"
+ *   reuse-serve ADDR PORT BIND DIR
+ *                           connect to ADDR:PORT ("connected"; in a namespace, through the
+ *                           host's twin socket), disconnect (connect AF_UNSPEC), bind BIND:0
+ *                           ("-": no bind, listen picks a port) and serve as `serve` does
  *   abstract-connect NAME   connect to the abstract unix name @NAME (stream), read the reply
  *   abstract-dgram NAME     sendto the abstract unix name @NAME (datagram)
  *   abstract-serve NAME DIR as serve, on the abstract name @NAME
@@ -450,6 +454,29 @@ static int serve(const char *host, int port, const char *dir)
         return serve_until_done(l, ntohs(((struct sockaddr_in *)&ss)->sin_port), dir);
 }
 
+static int reuse_serve(const char *host, int port, const char *bind_host, const char *dir)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+        int s = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (connect(s, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        printf("connected\n");
+        if (connect(s, &unspec, sizeof(unspec)) < 0)
+                return err(errno);
+        if (strcmp(bind_host, "-") != 0) {
+                len = make_addr(bind_host, 0, &ss);
+                if (bind(s, (struct sockaddr *)&ss, len) < 0)
+                        return err(errno);
+        }
+        len = sizeof(ss);
+        if (listen(s, 8) < 0 || getsockname(s, (struct sockaddr *)&ss, &len) < 0)
+                return err(errno);
+        return serve_until_done(s, ntohs(((struct sockaddr_in *)&ss)->sin_port), dir);
+}
+
 static int abstract_serve(const char *name, const char *dir)
 {
         struct sockaddr_un sa;
@@ -566,6 +593,8 @@ int main(int argc, char **argv)
                 return server(argv[2], argc == 4 ? atoi(argv[3]) : 0);
         if (argc == 5 && strcmp(argv[1], "serve") == 0)
                 return serve(argv[2], atoi(argv[3]), argv[4]);
+        if (argc == 6 && strcmp(argv[1], "reuse-serve") == 0)
+                return reuse_serve(argv[2], atoi(argv[3]), argv[4], argv[5]);
         if (argc == 3 && strcmp(argv[1], "abstract-connect") == 0)
                 return abstract_connect(argv[2], SOCK_STREAM);
         if (argc == 3 && strcmp(argv[1], "abstract-dgram") == 0)

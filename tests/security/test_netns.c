@@ -315,8 +315,9 @@ static void bg_cleanup(void)
 }
 
 /* Start stockade run OPTS -- sh -c SCRIPT, whose server announces itself in $W/ready; returns
- * the port it holds (0 for an abstract name) or fails with what the run printed. */
-static int bg_start(const char *const opts[], const char *script)
+ * the port it holds (0 for an abstract name). If the run ends first: -1 where `may_end`,
+ * else the test fails with what the run printed. */
+static int bg_start_or_end(const char *const opts[], const char *script, bool may_end)
 {
         char ready[160], done[160];
         int port = -1;
@@ -345,9 +346,16 @@ static int bg_start(const char *const opts[], const char *script)
                 usleep(10000);
         }
         bg_finish();
+        if (may_end)
+                return -1;
         fail_msg("the sandbox's server never got ready: exit %d\n%s\nstderr:\n%s", bg.r.exit_code,
                  bg.r.out, bg.r.err);
         return -1;
+}
+
+static int bg_start(const char *const opts[], const char *script)
+{
+        return bg_start_or_end(opts, script, false);
 }
 
 /* From the host: connect to 127.0.0.1:port (::1 with `v6`) or the abstract `name`, read what
@@ -422,6 +430,48 @@ static void sandbox_server_unreachable(void **state)
                                  addrs[i], port, reached, r->out);
                 expect(r, "served:0\n");
         }
+}
+
+/* A socket connected through a rule is a socket of the host's namespace (the supervisor's
+ * twin). Disconnected (connect AF_UNSPEC) and made a server (bind 0.0.0.0, 127.0.0.1, or
+ * listen alone), it must not serve the host: refused on the way, or not reachable. The
+ * control: under --net host the host reaches it. */
+static void twin_cannot_serve_host(void **state)
+{
+        const char *binds[] = {"-", "0.0.0.0", "127.0.0.1"};
+        char rule[64], script[128], reply[64], fails[4096] = "";
+        const char *opts[] = {"--allow-net", rule, NULL}, *host_net[] = {"--net", "host", NULL};
+        struct run_result *r;
+        int port;
+
+        (void)state;
+        snprintf(rule, sizeof(rule), "tcp/127.0.0.1:%d", lsns[L_TCP].port);
+        port = bg_start(host_net, "$A reuse-serve 127.0.0.1 $T - \"$W\"");
+        host_exchange(NULL, false, port, reply, sizeof(reply));
+        r = bg_finish();
+        if (strcmp(reply, "SANDBOX\n") != 0)
+                fail_msg("control: under --net host the host did not reach the server:\n%s",
+                         r->out);
+        for (size_t i = 0; i < sizeof(binds) / sizeof(binds[0]); i++) {
+                size_t n = strlen(fails);
+
+                snprintf(script, sizeof(script), "$A reuse-serve 127.0.0.1 $T %s \"$W\"", binds[i]);
+                port = bg_start_or_end(opts, script, true);
+                if (port > 0)
+                        host_exchange(NULL, false, port, reply, sizeof(reply));
+                r = bg_finish();
+                if (port > 0 && strstr(reply, "SANDBOX"))
+                        snprintf(fails + n, sizeof(fails) - n,
+                                 "bind %s, listen: the host reached the sandbox's server on "
+                                 "127.0.0.1:%d\n%s",
+                                 binds[i], port, r->out);
+                else if (port > 0 ? strcmp(r->out, "connected\nserved:0\n") != 0
+                                  : strncmp(r->out, "connected\nerr:", 14) != 0)
+                        snprintf(fails + n, sizeof(fails) - n, "bind %s: %s\nstderr:\n%s", binds[i],
+                                 r->out, r->err);
+        }
+        if (fails[0])
+                fail_msg("connected through the rule, disconnected:\n%s", fails);
 }
 
 /* The sandbox binds the port of the host's listener (no EADDRINUSE: no squatting of the host's
@@ -701,6 +751,7 @@ int main(void)
                 cmocka_unit_test(sandbox_server_unreachable),
                 cmocka_unit_test(host_port_free_inside),
                 cmocka_unit_test(rule_reaches_host),
+                cmocka_unit_test(twin_cannot_serve_host),
                 cmocka_unit_test(udp_rule),
                 cmocka_unit_test(abstract_host_name),
                 cmocka_unit_test(abstract_sandbox_name),
