@@ -621,6 +621,37 @@ static void max_connections(void **state)
         runner_free(&r);
 }
 
+/* --publish runs in both modes; without a namespace it adds nothing (the loopback is shared),
+ * and -v says so. Every line -v prints is one message of stockade's. */
+static void publish_note(void **state)
+{
+        char port[16];
+        const char *v[] = {"-v", "--publish", port, NULL};
+        struct srv free_port = {.fd = -1};
+        struct run_result r;
+
+        (void)state;
+        assert_true(listen_on(&free_port, "127.0.0.1", 0, SOCK_DGRAM, NULL) > 0);
+        close(free_port.fd); /* a TCP port free on the host, most likely */
+        snprintf(port, sizeof(port), "%d", free_port.port);
+        run(v, false, "echo ran", &r);
+        expect(&r, "ran\n");
+        if (!strstr(r.err, "--publish") ||
+            (!netns && !strstr(r.err, "no network namespace on this run")))
+                fail_msg("-v does not mention --publish: %s", r.err);
+        for (const char *line = r.err, *end; *line; line = end + 1) {
+                const char *again = strstr(line + 1, "stockade:");
+
+                end = strchr(line, '\n');
+                if (!end)
+                        fail_msg("-v's last line lacks its newline: `%s`", line);
+                if (strncmp(line, "stockade:", 9) != 0 || (again && again < end))
+                        fail_msg("-v: not one message of stockade's on a line: `%.*s`",
+                                 (int)(end - line), line);
+        }
+        runner_free(&r);
+}
+
 /* A deny rule wins over an allow rule, and -v names it. */
 static void deny_wins(void **state)
 {
@@ -728,6 +759,7 @@ int main(void)
                 cmocka_unit_test(source_routes),
                 cmocka_unit_test(unix_datagram),
                 cmocka_unit_test(deny_wins),
+                cmocka_unit_test(publish_note),
                 cmocka_unit_test(max_connections),
                 cmocka_unit_test(malformed_rule),
                 cmocka_unit_test(landlock_wall),

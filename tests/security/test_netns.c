@@ -20,7 +20,6 @@
  */
 #include "tests/helpers/runner.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -172,23 +171,6 @@ static int setup(void **state)
         return 0;
 }
 
-static void bg_cleanup(void);
-
-static int teardown(void **state)
-{
-        char cmd[160];
-
-        (void)state;
-        bg_cleanup();
-        atomic_store(&stop, true);
-        pthread_join(server, NULL);
-        for (int i = 0; i < L__COUNT; i++)
-                close(lsns[i].fd);
-        assert_int_equal(chdir("/"), 0);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
-        return system(cmd) == 0 ? 0 : -1;
-}
-
 static void reset(void)
 {
         for (int i = 0; i < L__COUNT; i++)
@@ -307,13 +289,6 @@ static struct run_result *bg_finish(void)
         return &bg.r;
 }
 
-/* At the end: no run left behind by a failed test. */
-static void bg_cleanup(void)
-{
-        bg_finish();
-        runner_free(&bg.r);
-}
-
 /* Start stockade run OPTS -- sh -c SCRIPT, whose server announces itself in $W/ready; returns
  * the port it holds (0 for an abstract name). If the run ends first: -1 where `may_end`,
  * else the test fails with what the run printed. */
@@ -356,6 +331,22 @@ static int bg_start_or_end(const char *const opts[], const char *script, bool ma
 static int bg_start(const char *const opts[], const char *script)
 {
         return bg_start_or_end(opts, script, false);
+}
+
+static int teardown(void **state)
+{
+        char cmd[160];
+
+        (void)state;
+        bg_finish(); /* a run a failed test left */
+        runner_free(&bg.r);
+        atomic_store(&stop, true);
+        pthread_join(server, NULL);
+        for (int i = 0; i < L__COUNT; i++)
+                close(lsns[i].fd);
+        assert_int_equal(chdir("/"), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
+        return system(cmd) == 0 ? 0 : -1;
 }
 
 /* From the host: connect to 127.0.0.1:port (::1 with `v6`) or the abstract `name`, read what
@@ -682,6 +673,37 @@ static void publish(void **state)
         expect(r, "served:0\n");
 }
 
+/* --publish HOST_PORT:PORT forwards another port of the host's; a host port in use is an
+ * error before anything runs (125). */
+static void publish_forms(void **state)
+{
+        char opt[32], script[96], reply[64];
+        const char *opts[] = {"--publish", opt, NULL};
+        struct run_result r, *bgr;
+        int port = free_port(), host_port, ret;
+
+        (void)state;
+        do
+                host_port = free_port();
+        while (host_port == port);
+        snprintf(opt, sizeof(opt), "%d:%d", host_port, port);
+        snprintf(script, sizeof(script), "$A serve 127.0.0.1 %d \"$W\"", port);
+        assert_int_equal(bg_start(opts, script), port);
+        ret = host_exchange(NULL, false, host_port, reply, sizeof(reply));
+        bgr = bg_finish();
+        if (ret < 0 || strcmp(reply, "SANDBOX\n") != 0)
+                fail_msg("--publish %s: %s, reply `%s`\n%s", opt,
+                         ret < 0 ? strerror(-ret) : "connected", reply, bgr->out);
+        expect(bgr, "recv:HOST\nserved:1\n");
+
+        snprintf(opt, sizeof(opt), "%d", lsns[L_TCP].port);
+        run(opts, "echo ran", &r);
+        if (r.exit_code != 125 || r.out[0] || !strstr(r.err, "in use"))
+                fail_msg("--publish of a port the host uses: exit %d\n%s\nstderr:\n%s", r.exit_code,
+                         r.out, r.err);
+        runner_free(&r);
+}
+
 /* The line of `stockade run -v` about the namespace ("yes", "no (why)"), or NULL. */
 static char *netns_line(const char *err, char *out, size_t size)
 {
@@ -759,6 +781,7 @@ int main(void)
                 cmocka_unit_test(proc_net_tcp),
                 cmocka_unit_test(proc_net_dev),
                 cmocka_unit_test(publish),
+                cmocka_unit_test(publish_forms),
         };
         int ret = available();
 
