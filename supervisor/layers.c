@@ -1,5 +1,6 @@
 #include "supervisor/layers.h"
 #include "supervisor/sockmaker.h"
+#include "shim/netns.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,6 +94,20 @@ static int try_ipcns(const void *arg, char *why, size_t len)
         return r;
 }
 
+/* The namespace the sandbox's IPC namespace is made in, then a network namespace in it
+ * (shim/netns.h), with its loopback up: a host may allow the one and not the other. */
+static int try_netns(const void *arg, char *why, size_t len)
+{
+        const char *step = "";
+        int r = ipcns_enter(*(const enum ipc_isolation *)arg, &step);
+
+        if (r == 0)
+                r = netns_enter(&step);
+        if (r < 0)
+                snprintf(why, len, "%s: %s", step, strerror(-r));
+        return r;
+}
+
 static bool have_cap_sys_admin(void)
 {
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -163,9 +178,20 @@ void layers_probe(struct layers *l, bool full)
         /* The mount namespace is made where the IPC namespace is (shim/mntns.h); whether
          * mount works there is known only when it is tried, and the run then fails closed. */
         l->mntns = l->ipc != IPC_SHARED && !layers_test_disabled("mntns");
-        /* The network namespace likewise (shim/netns.h); the supervisor drops it for
-         * --net host. */
-        l->netns = l->ipc != IPC_SHARED && !layers_test_disabled("netns") && sockmaker_supported();
+        /* The network namespace in the same place (shim/netns.h), where it works; the
+         * supervisor drops it for --net host. */
+        l->netns = false;
+        if (l->ipc == IPC_SHARED)
+                snprintf(l->why_netns, sizeof(l->why_netns),
+                         "no user namespace: the policy is enforced on the program's sockets "
+                         "in the host's namespace");
+        else if (layers_test_disabled("netns"))
+                snprintf(l->why_netns, sizeof(l->why_netns), "disabled for a test");
+        else if (!sockmaker_supported())
+                snprintf(l->why_netns, sizeof(l->why_netns),
+                         "the kernel cannot tell a socket's namespace (SO_NETNS_COOKIE, 5.14)");
+        else
+                l->netns = in_child(try_netns, &l->ipc, l->why_netns, sizeof(l->why_netns)) == 0;
         if (full && !l->user_namespaces && !layers_test_disabled("userns"))
                 l->user_namespaces = userns_allowed(l->why_userns, sizeof(l->why_userns));
 }
@@ -205,10 +231,7 @@ void layers_print(const struct layers *l, FILE *out)
                         "yes: the sandbox's own loopback; allowed connections are made in "
                         "the host's");
         else
-                line(out, "network namespace", false,
-                     l->ipc == IPC_SHARED ? "no user namespace: the policy is enforced on "
-                                            "the program's sockets in the host's namespace"
-                                          : "--net host, or disabled for a test");
+                line(out, "network namespace", false, l->why_netns);
         /* NETLINK_ROUTE is answered by the supervisor (syscalls/net_netlink.c), with or
          * without the namespace: no host address shows. */
         fprintf(out, "stockade:   %-28s %s\n", "network interfaces",

@@ -24,7 +24,8 @@ struct layers {
         char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];
-        char why_ipc[160]; /* why there is no private IPC namespace */
+        char why_ipc[160];   /* why there is no private IPC namespace */
+        char why_netns[160]; /* why there is no network namespace */
 };
 
 /* Probe what can be known before the child exists: seccomp actions, Landlock, whether the

@@ -465,8 +465,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
         layers_probe(&sup->layers, plan->cfg->verbose > 0);
-        if (plan->cfg->net.mode == NETPOL_MODE_HOST)
+        if (plan->cfg->net.mode == NETPOL_MODE_HOST) {
                 sup->layers.netns = false; /* --net host: the host's network, as it says */
+                snprintf(sup->layers.why_netns, sizeof(sup->layers.why_netns), "--net host");
+        }
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;

@@ -13,6 +13,7 @@
 #include <linux/openat2.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -227,23 +228,65 @@ static int inside_default(struct supervisor *sup, const struct net_sock *s, int 
         return v;
 }
 
+#define N_TWIN_OPTS (sizeof(twin_opts) / sizeof(*twin_opts))
+
+/* Whether option `o` applies to socket `s` (a getsockopt saved). */
+static bool twin_opt_applies(const struct twin_opt *o, const struct net_sock *s)
+{
+        if (o->level == IPPROTO_TCP)
+                return s->proto == NETPOL_TCP;
+        if (o->level == IPPROTO_IPV6)
+                return s->domain == AF_INET6;
+        return true;
+}
+
+/* The options of a fresh socket of the host's of s's kind, read once (they are the
+ * namespace's defaults): each connect then reads only the program's socket. */
+struct twin_defaults {
+        bool known;
+        bool ok[N_TWIN_OPTS];
+        socklen_t len[N_TWIN_OPTS];
+        char v[N_TWIN_OPTS][64];
+};
+
+static const struct twin_defaults *host_defaults(const struct net_sock *s, int fresh)
+{
+        static struct twin_defaults cache[2][2]; /* [v6][dgram] */
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        struct twin_defaults *d = &cache[s->domain == AF_INET6][s->type == SOCK_DGRAM];
+
+        pthread_mutex_lock(&lock);
+        if (!d->known) {
+                for (size_t i = 0; i < N_TWIN_OPTS; i++) {
+                        d->len[i] = sizeof(d->v[i]);
+                        d->ok[i] = twin_opt_applies(&twin_opts[i], s) &&
+                                   getsockopt(fresh, twin_opts[i].level, twin_opts[i].name, d->v[i],
+                                              &d->len[i]) == 0;
+                }
+                d->known = true;
+        }
+        pthread_mutex_unlock(&lock);
+        return d;
+}
+
 int net_host_twin(struct supervisor *sup, const struct net_sock *s)
 {
         int fd = socket(s->domain, s->type | SOCK_CLOEXEC, s->protocol), fl;
+        const struct twin_defaults *d;
 
         if (fd < 0)
                 return -errno;
         fl = fcntl(s->fd, F_GETFL);
-        if (fl >= 0)
+        if (fl >= 0 && (fl & (O_NONBLOCK | O_ASYNC)))
                 fcntl(fd, F_SETFL, fl & (O_NONBLOCK | O_ASYNC));
-        for (size_t i = 0; i < sizeof(twin_opts) / sizeof(*twin_opts); i++) {
+        d = s->proto == NETPOL_OTHER ? NULL : host_defaults(s, fd);
+        for (size_t i = 0; d && i < N_TWIN_OPTS; i++) {
                 const struct twin_opt *o = &twin_opts[i];
-                char have[64], dflt[64];
-                socklen_t n = sizeof(have), m = sizeof(dflt);
+                char have[64];
+                socklen_t n = sizeof(have);
 
-                if (getsockopt(s->fd, o->level, o->name, have, &n) < 0 ||
-                    getsockopt(fd, o->level, o->name, dflt, &m) < 0 ||
-                    (n == m && memcmp(have, dflt, n) == 0))
+                if (!d->ok[i] || getsockopt(s->fd, o->level, o->name, have, &n) < 0 ||
+                    (n == d->len[i] && memcmp(have, d->v[i], n) == 0))
                         continue;
                 (void)setsockopt(fd, o->level, o->name, have, n);
         }

@@ -380,13 +380,46 @@ static void own_ports(void **state)
         netpol_own_free(&own);
 }
 
+/* --publish [HOST_PORT:]PORT: what parses, and each error. */
+static void publish_specs(void **state)
+{
+        static const char *const bad[] = {"0",    "65536", "x",     "80:", ":80",
+                                          "80:0", "-1",    "1:2:3", "",    "080080"};
+        struct netpol p = {0};
+        char err[128];
+
+        (void)state;
+        assert_int_equal(netpol_add_publish(&p, "8080", err, sizeof(err)), 0);
+        assert_int_equal(netpol_add_publish(&p, "9000:3000", err, sizeof(err)), 0);
+        assert_int_equal(p.n_publish, 2);
+        assert_int_equal(p.publish[0].host, 8080);
+        assert_int_equal(p.publish[0].sandbox, 8080);
+        assert_int_equal(p.publish[1].host, 9000);
+        assert_int_equal(p.publish[1].sandbox, 3000);
+        assert_int_equal(netpol_add_publish(&p, "9000:4000", err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "host port 9000 is published already");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+                if (netpol_add_publish(&p, bad[i], err, sizeof(err)) != -EINVAL)
+                        fail_msg("`%s` was taken", bad[i]);
+                assert_string_equal(err, "not [HOST_PORT:]PORT with ports 1-65535");
+        }
+        for (unsigned port = 1; p.n_publish < NETPOL_PUBLISH_MAX; port++) {
+                char spec[16];
+
+                snprintf(spec, sizeof(spec), "%u", port);
+                assert_int_equal(netpol_add_publish(&p, spec, err, sizeof(err)), 0);
+        }
+        assert_int_equal(netpol_add_publish(&p, "100", err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "at most 16 published ports");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(parse_table),   cmocka_unit_test(parse_details),
                 cmocka_unit_test(normalisation), cmocka_unit_test(bad_sockaddrs),
                 cmocka_unit_test(decide_table),  cmocka_unit_test(host_mode),
-                cmocka_unit_test(own_ports),
+                cmocka_unit_test(own_ports),     cmocka_unit_test(publish_specs),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

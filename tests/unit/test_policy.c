@@ -324,6 +324,8 @@ static void errors(void **state)
                 {"version: 1\nexec: {allow: [/usr/bin/*], deny: []}\n",
                  "2:29: exec: unknown key `deny`"},
                 {"version: 1\nexec: {allow: ['']}\n", "2:16: exec.allow: an empty path"},
+                {"version: 1\nnetwork: {publish: ['80:x']}\n",
+                 "2:21: network.publish: `80:x`: not [HOST_PORT:]PORT with ports 1-65535"},
                 {"version: 1\nnetwork: {default: maybe}\n",
                  "2:20: network.default: `maybe` is not deny or allow"},
                 {"version: 1\nnetwork: {allow: ['*:99999']}\n",
