@@ -1,5 +1,6 @@
 /*
- * Runs inside the sandbox for tests/security/test_net.c: one network operation per
+ * Runs inside the sandbox for tests/security/test_net.c and test_netns.c: one network
+ * operation per
  * invocation, its outcome on stdout ("got:REPLY", "sent:N", "err:ENAME", "inprogress").
  * The test judges from outside by what its own loopback listeners received.
  *
@@ -8,8 +9,10 @@
  *   udp ADDR PORT           sendto
  *   udp-msg ADDR PORT       sendmsg with msg_name
  *   udp-mmsg ADDR P1 P2     sendmmsg of two datagrams, to P1 then P2
+ *   udp-conn ADDR PORT      connect a UDP socket, then send (no destination)
  *   fastopen ADDR PORT      sendto(MSG_FASTOPEN) on a TCP socket
- *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD
+ *   race OK BAD N           N connects to 127.0.0.1:OK while a thread flips the port to BAD;
+ *                           "race: ok=N refused=N(EACCES) other=N econnrefused=N"
  *   race-udp OK BAD N       the same with sendto
  *   unix-dgram PATH         sendto a unix datagram socket
  *   bind ADDR               bind a TCP socket to ADDR:0; "bound" or the error
@@ -22,8 +25,23 @@
  *                           CAP_NET_RAW for those), and an IPv6 segment routing header by
  *                           setsockopt(IPV6_RTHDR) (which it does not); "EPERM EPERM EPERM"
  *                           when all three are refused
- *   server ADDR             bind ADDR:0, listen, connect to it from inside (127.0.0.1 or
- *                           ::1 per family), exchange a line; "inside:PORT:ok"
+ *   server ADDR [PORT]      bind ADDR:PORT (0: any), listen, connect to it from inside
+ *                           (127.0.0.1 or ::1 per family), exchange a line; "inside:pong"
+ *   serve ADDR PORT DIR     a server the test judges from outside: bind ADDR:PORT (0: any),
+ *                           listen, write the port to DIR/ready; each client is sent
+ *                           "SANDBOX\n" and its first line printed ("recv:LINE"); when
+ *                           DIR/done appears (60 s at most), "served:N"
+ *   reuse-serve ADDR PORT BIND DIR
+ *                           connect to ADDR:PORT ("connected"; in a namespace, through the
+ *                           host's twin socket), disconnect (connect AF_UNSPEC), bind BIND:0
+ *                           ("-": no bind, listen picks a port) and serve as `serve` does
+ *   abstract-connect NAME   connect to the abstract unix name @NAME (stream), read the reply
+ *   abstract-dgram NAME     sendto the abstract unix name @NAME (datagram)
+ *   abstract-serve NAME DIR as serve, on the abstract name @NAME
+ *   abstract-pair NAME      bind and listen on @NAME; a forked child connects and reads the
+ *                           parent's "pong": "got:pong"
+ *   proc-net-tcp PATH PORT  listen on 127.0.0.1:0, then read PATH (/proc/net/tcp): whether
+ *                           this listener and a listener on PORT are in it: "own:yes host:no"
  *
  * ADDR is any spelling inet_pton takes: an IPv6 one (::ffff:127.0.0.1, ::127.0.0.1, ::)
  * makes an AF_INET6 socket.
@@ -39,8 +57,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef MSG_FASTOPEN
@@ -88,6 +108,7 @@ static void read_reply(int s)
         poll(&p, 1, 10000);
         n = read(s, buf, sizeof(buf) - 1);
         buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0'; /* a line ("SANDBOX\n") is printed as one */
         printf("got:%s\n", buf);
 }
 
@@ -129,7 +150,11 @@ static int udp(const char *host, int port, int how, int port2)
         };
         ssize_t n;
 
-        if (how == 0)
+        if (how == 3 && connect(s, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        if (how == 3)
+                n = send(s, data, sizeof(data) - 1, 0);
+        else if (how == 0)
                 n = sendto(s, data, sizeof(data) - 1, 0, (struct sockaddr *)&ss, len);
         else if (how == 1)
                 n = sendmsg(s, &mm[0].msg_hdr, 0);
@@ -314,7 +339,7 @@ static void *flipper(void *arg)
 static int race(int ok, int bad, int n, bool use_udp)
 {
         pthread_t t;
-        int got = 0, refused = 0, other = 0;
+        int got = 0, refused = 0, other = 0, connrefused = 0;
 
         race_ok = ok;
         race_bad = bad;
@@ -333,22 +358,25 @@ static int race(int ok, int bad, int n, bool use_udp)
                         got++;
                 else if (errno == EACCES)
                         refused++;
+                else if (errno == ECONNREFUSED)
+                        connrefused++;
                 else
                         other++;
                 close(s);
         }
         atomic_store(&race_stop, true);
         pthread_join(t, NULL);
-        printf("race: ok=%d refused=%d other=%d\n", got, refused, other);
+        printf("race: ok=%d refused=%d other=%d econnrefused=%d\n", got, refused, other,
+               connrefused);
         return 0;
 }
 
 /* ---- a server inside the sandbox, reached from inside --------------------------------------- */
 
-static int server(const char *host)
+static int server(const char *host, int bind_port)
 {
         struct sockaddr_storage ss, got;
-        socklen_t len = make_addr(host, 0, &ss), glen = sizeof(got);
+        socklen_t len = make_addr(host, bind_port, &ss), glen = sizeof(got);
         int l = socket(ss.ss_family, SOCK_STREAM, 0), c, a, port;
         const char *peer = ss.ss_family == AF_INET ? "127.0.0.1" : "::1";
         char buf[16] = "";
@@ -368,6 +396,170 @@ static int server(const char *host)
         return 0;
 }
 
+/* ---- servers judged from outside (test_netns.c) --------------------------------------------- */
+
+static socklen_t abstract_addr(const char *name, struct sockaddr_un *sa)
+{
+        size_t n = strnlen(name, sizeof(sa->sun_path) - 1);
+
+        memset(sa, 0, sizeof(*sa));
+        sa->sun_family = AF_UNIX;
+        memcpy(sa->sun_path + 1, name, n); /* sun_path[0] = '\0': an abstract name */
+        return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/* Tell the test where `l` listens (DIR/ready, complete when it appears), serve until DIR/done
+ * appears, print what each client said and how many came. */
+static int serve_until_done(int l, int port, const char *dir)
+{
+        char path[4096], tmp[4096];
+        int served = 0;
+        FILE *f;
+
+        snprintf(tmp, sizeof(tmp), "%s/ready.tmp", dir);
+        snprintf(path, sizeof(path), "%s/ready", dir);
+        if (!(f = fopen(tmp, "w")) || fprintf(f, "%d\n", port) < 0 || fclose(f) != 0 ||
+            rename(tmp, path) < 0)
+                return err(errno);
+        snprintf(path, sizeof(path), "%s/done", dir);
+        for (int i = 0; i < 600 && access(path, F_OK) != 0; i++) {
+                struct pollfd p = {.fd = l, .events = POLLIN};
+                char line[128] = "";
+                ssize_t n;
+                int c;
+
+                if (poll(&p, 1, 100) != 1 || (c = accept(l, NULL, NULL)) < 0)
+                        continue;
+                served++;
+                p = (struct pollfd){.fd = c, .events = POLLIN};
+                if (write(c, "SANDBOX\n", 8) == 8 && poll(&p, 1, 5000) == 1 &&
+                    (n = read(c, line, sizeof(line) - 1)) > 0)
+                        line[strcspn(line, "\n")] = '\0';
+                printf("recv:%s\n", line);
+                close(c);
+        }
+        printf("served:%d\n", served);
+        return 0;
+}
+
+static int serve(const char *host, int port, const char *dir)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        int l = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, 8) < 0 ||
+            getsockname(l, (struct sockaddr *)&ss, &len) < 0)
+                return err(errno);
+        return serve_until_done(l, ntohs(((struct sockaddr_in *)&ss)->sin_port), dir);
+}
+
+static int reuse_serve(const char *host, int port, const char *bind_host, const char *dir)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+        int s = socket(ss.ss_family, SOCK_STREAM, 0);
+
+        if (connect(s, (struct sockaddr *)&ss, len) < 0)
+                return err(errno);
+        printf("connected\n");
+        if (connect(s, &unspec, sizeof(unspec)) < 0)
+                return err(errno);
+        if (strcmp(bind_host, "-") != 0) {
+                len = make_addr(bind_host, 0, &ss);
+                if (bind(s, (struct sockaddr *)&ss, len) < 0)
+                        return err(errno);
+        }
+        len = sizeof(ss);
+        if (listen(s, 8) < 0 || getsockname(s, (struct sockaddr *)&ss, &len) < 0)
+                return err(errno);
+        return serve_until_done(s, ntohs(((struct sockaddr_in *)&ss)->sin_port), dir);
+}
+
+static int abstract_serve(const char *name, const char *dir)
+{
+        struct sockaddr_un sa;
+        socklen_t len = abstract_addr(name, &sa);
+        int l = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        if (bind(l, (struct sockaddr *)&sa, len) < 0 || listen(l, 8) < 0)
+                return err(errno);
+        return serve_until_done(l, 0, dir);
+}
+
+static int abstract_connect(const char *name, int type)
+{
+        struct sockaddr_un sa;
+        socklen_t len = abstract_addr(name, &sa);
+        int s = socket(AF_UNIX, type, 0);
+        ssize_t n;
+
+        if (type == SOCK_DGRAM) {
+                if ((n = sendto(s, "DATAGRAM", 8, 0, (struct sockaddr *)&sa, len)) < 0)
+                        return err(errno);
+                printf("sent:%zd\n", n);
+                return 0;
+        }
+        if (connect(s, (struct sockaddr *)&sa, len) < 0)
+                return err(errno);
+        read_reply(s);
+        return 0;
+}
+
+/* Two processes of the sandbox meet at an abstract name. */
+static int abstract_pair(const char *name)
+{
+        struct sockaddr_un sa;
+        socklen_t len = abstract_addr(name, &sa);
+        int l = socket(AF_UNIX, SOCK_STREAM, 0), a, status;
+        struct pollfd p = {.fd = l, .events = POLLIN};
+        pid_t pid;
+
+        if (bind(l, (struct sockaddr *)&sa, len) < 0 || listen(l, 4) < 0)
+                return err(errno);
+        pid = fork();
+        if (pid < 0)
+                return err(errno);
+        if (pid == 0)
+                _exit(abstract_connect(name, SOCK_STREAM));
+        if (poll(&p, 1, 10000) == 1 && (a = accept(l, NULL, NULL)) >= 0)
+                (void)!write(a, "pong", 4);
+        waitpid(pid, &status, 0);
+        return 0;
+}
+
+/* Which listening TCP ports a /proc/net/tcp file shows: this process's own listener and the
+ * test's. */
+static int proc_net_tcp(const char *path, int host_port)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(sa);
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        bool own = false, host = false;
+        char line[512];
+        FILE *f;
+
+        if (bind(l, (struct sockaddr *)&sa, len) < 0 || listen(l, 1) < 0 ||
+            getsockname(l, (struct sockaddr *)&sa, &len) < 0)
+                return err(errno);
+        if (!(f = fopen(path, "r")))
+                return err(errno);
+        while (fgets(line, sizeof(line), f)) {
+                unsigned port, st;
+
+                /* "  0: 0100007F:1F90 00000000:0000 0A ..."; 0A is TCP_LISTEN */
+                if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &port, &st) != 2 ||
+                    st != 0x0A)
+                        continue;
+                own = own || port == ntohs(sa.sin_port);
+                host = host || (int)port == host_port;
+        }
+        fclose(f);
+        printf("own:%s host:%s\n", own ? "yes" : "no", host ? "yes" : "no");
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -381,6 +573,8 @@ int main(int argc, char **argv)
                 return udp(argv[2], atoi(argv[3]), 1, atoi(argv[3]));
         if (argc == 5 && strcmp(argv[1], "udp-mmsg") == 0)
                 return udp(argv[2], atoi(argv[3]), 2, atoi(argv[4]));
+        if (argc == 4 && strcmp(argv[1], "udp-conn") == 0)
+                return udp(argv[2], atoi(argv[3]), 3, atoi(argv[3]));
         if (argc == 4 && strcmp(argv[1], "fastopen") == 0)
                 return fastopen(argv[2], atoi(argv[3]));
         if (argc == 5 && strcmp(argv[1], "race") == 0)
@@ -395,8 +589,22 @@ int main(int argc, char **argv)
                 return fdpass();
         if (argc == 3 && strcmp(argv[1], "unix-dgram") == 0)
                 return unix_dgram(argv[2]);
-        if (argc == 3 && strcmp(argv[1], "server") == 0)
-                return server(argv[2]);
+        if ((argc == 3 || argc == 4) && strcmp(argv[1], "server") == 0)
+                return server(argv[2], argc == 4 ? atoi(argv[3]) : 0);
+        if (argc == 5 && strcmp(argv[1], "serve") == 0)
+                return serve(argv[2], atoi(argv[3]), argv[4]);
+        if (argc == 6 && strcmp(argv[1], "reuse-serve") == 0)
+                return reuse_serve(argv[2], atoi(argv[3]), argv[4], argv[5]);
+        if (argc == 3 && strcmp(argv[1], "abstract-connect") == 0)
+                return abstract_connect(argv[2], SOCK_STREAM);
+        if (argc == 3 && strcmp(argv[1], "abstract-dgram") == 0)
+                return abstract_connect(argv[2], SOCK_DGRAM);
+        if (argc == 4 && strcmp(argv[1], "abstract-serve") == 0)
+                return abstract_serve(argv[2], argv[3]);
+        if (argc == 3 && strcmp(argv[1], "abstract-pair") == 0)
+                return abstract_pair(argv[2]);
+        if (argc == 4 && strcmp(argv[1], "proc-net-tcp") == 0)
+                return proc_net_tcp(argv[2], atoi(argv[3]));
         fprintf(stderr, "usage: see the comment at the top of attack_net.c\n");
         return 2;
 }
