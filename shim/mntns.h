@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 /* The most mounts a namespace is made with. */
-#define MNT_BINDS_MAX 64
+#define MNT_BINDS_MAX 192
 
 /* One bind mount: the host directory `source` at `target` (a sandbox path). */
 struct mnt_bind {

@@ -522,7 +522,6 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 snprintf(b->work, sizeof(b->work), "%s", c->m[i].work);
                 b->overlay = true;
         }
-        cow_add_masks(sup);
         return 0;
 fail:
         session_meta_free(&meta);

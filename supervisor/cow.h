@@ -61,9 +61,10 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
  */
 int cow_setup(struct supervisor *sup, struct error *err);
 
-/* For cow_setup (cow_masks.c): a mask in the binds for each hidden path beneath a cow mount,
- * and sup->cow_hides where one can lie there. */
-void cow_add_masks(struct supervisor *sup);
+/* After cow_setup (cow_masks.c), where a mount namespace is made: a mask in the binds for
+ * each hidden path (beneath a cow mount, or holding nothing the view shows), and
+ * sup->cow_hides where one can lie beneath a cow mount. */
+void masks_add(struct supervisor *sup);
 
 /* After a change the supervisor performed: note what the lower has at the object `fd`
  * designates (any fd of it, in the sandbox's namespace), or at `dirfd`/`name` (a name

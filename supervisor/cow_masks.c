@@ -1,7 +1,15 @@
 /*
- * The hidden paths beneath a copy-on-write mount (cow.h): Landlock grants an overlay whole,
- * so they are covered in the sandbox's mount namespace instead (shim/mntns.h, `mask`), and
- * name changes there resolve in the view (sup->cow_hides).
+ * Hidden paths covered in the sandbox's mount namespace (shim/mntns.h, `mask`): an empty
+ * read-only tmpfs of mode 000 over a directory, /dev/null read-only over a file. Then the
+ * calls the kernel resolves itself — chdir, statfs, the xattr getters, inotify, an O_PATH
+ * open and its fstat — find nothing of the hidden object either, and the emulation's fast
+ * ways, which never cross a mount (RESOLVE_NO_XDEV), hand such a path to the view.
+ *
+ * Beneath a copy-on-write mount this is the only kernel wall (Landlock grants an overlay
+ * whole), and name changes there resolve in the view (sup->cow_hides). Elsewhere it is a
+ * third wall, wherever a mount namespace is made, for every hidden path but one that holds
+ * a path the view shows (the working directory beneath another user's home, a --rw path
+ * beneath a hidden one): covering it would cover those too.
  */
 #include "supervisor/cow.h"
 #include "shim/mntns.h"
@@ -20,29 +28,55 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* One mask (shim/mntns.h) at the sandbox path `path` if it lies beneath a cow mount. */
-static void mask_one(struct supervisor *sup, const char *path, size_t *left)
+/* Whether a path the view shows lies at or beneath `path`: a mount that is not hidden, or
+ * the working directory. */
+static bool holds_shown(const struct supervisor *sup, const char *path)
 {
-        const struct cow_state *c = &sup->cow;
+        if (vfs_path_has_prefix(sup->cwd, path))
+                return true;
+        for (size_t i = 0; i < sup->view.n_mounts; i++) {
+                const struct vfs_mount *m = &sup->view.mounts[i];
+
+                if (m->mode != VFS_HIDDEN && vfs_path_has_prefix(m->sandbox, path))
+                        return true;
+        }
+        return false;
+}
+
+/* Whether `path` lies strictly beneath a copy-on-write mount. A cow mount's host path is its
+ * sandbox path (HOST:SANDBOX is refused). */
+static bool beneath_cow(const struct cow_state *c, const char *path)
+{
+        for (size_t i = 0; i < c->n; i++)
+                if (vfs_path_has_prefix(path, c->m[i].sandbox) &&
+                    strcmp(path, c->m[i].sandbox) != 0)
+                        return true;
+        return false;
+}
+
+/* One mask (shim/mntns.h) at the sandbox path `path`, where it is due (above). Returns
+ * whether it was made beneath a copy-on-write mount. */
+static bool mask_one(struct supervisor *sup, const char *path, size_t *left)
+{
+        bool cow = beneath_cow(&sup->cow, path);
         struct mnt_bind *b;
         struct stat st;
 
-        /* A cow mount's host path is its sandbox path (HOST:SANDBOX is refused). */
-        for (size_t i = 0; i < c->n; i++) {
-                if (!vfs_path_has_prefix(path, c->m[i].sandbox) ||
-                    strcmp(path, c->m[i].sandbox) == 0 || lstat(path, &st) < 0)
-                        continue;
-                if (sup->n_binds == MNT_BINDS_MAX) {
-                        ++*left;
-                        return;
-                }
-                sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
-                b = &sup->binds[sup->n_binds++];
-                memset(b, 0, sizeof(*b));
-                snprintf(b->target, sizeof(b->target), "%s", path);
-                b->mask = true;
-                return;
+        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode) || (!cow && holds_shown(sup, path)))
+                return false;
+        for (size_t i = 0; i < sup->n_binds; i++)
+                if (sup->binds[i].mask && strcmp(sup->binds[i].target, path) == 0)
+                        return false; /* two entries, one path */
+        if (sup->n_binds == MNT_BINDS_MAX) {
+                ++*left;
+                return false;
         }
+        sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
+        b = &sup->binds[sup->n_binds++];
+        memset(b, 0, sizeof(*b));
+        snprintf(b->target, sizeof(b->target), "%s", path);
+        b->mask = true;
+        return cow;
 }
 
 /* The next component of *p (advanced past it) into out; false at the end. */
@@ -89,16 +123,16 @@ static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mou
 }
 
 /*
- * Landlock grants an overlay whole (the walk from a file in it never meets the host paths it
- * hides): the hidden paths beneath a cow mount are covered in the sandbox's namespace
- * instead, so that a call the kernel resolves itself (chdir, getxattr, an O_PATH open) finds
- * nothing there either. A pattern is expanded as it matches now; an entry with an exception
- * is left to the emulation (covering it would hide the exception too).
+ * The masks (above), after every other bind: a pattern is expanded as it matches now; an
+ * entry with an exception is left to the emulation (covering it would hide the exception
+ * too), as is a symlink (the view hides its target, which gets its own mask).
  */
-void cow_add_masks(struct supervisor *sup)
+void masks_add(struct supervisor *sup)
 {
-        size_t left = 0, masks = sup->n_binds;
+        size_t left = 0, masks = 0;
 
+        if (!sup->layers.mntns)
+                return;
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *m = &sup->view.mounts[i];
                 glob_t g;
@@ -108,16 +142,15 @@ void cow_add_masks(struct supervisor *sup)
                 if (m->mode != VFS_HIDDEN || m->except)
                         continue;
                 if (!m->pattern) {
-                        mask_one(sup, m->sandbox, &left);
+                        masks += mask_one(sup, m->sandbox, &left);
                         continue;
                 }
                 if (glob(m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
                         continue;
                 for (size_t k = 0; k < g.gl_pathc; k++)
-                        mask_one(sup, g.gl_pathv[k], &left);
+                        masks += mask_one(sup, g.gl_pathv[k], &left);
                 globfree(&g);
         }
-        masks = sup->n_binds - masks;
         if (sup->cow_hides && sup->cfg->verbose)
                 fprintf(stderr,
                         "stockade: copy-on-write: hidden paths beneath it (%zu covered by "
@@ -125,7 +158,11 @@ void cow_add_masks(struct supervisor *sup)
                         masks);
         if (left && !sup->cfg->quiet)
                 fprintf(stderr,
-                        "stockade: note: %zu hidden paths beneath the copy-on-write directory "
-                        "are hidden by the emulation only (more than %d mounts)\n",
-                        left, MNT_BINDS_MAX);
+                        "stockade: note: %zu hidden paths are not covered in the mount "
+                        "namespace (more than %d mounts): the emulation and Landlock hide "
+                        "them%s\n",
+                        left, MNT_BINDS_MAX,
+                        sup->cow_hides ? " (beneath the copy-on-write directory, the "
+                                         "emulation alone)"
+                                       : "");
 }

@@ -503,6 +503,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
             fs_exec_prepare(sup, err) < 0)
                 return -1;
         sup->cwd = xstrdup(cwd);
+        masks_add(sup);
         if (!sup->layers.landlock_abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)
                         fprintf(stderr, "stockade: warning: no Landlock: hidden paths (~/.ssh, "

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -405,6 +407,61 @@ static void shadow_unreadable_as_root(void **state)
         runner_free(&r);
 }
 
+/* The calls the kernel resolves itself — chdir, an O_PATH open and its fstat, getxattr,
+ * inotify — find nothing of a hidden path where a mount namespace can be made: it is covered
+ * there (supervisor/cow_masks.c). Judged from outside by the real inode, size and xattr. */
+static void kernel_side_calls(void **state)
+{
+        static const char script[] =
+                "python3 - <<'EOF'\n"
+                "import ctypes, os\n"
+                "H = os.environ['HOME']\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "def t(name, f):\n"
+                "    try: print(name + ':' + str(f()))\n"
+                "    except OSError: print(name + ':err')\n"
+                "def opath(p):\n"
+                "    s = os.fstat(os.open(p, os.O_PATH))\n"
+                "    return '%d/%d' % (s.st_ino, s.st_size)\n"
+                "t('chdir', lambda: os.chdir(H + '/.ssh') or 'ok')\n"
+                "t('opath-netrc', lambda: opath(H + '/.netrc'))\n"
+                "t('opath-key', lambda: opath(H + '/.ssh/id_rsa'))\n"
+                "t('xattr', lambda: os.getxattr(H + '/.netrc', 'user.stockade').decode())\n"
+                "fd = libc.inotify_init1(0)\n"
+                "t('inotify', lambda: libc.inotify_add_watch(fd, (H + '/.ssh').encode(), 0xfff))\n"
+                "EOF\n";
+        const char *v[] = {"-v", NULL};
+        char path[PATH_MAX + 32], netrc[64], key[64];
+        bool xattr;
+        struct stat st;
+        struct run_result r;
+
+        (void)state;
+        run_script(v, "true", &r);
+        if (!strstr(r.err, "private directories (--tmp)  yes")) {
+                print_message("  skipped: no mount namespace on this host: %s\n", r.err);
+                runner_free(&r);
+                skip();
+        }
+        runner_free(&r);
+        snprintf(path, sizeof(path), "%s/.netrc", home);
+        assert_int_equal(stat(path, &st), 0);
+        snprintf(netrc, sizeof(netrc), "opath-netrc:%lu/%lld\n", (unsigned long)st.st_ino,
+                 (long long)st.st_size);
+        xattr = setxattr(path, "user.stockade", "XATTR-SECRET", 12, 0) == 0;
+        snprintf(path, sizeof(path), "%s/.ssh/id_rsa", home);
+        assert_int_equal(stat(path, &st), 0);
+        snprintf(key, sizeof(key), "opath-key:%lu/%lld\n", (unsigned long)st.st_ino,
+                 (long long)st.st_size);
+        run_script(NULL, script, &r);
+        if (!strstr(r.out, "chdir:err\n") || strstr(r.out, netrc) || strstr(r.out, key) ||
+            strstr(r.out, "XATTR-SECRET") || !strstr(r.out, "inotify:-1\n") ||
+            !strstr(r.out, "opath-netrc:"))
+                fail_msg("a hidden path showed through a kernel-side call (xattr set: %d):\n%s%s",
+                         xattr, r.out, r.err);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -417,6 +474,7 @@ int main(void)
                 cmocka_unit_test(symlinked_paths),
                 cmocka_unit_test(bind_mounted_alias),
                 cmocka_unit_test(shadow_unreadable_as_root),
+                cmocka_unit_test(kernel_side_calls),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
