@@ -200,6 +200,8 @@ int ns_prepare(bool userns, bool net, const struct mnt_bind *binds, size_t n, in
                         e = netns_enter(&s);
                 if (e == 0 && n)
                         e = build(binds, n, &s);
+                if (e == 0 && n && net)
+                        netns_sysfs();
                 close(pipefd[0]);
                 /* The error and its step, then wait to be killed (the parent opens our
                  * namespaces and the targets through our root). */

@@ -6,6 +6,10 @@
 #include "shim/netns.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <net/if.h>
 #include <sched.h>
 #include <string.h>
@@ -45,4 +49,30 @@ int netns_join(int fd, const char **step)
                 r = -errno;
         close(fd);
         return r;
+}
+
+void netns_sysfs(void)
+{
+        static const char *const dirs[] = {"class/net", "devices/virtual/net"};
+        int fs = (int)syscall(SYS_fsopen, "sysfs", FSOPEN_CLOEXEC), mnt = -1;
+
+        if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+                mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                           MOUNT_ATTR_NOEXEC);
+        for (size_t i = 0; mnt >= 0 && i < sizeof(dirs) / sizeof(*dirs); i++) {
+                int tree = (int)syscall(SYS_open_tree, mnt, dirs[i],
+                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                char at[64];
+
+                snprintf(at, sizeof(at), "/sys/%s", dirs[i]);
+                if (tree >= 0) {
+                        syscall(SYS_move_mount, tree, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH);
+                        close(tree);
+                }
+        }
+        if (mnt >= 0)
+                close(mnt);
+        if (fs >= 0)
+                close(fs);
 }

@@ -17,6 +17,13 @@
  * namespace). Returns 0, or -errno with *step naming what failed. */
 int netns_enter(const char **step);
 
+/* In the mount namespace of the sandbox, after unshare(CLONE_NEWNET): /sys/class/net and
+ * /sys/devices/virtual/net become those of a sysfs mounted in the new network namespace, so
+ * that they list lo alone (a sysfs shows the network devices of the namespace it was mounted
+ * in). Best effort: where the kernel refuses the mount, the host's stay (said in the README).
+ * Physical interfaces still show beneath /sys/devices and /sys/bus. */
+void netns_sysfs(void);
+
 /* In the shim: join the namespace `fd` (closed). Returns 0 or -errno with *step. */
 int netns_join(int fd, const char **step);
 
