@@ -157,6 +157,9 @@ void scratch_remove(struct supervisor *sup)
                         ;
         sup->cleaner = 0;
         free(sup->scratch);
+        if (sup->shm_root >= 0)
+                close(sup->shm_root);
+        sup->shm_root = -1;
         free(sup->shm_dir);
         free(sup->tmp_scratch);
         sup->scratch = sup->shm_dir = sup->tmp_scratch = NULL;

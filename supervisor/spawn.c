@@ -297,6 +297,14 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                                 sup->cow_roots[sup->n_cow_roots++] = fd;
                 }
         }
+        /* The private /dev/shm as the sandbox sees it (walls.c binds it there): what the
+         * emulation opens beneath it must be where the kernel's own walks land. */
+        for (k = 0; r == 0 && k < sup->n_binds; k++)
+                if (!sup->binds[k].mask && !sup->binds[k].overlay &&
+                    strcmp(sup->binds[k].target, "/dev/shm") == 0 && targets[k] >= 0) {
+                        sup->shm_root = targets[k];
+                        targets[k] = -1;
+                }
         for (k = 0; k < sup->n_binds; k++)
                 if (targets[k] >= 0)
                         close(targets[k]);

@@ -109,6 +109,8 @@ struct supervisor {
                                    the mount namespace) */
         size_t n_binds;
         char *shm_dir;  /* ... and in it, the sandbox's /dev/shm */
+        int shm_root;   /* that directory as the sandbox sees it, bound over /dev/shm in its
+                           mount namespace (O_PATH), or -1: then shm_dir is opened */
         int cleaner_fd; /* closing it has the cleaner remove the scratch */
         pid_t cleaner;  /* ... which is our child */
         /* The terminals beneath /dev/pts the sandbox may open by name: its own and those it

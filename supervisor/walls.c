@@ -417,6 +417,7 @@ static void add_bind(struct supervisor *sup, const char *source, const char *tar
 
         sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
         b = &sup->binds[sup->n_binds++];
+        memset(b, 0, sizeof(*b));
         snprintf(b->source, sizeof(b->source), "%s", source);
         snprintf(b->target, sizeof(b->target), "%s", target);
         b->make_target = make_target;
@@ -446,6 +447,13 @@ static void own_terminals(struct supervisor *sup)
                         fs_open_allow_pts(sup, (major(st.st_rdev) - 136) * 256 + minor(st.st_rdev));
 }
 
+static bool is_dir(const char *path)
+{
+        struct stat st;
+
+        return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /*
  * The view's private directories (the default /tmp, --tmp): each is a directory made in the
  * tmp scratch, writable by the command (mode 1777, as /tmp is), mounted over its sandbox path
@@ -470,6 +478,11 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
                         places_remove(&sup->places, real);
                 add_bind(sup, m->host, m->sandbox, false);
         }
+        /* The private /dev/shm (scratch.c) too: the emulation maps /dev/shm there, and the
+         * calls the kernel resolves itself (chdir, chmod by name, an O_PATH open) must find
+         * the same directory, not the host's shared memory. */
+        if (sup->layers.mntns && sup->shm_dir && is_dir("/dev/shm"))
+                add_bind(sup, sup->shm_dir, "/dev/shm", false);
         return 0;
 }
 

@@ -141,6 +141,14 @@ int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ct
         return ctx->tgid > 0 ? 0 : -ESRCH;
 }
 
+int fs_shm_root(const struct supervisor *sup)
+{
+        int fd = sup->shm_root >= 0 ? fcntl(sup->shm_root, F_DUPFD_CLOEXEC, 0)
+                                    : open(sup->shm_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        return fd < 0 ? -errno : fd;
+}
+
 bool fs_pts_allowed(struct supervisor *sup, unsigned n)
 {
         return pts_allowed(sup, n);

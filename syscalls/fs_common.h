@@ -38,6 +38,8 @@ int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ct
  * -ENOSPC when the sandbox holds too many. */
 int fs_hold_pty(struct supervisor *sup, int master);
 /* Whether /dev/pts/N is a terminal of the sandbox's. */
+/* The sandbox's private /dev/shm, O_PATH, ours to close (sup->shm_root), or -errno. */
+int fs_shm_root(const struct supervisor *sup);
 bool fs_pts_allowed(struct supervisor *sup, unsigned n);
 /* The sandbox path of `base` (our copy of the caller's dirfd or cwd; AT_FDCWD: "/"). The view
  * is the identity, so it is the host path the fd names. Returns 0 or -errno. */

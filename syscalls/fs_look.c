@@ -210,6 +210,19 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
          * component, where it leads to an object the caller holds (fstat of it would tell
          * the same); beneath one (/proc/self/root/..., /proc/self/fd/N/name) the walk would
          * leave the view (a second review stat'ed hidden files so): ELOOP, as for open. */
+        if (sp.kind == VFS_SP_SHM) {
+                /* Beneath the private /dev/shm as the sandbox sees it (fs_shm_root). */
+                size_t n = strlen(sup->shm_dir);
+                const char *rel = sp.host + n + (sp.host[n] == '/');
+                int root = fs_shm_root(sup);
+
+                if (root < 0)
+                        return root;
+                fd = find_as(sup, lc, root, *rel ? rel : ".", lc->follow,
+                             RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+                close(root);
+                return fd == -EXDEV ? -EACCES : fd;
+        }
         fd = find_as(sup, lc, AT_FDCWD, sp.host, lc->follow, RESOLVE_NO_MAGICLINKS);
         if (fd == -ELOOP && sp.process && fs_magic_last(sp.host)) {
                 char parent[PATH_MAX], *slash;

@@ -246,10 +246,10 @@ static int open_shm(struct supervisor *sup, const struct open_call *oc,
 {
         size_t n = strlen(sup->shm_dir);
         const char *rel = sp->host + n + (sp->host[n] == '/');
-        int root = open(sup->shm_dir, O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+        int root = fs_shm_root(sup), fd;
 
         if (root < 0)
-                return -errno;
+                return root;
         fd = open_as(sup, oc, root, *rel ? rel : ".", oc->flags,
                      RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
         close(root);

@@ -179,9 +179,9 @@ static int parent_shm(struct supervisor *sup, const struct path_call *pc, struct
         r = split(rel, dir, sizeof(dir), pa->last);
         if (r < 0)
                 return r;
-        root = open(sup->shm_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        root = fs_shm_root(sup);
         if (root < 0)
-                return -errno;
+                return root;
         r = fs_as_enter(sup, pc->tid, false, &as);
         if (r == 0) {
                 fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));

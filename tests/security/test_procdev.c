@@ -231,8 +231,11 @@ static void test_dev_shm_private(void **state)
                  "cat %s; ls /dev/shm; rm -f %s; echo mine > %s && cat %s\n"
                  "python3 -c 'import os; p = os.open(\"%s\", os.O_PATH); "
                  "print(open(\"/proc/self/fd/%%d\" %% p).read())'\n"
-                 "python3 -c 'import multiprocessing as m; m.Lock(); print(\"lock-ok\")'\n",
-                 host, host, made, made, host);
+                 "python3 -c 'import multiprocessing as m; m.Lock(); print(\"lock-ok\")'\n"
+                 /* by name from inside: cd is the kernel's, the rest relative to it */
+                 "cd /dev/shm && cat %s; chmod 600 %s && stat -c chmod-%%a %s; ls\n"
+                 "python3 -c 'import os; os.open(\"%s\", os.O_PATH); print(\"opath-ok\")'\n",
+                 host, host, made, made, host, host + 9, made + 9, made + 9, made + 9);
         both(script, &native, &r);
         if (!strstr(native.out, secret))
                 fail_msg("natively the host segment was not readable: %s", native.err);
@@ -261,7 +264,8 @@ static void test_dev_shm_private(void **state)
                          before, scratch_dirs());
         if (strstr(r.out, secret) || strstr(r.out, "stockade-host-"))
                 fail_msg("the sandbox saw the host's /dev/shm:\n%s", r.out);
-        if (!strstr(r.out, "mine\n") || !strstr(r.out, "lock-ok"))
+        if (!strstr(r.out, "mine\n") || !strstr(r.out, "lock-ok") ||
+            !strstr(r.out, "chmod-600\n") || !strstr(r.out, "opath-ok\n"))
                 fail_msg("the sandbox's own /dev/shm does not work:\n%s\n%s", r.out, r.err);
         f = fopen(host, "r");
         if (!f)
