@@ -235,20 +235,29 @@ int net_bind(struct supervisor *sup, struct call *call)
 /*
  * listen(fd, backlog). With a network namespace of the sandbox's own, an IPv4/IPv6 socket of
  * the host's namespace (a twin the supervisor put in the program's place, net.h, once
- * disconnected with AF_UNSPEC) must not become a server there: listen would bind it to an
- * ephemeral port on every host interface. Refused with EACCES unless it listens already (a
- * socket passed in on purpose, listen called again). The listen is performed on our copy,
- * so that no other socket swapped in under the number meanwhile is what listens. Unix
- * sockets and hosts without the namespace: the kernel's (CONTINUE, nothing read from
- * memory: a unix listener must be the program's own task, which the peer checks of
- * net_unix_owner.c read).
+ * disconnected or after a failed connect) must not become a server there: listen would bind
+ * it to an ephemeral port on every host interface. Refused with EACCES unless it listens
+ * already (a socket passed in on purpose, listen called again).
+ *
+ * Every listen is then performed on our copy, unix ones included: answered CONTINUE, the
+ * call would look the fd number up again, and another thread may have put a twin under it
+ * meanwhile (an outside review won that race). A unix listener so made records the
+ * supervisor's pid for its peers (SO_PEERCRED, SO_PEERPIDFD; the program's uid and gid,
+ * net_as_program), which net_unix_peer_ours takes as the sandbox's: no host program can make
+ * a listener show our pid. Without the namespace nothing can be swapped in that matters: the
+ * kernel's (CONTINUE, nothing read from memory).
  */
+static long do_listen(int sock, void *arg)
+{
+        return listen(sock, *(const int *)arg) < 0 ? -errno : 0;
+}
+
 int net_listen(struct supervisor *sup, struct call *call)
 {
         const __u64 *arg = call->req->data.args;
-        struct net_sock s;
-        int on = 0;
+        int backlog = (int)arg[1], on = 0;
         socklen_t len = sizeof(on);
+        struct net_sock s;
         long r;
 
         if (!sup->netns.cookie) {
@@ -256,14 +265,10 @@ int net_listen(struct supervisor *sup, struct call *call)
                 return 0;
         }
         r = net_sock_take((pid_t)call->req->pid, (int)arg[0], &s);
-        if (r >= 0 && s.domain != AF_INET && s.domain != AF_INET6) {
-                cleanup_closep(&s.fd);
-                call_continue(call);
-                return 0;
-        }
         if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
                 r = -ESRCH;
-        if (r >= 0 && !sockmaker_inside(&sup->netns, s.fd) &&
+        if (r >= 0 && (s.domain == AF_INET || s.domain == AF_INET6) &&
+            !sockmaker_inside(&sup->netns, s.fd) &&
             !(getsockopt(s.fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on)) {
                 trace_call_rule(call, "net: servers only in the sandbox's namespace");
                 call_deny(sup, call, EACCES);
@@ -273,7 +278,8 @@ int net_listen(struct supervisor *sup, struct call *call)
                 }
         }
         if (r >= 0)
-                r = listen(s.fd, (int)arg[1]) < 0 ? -errno : 0;
+                r = s.domain == AF_UNIX ? net_as_program(sup, do_listen, s.fd, &backlog)
+                                        : do_listen(s.fd, &backlog);
         if (r < 0)
                 call_fail(call, (int)-r);
         else

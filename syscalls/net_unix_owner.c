@@ -165,6 +165,10 @@ int net_unix_peer_ours(struct supervisor *sup, int sock)
                         close(pidfd);
                         return 0; /* gone: not a live task of ours */
                 }
+                if (pid == getpid()) {
+                        close(pidfd);
+                        return 1; /* we made it listen, for the sandbox (net_listen) */
+                }
                 pthread_mutex_lock(&sup->lock);
                 t = tracee_find_live(&sup->tree, pid);
                 r = t &&
@@ -178,6 +182,8 @@ int net_unix_peer_ours(struct supervisor *sup, int sock)
         len = sizeof(cred);
         if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
                 return -errno;
+        if (cred.pid == getpid())
+                return 1; /* we made it listen, for the sandbox (net_listen) */
         pthread_mutex_lock(&sup->lock);
         r = cred.pid > 0 && tracee_find_live(&sup->tree, cred.pid) != NULL;
         pthread_mutex_unlock(&sup->lock);

@@ -407,6 +407,35 @@ static void shadow_unreadable_as_root(void **state)
         runner_free(&r);
 }
 
+/* A hidden path made only after the start, beneath a directory Landlock grants whole (no
+ * hidden path lay there when its rules were made): `cargo login` writing
+ * ~/.cargo/credentials.toml during a run. The view judges every open, so it stays absent
+ * (an outside review read such a file with a plain cat). */
+static void hidden_made_later(void **state)
+{
+        char cmd[4 * PATH_MAX + 160];
+        struct run_result r;
+
+        (void)state;
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.cargo' && chown %u '%s/.cargo'", home,
+                 (unsigned)sbx_uid, home);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "(sleep 0.5; echo SECRET-CARGO > '%s/.cargo/credentials.toml' && "
+                 "chmod a+r '%s/.cargo/credentials.toml') &",
+                 home, home);
+        assert_int_equal(system(cmd), 0);
+        run_script(NULL,
+                   "sleep 2; cat ~/.cargo/credentials.toml; cat ../.cargo/credentials.toml; "
+                   "echo finished",
+                   &r);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s/.cargo'", home);
+        assert_int_equal(system(cmd), 0);
+        if (strstr(r.out, "SECRET-CARGO") || !strstr(r.out, "finished"))
+                fail_msg("a hidden file made after the start was read:\n%s%s", r.out, r.err);
+        runner_free(&r);
+}
+
 /* The calls the kernel resolves itself — chdir, an O_PATH open and its fstat, getxattr,
  * inotify — find nothing of a hidden path where a mount namespace can be made: it is covered
  * there (supervisor/cow_masks.c). Judged from outside by the real inode, size and xattr. */
@@ -475,6 +504,7 @@ int main(void)
                 cmocka_unit_test(bind_mounted_alias),
                 cmocka_unit_test(shadow_unreadable_as_root),
                 cmocka_unit_test(kernel_side_calls),
+                cmocka_unit_test(hidden_made_later),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
