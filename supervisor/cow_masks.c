@@ -123,10 +123,20 @@ static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mou
 }
 
 /*
- * The masks (above), after every other bind: a pattern is expanded as it matches now; an
- * entry with an exception is left to the emulation (covering it would hide the exception
- * too), as is a symlink (the view hides its target, which gets its own mask).
+ * The masks (above), after every other bind: a pattern is expanded as it matches now (its
+ * "." and ".." left out: a pattern for the entries of a directory must not cover that
+ * directory and its parent, an outside review's workspace); a match that
+ * holds the entry's exception (other users' homes: yours) is left to the emulation, as is a
+ * symlink (the view hides its target, which gets its own mask).
  */
+static bool dot_or_dotdot(const char *path)
+{
+        const char *last = strrchr(path, '/');
+
+        last = last ? last + 1 : path;
+        return strcmp(last, ".") == 0 || strcmp(last, "..") == 0;
+}
+
 void masks_add(struct supervisor *sup)
 {
         size_t left = 0, masks = 0;
@@ -139,16 +149,19 @@ void masks_add(struct supervisor *sup)
 
                 if (m->mode == VFS_HIDDEN && may_hide_beneath_cow(&sup->cow, m))
                         sup->cow_hides = true;
-                if (m->mode != VFS_HIDDEN || m->except)
+                if (m->mode != VFS_HIDDEN)
                         continue;
                 if (!m->pattern) {
-                        masks += mask_one(sup, m->sandbox, &left);
+                        if (!m->except || !vfs_path_has_prefix(m->except, m->sandbox))
+                                masks += mask_one(sup, m->sandbox, &left);
                         continue;
                 }
                 if (glob(m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
                         continue;
                 for (size_t k = 0; k < g.gl_pathc; k++)
-                        masks += mask_one(sup, g.gl_pathv[k], &left);
+                        if (!dot_or_dotdot(g.gl_pathv[k]) &&
+                            (!m->except || !vfs_path_has_prefix(m->except, g.gl_pathv[k])))
+                                masks += mask_one(sup, g.gl_pathv[k], &left);
                 globfree(&g);
         }
         if (sup->cow_hides && sup->cfg->verbose)

@@ -407,6 +407,47 @@ static void shadow_unreadable_as_root(void **state)
         runner_free(&r);
 }
 
+/* Masks: a --hide pattern for a directory's entries covers those entries, not the directory
+ * and its parent (glob's "." and "..": an outside review lost its workspace so); and other
+ * users' homes, a pattern with an exception (yours), are covered too (as root: the test
+ * makes one in /home). */
+static void masks_and_patterns(void **state)
+{
+        char sub[PATH_MAX + 64], victim[64], cmd[3 * PATH_MAX + 512], pattern[PATH_MAX + 128];
+        const char *opts[] = {"--hide", pattern, NULL};
+        struct run_result r;
+
+        (void)state;
+        snprintf(sub, sizeof(sub), "%s/sub", work);
+        snprintf(pattern, sizeof(pattern), "%s/*", sub);
+        mkdirs(work, "sub");
+        put(sub, "a.key", "SECRET-SUB\n");
+        put(work, "main.c", "visible-main\n");
+        snprintf(victim, sizeof(victim), "/home/stockade-victim-%d", (int)getpid());
+        if (geteuid() == 0) {
+                snprintf(cmd, sizeof(cmd),
+                         "mkdir -p %s && echo SECRET-VICTIM > %s/plan && chmod 755 %s && "
+                         "chmod 644 %s/plan && chown -R 65533 %s",
+                         victim, victim, victim, victim, victim);
+                assert_int_equal(system(cmd), 0);
+        }
+        snprintf(cmd, sizeof(cmd),
+                 "cat main.c; ls . | grep -c main.c; cat sub/a.key; "
+                 "cd %s 2>/dev/null && echo entered-victim; echo finished",
+                 victim);
+        run_script(opts, cmd, &r);
+        if (geteuid() == 0) {
+                snprintf(cmd, sizeof(cmd), "rm -rf %s", victim);
+                assert_int_equal(system(cmd), 0);
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/main.c'", sub, work);
+        assert_int_equal(system(cmd), 0);
+        if (!strstr(r.out, "visible-main\n1\n") || strstr(r.out, "SECRET") ||
+            strstr(r.out, "entered-victim") || !strstr(r.out, "finished"))
+                fail_msg("exit %d:\n%s%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
 /* A hidden path made only after the start, beneath a directory Landlock grants whole (no
  * hidden path lay there when its rules were made): `cargo login` writing
  * ~/.cargo/credentials.toml during a run. The view judges every open, so it stays absent
@@ -505,6 +546,7 @@ int main(void)
                 cmocka_unit_test(shadow_unreadable_as_root),
                 cmocka_unit_test(kernel_side_calls),
                 cmocka_unit_test(hidden_made_later),
+                cmocka_unit_test(masks_and_patterns),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
