@@ -30,6 +30,12 @@
 #include <linux/fs.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
+#ifndef SIOCGIWNAME
+#define SIOCGIWNAME 0x8B01 /* linux/wireless.h */
+#endif
+#ifndef SO_BINDTOIFINDEX
+#define SO_BINDTOIFINDEX 62
+#endif
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -99,6 +105,13 @@ static const struct arg_rule arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCSPGRP, V_ERRNO, EPERM, false, W_UNSCOPED},
         /* Turning SIGIO on: see fcntl below. */
         {SC_ioctl, 1, C_EQ, INT_MASK, FIOASYNC, V_NOTIFY, 0, false, W_ALWAYS},
+        /* Device ioctls that tell a host interface's driver, bus address and permanent
+         * MAC (ethtool, MII, wireless) on any socket: the view has lo alone (a third
+         * outside review read eth0's through a twin, net.h). */
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCETHTOOL, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGMIIPHY, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGMIIREG, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIWNAME, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
         /* The interface ioctls: the view of NETLINK_ROUTE (lo alone), not the host's
          * interfaces, addresses and MACs (net_ifreq.c). */
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFCONF, V_NOTIFY, 0, false, W_ALWAYS},
@@ -192,6 +205,12 @@ static const struct arg_rule arg_rules[] = {
          .also = {2, C_EQ, INT_MASK, IPV6_2292RTHDR}},
         {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_ALWAYS,
          .also = {2, C_EQ, INT_MASK, IPV6_2292PKTOPTIONS}},
+        /* Binding a socket to an interface by index or name, then reading the name back,
+         * enumerates the host's interfaces through a twin (net.h); the sandbox has lo. */
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, SO_BINDTODEVICE}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_ERRNO, EPERM, false, W_ALWAYS,
+         .also = {2, C_EQ, INT_MASK, SO_BINDTOIFINDEX}},
         {SC_setsockopt, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
