@@ -167,7 +167,10 @@ static bool shown(struct dir_call *dc, const char *name)
         case DF_ALL:
                 return false;
         case DF_PROC:
-                return !all_digits(name) || dc->ctx.in_tree(dc->ctx.arg, (pid_t)atol(name));
+                if (all_digits(name))
+                        return dc->ctx.in_tree(dc->ctx.arg, (pid_t)atol(name));
+                /* /proc's own files the view leaves out (keys, sysvipc: special.c) */
+                return strcmp(dc->path, "/proc") != 0 || vfs_proc_map(name, &dc->ctx, &sp) == 0;
         case DF_DEV:
                 if (snprintf(child, sizeof(child), "%s/%s", dc->path + dc->dev_rest, name) >=
                     (int)sizeof(child))

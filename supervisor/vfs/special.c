@@ -32,6 +32,26 @@ static long number(const char *s, size_t len)
         return v;
 }
 
+/*
+ * Files of /proc whose content depends on who opens them, and which the supervisor would open
+ * with its own credentials and in its own namespaces (a third outside review): the keys
+ * visible to its user (a root supervisor showed root's keyring descriptions) and the SysV IPC
+ * objects of the host's IPC namespace, against the sandbox's own. Not there, as in a
+ * container without them.
+ */
+static bool host_only(const char *path)
+{
+        static const char *const names[] = {"/keys", "/key-users", "/sysvipc"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+                size_t n = strlen(names[i]);
+
+                if (strncmp(path, names[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+                        return true;
+        }
+        return false;
+}
+
 int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out)
 {
         char path[PATH_MAX];
@@ -63,6 +83,8 @@ int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs
                 if (pid == 0 || !ctx->in_tree(ctx->arg, (pid_t)pid))
                         return -ENOENT;
                 n = snprintf(out->host, sizeof(out->host), "/proc%s", path);
+        } else if (host_only(path)) {
+                return -ENOENT;
         } else {
                 n = snprintf(out->host, sizeof(out->host), "/proc%s",
                              strcmp(path, "/") ? path : "");

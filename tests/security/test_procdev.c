@@ -349,6 +349,23 @@ static void other_users_directory(void **state)
         runner_free(&r);
 }
 
+/* /proc/keys, /proc/key-users and /proc/sysvipc show what the opener's credentials and IPC
+ * namespace see: opened by the supervisor they showed a root supervisor's keyring
+ * descriptions and the host's SysV segments (third outside review). Not in the view. */
+static void host_only_proc_files(void **state)
+{
+        const char *script = "for f in keys key-users sysvipc/shm sysvipc/msg sysvipc/sem; do "
+                             "cat /proc/$f >/dev/null 2>&1 && echo read-$f; done; "
+                             "ls /proc | grep -E '^(keys|key-users|sysvipc)$'; echo finished";
+        struct run_result r;
+
+        (void)state;
+        assert_int_equal(runner_stockade_sh(dir, NULL, script, TIMEOUT_S, &r), 0);
+        if (strcmp(r.out, "finished\n") != 0)
+                fail_msg("exit %d:\n%s%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
 /* A mount beneath /proc (binfmt_misc's place: its register file gave host root) cannot be
  * written through a working directory or dirfd on it. Root only, in a mount namespace of
  * the test's own, with a tmpfs standing in for binfmt_misc. */
@@ -408,6 +425,7 @@ int main(void)
                 cmocka_unit_test(test_path_flip_race),
                 cmocka_unit_test(test_host_terminal_and_devices),
                 cmocka_unit_test(test_dev_shm_private),
+                cmocka_unit_test(host_only_proc_files),
                 cmocka_unit_test(hidden_without_landlock),
                 cmocka_unit_test(other_users_directory),
                 cmocka_unit_test(mount_beneath_proc),
