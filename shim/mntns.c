@@ -124,6 +124,8 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                 *step = b[i].target;
                 if (b[i].mask) {
                         r = mask(b[i].target);
+                        if (r < 0 && b[i].optional)
+                                r = 0; /* a third wall only: Landlock and the view hide it */
                         continue;
                 }
                 if (b[i].make_target)

@@ -37,6 +37,7 @@ struct mnt_bind {
          * it: a directory by an empty read-only tmpfs of mode 000, any other file but a
          * symlink by /dev/null bound read-only. Gone or a symlink: left as it is. */
         bool mask;
+        bool optional; /* a mask whose failure does not fail the run (not beneath cow) */
 };
 
 /*

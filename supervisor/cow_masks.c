@@ -76,6 +76,7 @@ static bool mask_one(struct supervisor *sup, const char *path, size_t *left)
         memset(b, 0, sizeof(*b));
         snprintf(b->target, sizeof(b->target), "%s", path);
         b->mask = true;
+        b->optional = !cow; /* beneath cow it is the only kernel wall: fail closed */
         return cow;
 }
 
