@@ -2,6 +2,9 @@
 #include "supervisor/sockmaker.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,8 +19,21 @@
 #endif
 
 struct request {
-        int domain, type, protocol;
+        int domain, type, protocol; /* domain -1: an open of `path` (sockmaker_open_sysnet) */
+        int flags;
+        char path[256];
 };
+
+/* What the maker may open for the supervisor: /proc/sys/net and beneath, no "..". */
+static bool sysnet_path(const char *p)
+{
+        if (strncmp(p, "/proc/sys/net", 13) != 0 || (p[13] != '\0' && p[13] != '/'))
+                return false;
+        for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2)
+                if ((c == p || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+                        return false;
+        return true;
+}
 
 static uint64_t cookie_of(int fd)
 {
@@ -74,14 +90,36 @@ static _Noreturn void serve(int chan)
                         _exit(0);
                 if (n != sizeof(q))
                         continue;
-                fd = socket(q.domain, q.type | SOCK_CLOEXEC, q.protocol);
+                q.path[sizeof(q.path) - 1] = '\0';
+                if (q.domain == -1 && !sysnet_path(q.path)) {
+                        answer(chan, EPERM, -1);
+                        continue;
+                }
+                /* The network namespace's sysctls: read-only, never following a link. */
+                fd = q.domain == -1 ? open(q.path, (q.flags & (O_DIRECTORY | O_NONBLOCK | O_PATH)) |
+                                                           O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                                    : socket(q.domain, q.type | SOCK_CLOEXEC, q.protocol);
                 answer(chan, fd < 0 ? errno : 0, fd);
                 if (fd >= 0)
                         close(fd);
         }
 }
 
-int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, const char **step)
+static int drop(uid_t uid, gid_t gid)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {{0}};
+
+        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+                               setresuid(uid, uid, uid) < 0))
+                return -1;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -1;
+        return (int)syscall(SYS_capset, &h, d);
+}
+
+int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid_t gid,
+                    const char **step)
 {
         int sv[2], fd;
         pid_t parent = getpid();
@@ -100,6 +138,10 @@ int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, const char **s
                 prctl(PR_SET_NAME, "stockade-net");
                 if ((user_fd >= 0 && setns(user_fd, CLONE_NEWUSER) < 0) ||
                     setns(net_fd, CLONE_NEWNET) < 0)
+                        _exit(1);
+                /* The command's ids, no capability: it makes sockets and reads what the
+                 * command may read (a root stockade's maker would read root's). */
+                if (drop(uid, gid) < 0)
                         _exit(1);
                 /* Nothing of the supervisor's but our end: fd 3. */
                 if (dup2(sv[1], 3) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
@@ -129,9 +171,9 @@ int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, const char **s
         return m->cookie ? 0 : -EOPNOTSUPP;
 }
 
-int sockmaker_socket(struct sockmaker *m, int domain, int type, int protocol)
+/* Send request q, receive the answer: an fd or -errno. */
+static int ask(struct sockmaker *m, const struct request *q)
 {
-        struct request q = {.domain = domain, .type = type, .protocol = protocol};
         char control[CMSG_SPACE(sizeof(int))];
         int err = EIO, fd = -1;
         struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
@@ -145,7 +187,7 @@ int sockmaker_socket(struct sockmaker *m, int domain, int type, int protocol)
         if (m->chan < 0)
                 return -ENOTSUP;
         pthread_mutex_lock(&m->lock);
-        if (send(m->chan, &q, sizeof(q), MSG_NOSIGNAL) != sizeof(q)) {
+        if (send(m->chan, q, sizeof(*q), MSG_NOSIGNAL) != sizeof(*q)) {
                 pthread_mutex_unlock(&m->lock);
                 return -EIO;
         }
@@ -165,6 +207,23 @@ int sockmaker_socket(struct sockmaker *m, int domain, int type, int protocol)
                 return -err;
         }
         return fd >= 0 ? fd : -EIO;
+}
+
+int sockmaker_socket(struct sockmaker *m, int domain, int type, int protocol)
+{
+        struct request q = {.domain = domain, .type = type, .protocol = protocol};
+
+        return ask(m, &q);
+}
+
+int sockmaker_open_sysnet(struct sockmaker *m, const char *path, int flags)
+{
+        struct request q = {.domain = -1, .flags = flags};
+
+        if (!sysnet_path(path) || strlen(path) >= sizeof(q.path))
+                return -EPERM;
+        memcpy(q.path, path, strlen(path) + 1);
+        return ask(m, &q);
 }
 
 bool sockmaker_inside(const struct sockmaker *m, int fd)

@@ -34,13 +34,21 @@ struct sockmaker {
         pthread_mutex_t lock;
 };
 
-/* Fork the maker into the namespaces `user_fd` (-1: none, stockade is root) and `net_fd`.
- * Returns 0, or -errno with *step naming what failed. */
-int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, const char **step);
+/* Fork the maker into the namespaces `user_fd` (-1: none, stockade is root) and `net_fd`,
+ * where it takes the command's ids (from root) and drops every capability. Returns 0, or
+ * -errno with *step naming what failed. */
+int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid_t gid,
+                    const char **step);
 
 /* A socket made inside, close-on-exec; its other flags as `type` says. Returns the fd or
  * -errno. Any thread. */
 int sockmaker_socket(struct sockmaker *m, int domain, int type, int protocol);
+
+/* `path` (/proc/sys/net or beneath it, no "..") opened by the maker, read-only and without
+ * following a symlink, with `flags`' O_DIRECTORY, O_NONBLOCK and O_PATH: the sysctls of the
+ * sandbox's network namespace, which a process there sees (the supervisor's own open would
+ * show the host's interfaces). Returns the fd or -errno. */
+int sockmaker_open_sysnet(struct sockmaker *m, const char *path, int flags);
 
 /* Whether socket `fd` (ours) lives in the sandbox's network namespace. False without a maker
  * or when the kernel cannot tell. */

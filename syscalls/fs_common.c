@@ -141,6 +141,12 @@ int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ct
         return ctx->tgid > 0 ? 0 : -ESRCH;
 }
 
+bool fs_sysnet(const struct supervisor *sup, const char *host)
+{
+        return sup->netns.chan >= 0 && strncmp(host, "/proc/sys/net", 13) == 0 &&
+               (host[13] == '\0' || host[13] == '/');
+}
+
 int fs_shm_root(const struct supervisor *sup)
 {
         int fd = sup->shm_root >= 0 ? fcntl(sup->shm_root, F_DUPFD_CLOEXEC, 0)

@@ -38,6 +38,9 @@ int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ct
  * -ENOSPC when the sandbox holds too many. */
 int fs_hold_pty(struct supervisor *sup, int master);
 /* Whether /dev/pts/N is a terminal of the sandbox's. */
+/* Whether the /proc path `host` is /proc/sys/net or beneath, with a network namespace of the
+ * sandbox's own: then the socket maker opens it there (sockmaker_open_sysnet). */
+bool fs_sysnet(const struct supervisor *sup, const char *host);
 /* The sandbox's private /dev/shm, O_PATH, ours to close (sup->shm_root), or -errno. */
 int fs_shm_root(const struct supervisor *sup);
 bool fs_pts_allowed(struct supervisor *sup, unsigned n);

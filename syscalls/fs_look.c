@@ -27,6 +27,7 @@
 #include "syscalls/fs_common.h"
 #include "supervisor/notify.h"
 #include "supervisor/places.h"
+#include "supervisor/sockmaker.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/trace_decode.h"
@@ -210,6 +211,8 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
          * component, where it leads to an object the caller holds (fstat of it would tell
          * the same); beneath one (/proc/self/root/..., /proc/self/fd/N/name) the walk would
          * leave the view (a second review stat'ed hidden files so): ELOOP, as for open. */
+        if (fs_sysnet(sup, sp.host))
+                return sockmaker_open_sysnet(&sup->netns, sp.host, O_PATH);
         if (sp.kind == VFS_SP_SHM) {
                 /* Beneath the private /dev/shm as the sandbox sees it (fs_shm_root). */
                 size_t n = strlen(sup->shm_dir);

@@ -30,6 +30,7 @@
 #include "supervisor/creds.h"
 #include "supervisor/dns.h"
 #include "supervisor/notify.h"
+#include "supervisor/sockmaker.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/trace_decode.h"
@@ -186,6 +187,8 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
         char *slash;
         int dfd, fd, r;
 
+        if (fs_sysnet(sup, sp->host))
+                return sockmaker_open_sysnet(&sup->netns, sp->host, oc->flags);
         fd = open_as(sup, oc, AT_FDCWD, sp->host, oc->flags, RESOLVE_NO_MAGICLINKS);
         if (fd != -ELOOP || !sp->process || !fs_magic_last(sp->host))
                 return fd;

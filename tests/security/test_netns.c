@@ -638,11 +638,13 @@ static void proc_net_dev(void **state)
 
 /* /sys/class/net and /sys/devices/virtual/net inside list lo alone: a sysfs of the sandbox's
  * namespace is mounted over them (shim/netns.c netns_sysfs; an outside review listed the
- * host's eth0 and its MAC there). */
+ * host's eth0 and its MAC there); and /proc/sys/net is the namespace's, opened by the socket
+ * maker (a third review listed the host's interfaces in /proc/sys/net/ipv4/conf). */
 static void sys_class_net(void **state)
 {
         const char *script = "ls /sys/class/net | tr '\\n' ' '; echo; "
-                             "ls /sys/devices/virtual/net | tr '\\n' ' '; echo";
+                             "ls /sys/devices/virtual/net | tr '\\n' ' '; echo; "
+                             "ls /proc/sys/net/ipv4/conf | tr '\\n' ' '; echo";
         struct run_result r;
 
         (void)state;
@@ -651,7 +653,7 @@ static void sys_class_net(void **state)
                 print_message("  note: this host has lo alone: the check proves little\n");
         runner_free(&r);
         run(NULL, script, &r);
-        expect(&r, "lo \nlo \n");
+        expect(&r, "lo \nlo \nall default lo \n");
         runner_free(&r);
 }
 
