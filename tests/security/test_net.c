@@ -606,38 +606,6 @@ static void net_host(void **state)
         runner_free(&r);
 }
 
-/* Binding a socket to an interface (by index or name) and the device ioctls (ethtool, MII)
- * are refused on every socket: through a twin of the host's namespace they enumerated the
- * host's interfaces and read eth0's driver and permanent MAC (third outside review). The
- * same lines natively show the calls are real. */
-static void device_queries(void **state)
-{
-        static const char script[] =
-                "python3 - <<'EOF'\n"
-                "import errno, fcntl, socket, struct\n"
-                "def t(name, f):\n"
-                "    try:\n"
-                "        f(); print(name + ':ok')\n"
-                "    except OSError as e: print(name + ':' + errno.errorcode[e.errno])\n"
-                "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-                "t('ifindex', lambda: s.setsockopt(socket.SOL_SOCKET, 62, struct.pack('i', 1)))\n"
-                "t('device', lambda: s.setsockopt(socket.SOL_SOCKET, 25, b'lo'))\n"
-                "t('ethtool', lambda: fcntl.ioctl(s, 0x8946, bytearray(40)))\n"
-                "EOF\n";
-        struct run_result r;
-
-        (void)state;
-        assert_int_equal(runner_run((char *const[]){"/bin/sh", "-c", (char *)script, NULL}, NULL,
-                                    TIMEOUT_S, &r),
-                         0);
-        if (!strstr(r.out, "ifindex:ok\n"))
-                print_message("  note: natively: %s", r.out);
-        runner_free(&r);
-        run(NULL, false, script, &r);
-        expect(&r, "ifindex:EPERM\ndevice:EPERM\nethtool:ENOTSUP\n"); /* Python's name */
-        runner_free(&r);
-}
-
 /* --max-connections: the third connect is refused and never reaches the listener; the
  * sandbox's own loopback server does not count. */
 static void max_connections(void **state)
@@ -796,7 +764,6 @@ int main(void)
                 cmocka_unit_test(deny_wins),
                 cmocka_unit_test(publish_note),
                 cmocka_unit_test(max_connections),
-                cmocka_unit_test(device_queries),
                 cmocka_unit_test(malformed_rule),
                 cmocka_unit_test(landlock_wall),
         };

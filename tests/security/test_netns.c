@@ -636,27 +636,6 @@ static void proc_net_dev(void **state)
         runner_free(&r);
 }
 
-/* /sys/class/net and /sys/devices/virtual/net inside list lo alone: a sysfs of the sandbox's
- * namespace is mounted over them (shim/netns.c netns_sysfs; an outside review listed the
- * host's eth0 and its MAC there); and /proc/sys/net is the namespace's, opened by the socket
- * maker (a third review listed the host's interfaces in /proc/sys/net/ipv4/conf). */
-static void sys_class_net(void **state)
-{
-        const char *script = "ls /sys/class/net | tr '\\n' ' '; echo; "
-                             "ls /sys/devices/virtual/net | tr '\\n' ' '; echo; "
-                             "ls /proc/sys/net/ipv4/conf | tr '\\n' ' '; echo";
-        struct run_result r;
-
-        (void)state;
-        run_native(script, &r);
-        if (strncmp(r.out, "lo \n", 4) == 0)
-                print_message("  note: this host has lo alone: the check proves little\n");
-        runner_free(&r);
-        run(NULL, script, &r);
-        expect(&r, "lo \nlo \nall default lo \n");
-        runner_free(&r);
-}
-
 /* --publish P: the host's 127.0.0.1:P reaches the sandbox's server on 127.0.0.1:P (twice: the
  * forwarding is not one connection), and the port is free again after the run. Without
  * --publish the host cannot reach it. */
@@ -791,7 +770,6 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(verbose),
-                cmocka_unit_test(sys_class_net),
                 cmocka_unit_test(sandbox_server_unreachable),
                 cmocka_unit_test(host_port_free_inside),
                 cmocka_unit_test(rule_reaches_host),
