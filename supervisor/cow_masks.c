@@ -165,6 +165,16 @@ void masks_add(struct supervisor *sup)
                                 masks += mask_one(sup, g.gl_pathv[k], &left);
                 globfree(&g);
         }
+        if (sup->cfg->verbose) {
+                size_t all = 0;
+
+                for (size_t i = 0; i < sup->n_binds; i++)
+                        all += sup->binds[i].mask;
+                fprintf(stderr,
+                        "stockade: hidden paths covered in the mount namespace: %zu (chdir, "
+                        "O_PATH, xattrs and inotify find nothing there)\n",
+                        all);
+        }
         if (sup->cow_hides && sup->cfg->verbose)
                 fprintf(stderr,
                         "stockade: copy-on-write: hidden paths beneath it (%zu covered by "
