@@ -105,8 +105,10 @@ struct obj {
         struct journal_rec r;
 };
 
-/* The object at `path` beneath `root`, described as the journal would record it. */
-static int describe(int root, const char *path, struct obj *o)
+/* The object at `path` beneath `root`, described as the journal would record it, its hash of
+ * `version` (that of the baseline it is compared with: a session of an older stockade holds
+ * version 1). */
+static int describe(int root, const char *path, int version, struct obj *o)
 {
         int fd = cowdiff_open(root, path, O_PATH | O_NOFOLLOW), r;
 
@@ -119,7 +121,7 @@ static int describe(int root, const char *path, struct obj *o)
         }
         if (fd < 0)
                 return fd;
-        r = journal_describe(fd, path, &o->r);
+        r = journal_describe_v(fd, path, version, &o->r);
         close(fd);
         o->exists = r >= 0;
         return r;
@@ -213,7 +215,8 @@ static int check_path(const struct cow_apply *a, const char *path, bool gone, bo
         const struct journal_rec *base = journal_find(a->journal, path);
         struct obj h, u = {0};
         bool done;
-        int r = describe(a->host_fd, path, &h);
+        int v = base && base->hashv ? base->hashv : JOURNAL_HASH_CURRENT;
+        int r = describe(a->host_fd, path, v, &h);
 
         if (r < 0)
                 return r;
@@ -222,7 +225,7 @@ static int check_path(const struct cow_apply *a, const char *path, bool gone, bo
                          "a symlink or a file on the host where a directory is expected");
                 return 0;
         }
-        if (!gone && (r = describe(a->upper_fd, path, &u)) < 0) {
+        if (!gone && (r = describe(a->upper_fd, path, v, &u)) < 0) {
                 obj_free(&h);
                 return r;
         }
@@ -482,11 +485,11 @@ static int write_object(const struct cow_apply *a, const struct cow_change *c, b
 static int host_has(const struct cow_apply *a, const char *host_path, const char *upper_path)
 {
         struct obj h, u;
-        int r = describe(a->host_fd, host_path, &h);
+        int r = describe(a->host_fd, host_path, JOURNAL_HASH_CURRENT, &h);
 
         if (r < 0)
                 return r;
-        r = describe(a->upper_fd, upper_path, &u);
+        r = describe(a->upper_fd, upper_path, JOURNAL_HASH_CURRENT, &u);
         if (r >= 0)
                 r = h.exists && u.exists && same_content(&h.r, &u.r);
         obj_free(&h);

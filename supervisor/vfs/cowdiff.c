@@ -553,7 +553,7 @@ static int hash_path(int root, const char *path, uint64_t *h)
                 return fd;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return -ESTALE;
-        return journal_hash_fd(fd, h);
+        return journal_hash_fd_v(fd, JOURNAL_HASH_CURRENT, h);
 }
 
 /* Candidates: non-empty regular files added or deleted whose size has a partner. */

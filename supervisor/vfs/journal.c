@@ -1,9 +1,11 @@
 #include "supervisor/vfs/journal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,196 @@ uint64_t journal_hash_final(struct journal_hasher *hs)
         h = (h ^ (h >> 30)) * K1;
         h = (h ^ (h >> 27)) * K2;
         return h ^ (h >> 31);
+}
+
+/*
+ * Version 2 of the content hash, for speed (a 1 GiB copy-up spent as long hashing its
+ * baseline as copying): the content cut in CHUNK-byte chunks, each hashed in four
+ * independent lanes of 64-bit words (word k to lane k % 4: no chain waits on the last
+ * multiply), the chunks' values chained in order with the total length. The chunks of a
+ * large file are hashed by two threads; the value does not depend on how many.
+ */
+#define CHUNK ((size_t)16 << 20)
+
+static uint64_t finish(uint64_t h, uint64_t len)
+{
+        h ^= len;
+        h = (h ^ (h >> 30)) * K1;
+        h = (h ^ (h >> 27)) * K2;
+        return h ^ (h >> 31);
+}
+
+struct lanes {
+        uint64_t l[4];
+        uint64_t len;
+        unsigned char tail[32];
+        size_t ntail;
+};
+
+static void lanes_init(struct lanes *z)
+{
+        memset(z, 0, sizeof(*z));
+        for (int i = 0; i < 4; i++)
+                z->l[i] = K2 + (uint64_t)i * K0;
+}
+
+static void lanes_block(struct lanes *z, const unsigned char *p)
+{
+        uint64_t w[4];
+
+        memcpy(w, p, sizeof(w));
+        z->l[0] = mix(z->l[0], w[0]);
+        z->l[1] = mix(z->l[1], w[1]);
+        z->l[2] = mix(z->l[2], w[2]);
+        z->l[3] = mix(z->l[3], w[3]);
+}
+
+static void lanes_update(struct lanes *z, const void *buf, size_t n)
+{
+        const unsigned char *p = buf;
+
+        z->len += n;
+        while (z->ntail && n) {
+                z->tail[z->ntail++] = *p++;
+                n--;
+                if (z->ntail == sizeof(z->tail)) {
+                        lanes_block(z, z->tail);
+                        z->ntail = 0;
+                }
+        }
+        for (; n >= 32; p += 32, n -= 32)
+                lanes_block(z, p);
+        memcpy(z->tail + z->ntail, p, n);
+        z->ntail += n;
+}
+
+static uint64_t lanes_final(struct lanes *z)
+{
+        unsigned char last[32] = {0};
+        uint64_t h = K0;
+
+        memcpy(last, z->tail, z->ntail);
+        lanes_block(z, last);
+        for (int i = 0; i < 4; i++)
+                h = mix(h, z->l[i]);
+        return finish(h, z->len);
+}
+
+uint64_t journal_hash2_buf(const void *buf, size_t n)
+{
+        const unsigned char *p = buf;
+        uint64_t h = K2;
+        size_t off = 0;
+
+        do { /* the chunks a file of these bytes is cut in (hash2_fd); one if empty */
+                size_t take = n - off < CHUNK ? n - off : CHUNK;
+                struct lanes z;
+
+                lanes_init(&z);
+                lanes_update(&z, p + off, take);
+                h = mix(h, lanes_final(&z));
+                off += take;
+        } while (off < n);
+        return finish(h, n);
+}
+
+struct chunks {
+        int fd;
+        size_t n;      /* chunks */
+        uint64_t *v;   /* each chunk's value */
+        uint64_t *len; /* each chunk's bytes */
+        int first, step;
+        int err;
+};
+
+static void *hash_chunks(void *arg)
+{
+        struct chunks *c = arg;
+        size_t cap = 1 << 20;
+        char *buf = malloc(cap);
+
+        if (!buf) {
+                c->err = ENOMEM;
+                return NULL;
+        }
+        for (size_t k = (size_t)c->first; k < c->n && !c->err; k += (size_t)c->step) {
+                off_t off = (off_t)(k * CHUNK), end = off + (off_t)CHUNK;
+                struct lanes z;
+
+                lanes_init(&z);
+                while (off < end) {
+                        size_t want = (size_t)(end - off) < cap ? (size_t)(end - off) : cap;
+                        ssize_t got = pread(c->fd, buf, want, off);
+
+                        if (got < 0 && errno == EINTR)
+                                continue;
+                        if (got < 0) {
+                                c->err = errno;
+                                break;
+                        }
+                        if (got == 0)
+                                break;
+                        lanes_update(&z, buf, (size_t)got);
+                        off += got;
+                }
+                c->len[k] = z.len;
+                c->v[k] = lanes_final(&z);
+        }
+        free(buf);
+        return NULL;
+}
+
+static int hash2_fd(int fd, uint64_t *out)
+{
+        struct chunks a = {.fd = fd, .first = 0, .step = 1}, b;
+        uint64_t h = K2, total = 0;
+        struct stat st;
+        pthread_t t;
+        bool two;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        a.n = st.st_size > 0 ? ((size_t)st.st_size + CHUNK - 1) / CHUNK : 1;
+        a.v = calloc(a.n, sizeof(*a.v));
+        a.len = calloc(a.n, sizeof(*a.len));
+        if (!a.v || !a.len) {
+                free(a.v);
+                free(a.len);
+                return -ENOMEM;
+        }
+        b = a;
+        two = a.n >= 4;
+        if (two) {
+                a.step = b.step = 2;
+                b.first = 1;
+                two = pthread_create(&t, NULL, hash_chunks, &b) == 0;
+                if (!two)
+                        a.step = 1;
+        }
+        hash_chunks(&a);
+        if (two) {
+                pthread_join(t, NULL);
+                if (!a.err)
+                        a.err = b.err;
+        }
+        for (size_t k = 0; k < a.n && !a.err; k++) {
+                /* A chunk cut short (the file shrank meanwhile) ends the content. */
+                h = mix(h, a.v[k]);
+                total += a.len[k];
+                if (a.len[k] < CHUNK)
+                        break;
+        }
+        free(a.v);
+        free(a.len);
+        if (a.err)
+                return -a.err;
+        *out = finish(h, total);
+        return 0;
+}
+
+int journal_hash_fd_v(int fd, int version, uint64_t *out)
+{
+        return version == 1 ? journal_hash_fd(fd, out) : hash2_fd(fd, out);
 }
 
 int journal_hash_fd(int fd, uint64_t *out)
@@ -161,10 +353,16 @@ int journal_unescape(char *s)
 
 int journal_describe(int fd, const char *path, struct journal_rec *rec)
 {
+        return journal_describe_v(fd, path, JOURNAL_HASH_CURRENT, rec);
+}
+
+int journal_describe_v(int fd, const char *path, int version, struct journal_rec *rec)
+{
         struct stat st;
         int r = 0;
 
         memset(rec, 0, sizeof(*rec));
+        rec->hashv = (unsigned char)version;
         if (fstat(fd, &st) < 0)
                 return -errno;
         rec->type = S_ISREG(st.st_mode)   ? 'f'
@@ -183,7 +381,7 @@ int journal_describe(int fd, const char *path, struct journal_rec *rec)
                 rd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
                 if (rd < 0)
                         return -errno;
-                r = journal_hash_fd(rd, &rec->hash);
+                r = journal_hash_fd_v(rd, version, &rec->hash);
                 close(rd);
         } else if (rec->type == 'l') {
                 char target[PATH_MAX];
@@ -194,7 +392,8 @@ int journal_describe(int fd, const char *path, struct journal_rec *rec)
                         return -errno;
                 journal_hash_init(&hs);
                 journal_hash_update(&hs, target, (size_t)n);
-                rec->hash = journal_hash_final(&hs);
+                rec->hash = version == 1 ? journal_hash_final(&hs)
+                                         : journal_hash2_buf(target, (size_t)n);
                 rec->size = (uint64_t)n;
         }
         if (r < 0)
@@ -208,9 +407,9 @@ char *journal_format(const struct journal_rec *rec)
         _cleanup_free_ char *p = journal_escape(rec->path);
         char *line = NULL;
 
-        if (!p || asprintf(&line, "B %s %c %04o %" PRIu64 " %" PRId64 ".%09ld %016" PRIx64 "\n", p,
-                           rec->type, (unsigned)(rec->mode & 07777), rec->size, rec->mtime_sec,
-                           rec->mtime_nsec, rec->hash) < 0)
+        if (!p || asprintf(&line, "B %s %c %04o %" PRIu64 " %" PRId64 ".%09ld %s%016" PRIx64 "\n",
+                           p, rec->type, (unsigned)(rec->mode & 07777), rec->size, rec->mtime_sec,
+                           rec->mtime_nsec, rec->hashv == 1 ? "" : "2.", rec->hash) < 0)
                 return NULL;
         return line;
 }
@@ -263,7 +462,14 @@ static int parse_line(char *line, struct journal_rec *rec)
         rec->mtime_nsec = strtol(end + 1, &end, 10);
         if (*end || rec->mtime_nsec < 0 || rec->mtime_nsec > 999999999L)
                 return -EINVAL;
-        if (strlen(f[6]) != 16)
+        /* 16 hex digits: version 1 of the hash (sessions of older stockades); "2." and 16
+         * hex digits: version 2. */
+        rec->hashv = 1;
+        if (strlen(f[6]) == 18 && strncmp(f[6], "2.", 2) == 0) {
+                rec->hashv = 2;
+                f[6] += 2;
+        }
+        if (strlen(f[6]) != 16 || !isxdigit((unsigned char)f[6][0]))
                 return -EINVAL;
         rec->hash = strtoull(f[6], &end, 16);
         if (*end || errno)

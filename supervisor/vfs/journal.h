@@ -11,8 +11,9 @@
  *   MODE   the permission bits, octal (07777)
  *   SIZE   bytes, decimal (a symlink: the target's length)
  *   MTIME  SECONDS.NANOSECONDS
- *   HASH   16 hex digits: journal_hash of the content (a symlink: of its target;
- *          a directory or other: 0000000000000000)
+ *   HASH   "2." and 16 hex digits: version 2 of the content hash (journal_hash_fd_v; a
+ *          symlink: of its target; a directory or other: 0); 16 hex digits alone: version
+ *          1, which sessions of older stockades hold, and which apply then computes too
  *
  * Escaping (PATH here, every value in the session file): the bytes 0x00-0x20, 0x7f and '%'
  * are written %XX (two upper-case hex digits); every other byte is itself.
@@ -36,7 +37,10 @@ struct journal_rec {
         int64_t mtime_sec;
         long mtime_nsec;
         uint64_t hash;
+        unsigned char hashv; /* which version of the hash (1 or 2) */
 };
+
+#define JOURNAL_HASH_CURRENT 2
 
 struct journal {
         struct journal_rec *v; /* sorted by path after journal_load */
@@ -54,8 +58,13 @@ void journal_hash_init(struct journal_hasher *hs);
 void journal_hash_update(struct journal_hasher *hs, const void *buf, size_t n);
 uint64_t journal_hash_final(struct journal_hasher *hs);
 
-/* The hash of an open file's content from offset 0 (pread). Returns 0 or -errno. */
+/* The hash of an open file's content from offset 0 (pread): version 1 (journal_hasher, one
+ * chain) or 2 (chunks in four lanes, two threads for a large file; journal.c). Returns 0
+ * or -errno. journal_hash_fd is version 1. */
 int journal_hash_fd(int fd, uint64_t *out);
+int journal_hash_fd_v(int fd, int version, uint64_t *out);
+/* Version 2 of bytes in memory (the value a file of that content gets). */
+uint64_t journal_hash2_buf(const void *buf, size_t n);
 
 /* Escape `in` into a malloc'd string (see above). */
 char *journal_escape(const char *in);
@@ -68,6 +77,8 @@ int journal_unescape(char *s);
  * target. `path` is copied. Returns 0 or -errno.
  */
 int journal_describe(int fd, const char *path, struct journal_rec *rec);
+/* The same with the hash of `version` (apply: as the baseline it is compared with). */
+int journal_describe_v(int fd, const char *path, int version, struct journal_rec *rec);
 
 /* The record as one line (malloc'd, '\n'-terminated). */
 char *journal_format(const struct journal_rec *rec);

@@ -71,6 +71,73 @@ static const char three[] =
         "B sub/new%0Aline d 0755 0 1700000001.5 0000000000000000\n"
         "B a%20b f 0600 9 1700000002.0 fedcba9876543210\n"; /* later record of a b: ignored */
 
+/* Version 2 of the hash: a file's value is that of its bytes in memory, whatever its size
+ * (one chunk, a chunk and a byte, several chunks hashed by two threads); a changed byte
+ * anywhere changes it; version 1 is still what it was (sessions of older stockades). */
+static void hash2_file_matches_buffer(void **state)
+{
+        static const size_t mib = (size_t)1 << 20;
+        const size_t sizes[] = {0,           1, 31, 32, 33, 16 * mib - 1, 16 * mib, 16 * mib + 1,
+                                64 * mib + 5};
+        char path[] = "/var/tmp/test_journal_hash2_XXXXXX";
+        int fd = mkstemp(path);
+        unsigned char *buf = malloc(64 * mib + 5);
+        uint64_t h, h1;
+
+        (void)state;
+        assert_true(fd >= 0);
+        assert_non_null(buf);
+        for (size_t i = 0; i < 64 * mib + 5; i++)
+                buf[i] = (unsigned char)(i * 2654435761u >> 13);
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(*sizes); k++) {
+                assert_int_equal(ftruncate(fd, 0), 0);
+                assert_int_equal(pwrite(fd, buf, sizes[k], 0), (ssize_t)sizes[k]);
+                assert_int_equal(journal_hash_fd_v(fd, 2, &h), 0);
+                if (h != journal_hash2_buf(buf, sizes[k]))
+                        fail_msg("size %zu: the file's value is not its bytes'", sizes[k]);
+                if (sizes[k]) {
+                        buf[sizes[k] / 2] ^= 1;
+                        assert_false(h == journal_hash2_buf(buf, sizes[k]));
+                        buf[sizes[k] / 2] ^= 1;
+                }
+        }
+        /* Version 1 of a known content, as older sessions recorded it. */
+        assert_int_equal(ftruncate(fd, 0), 0);
+        assert_int_equal(pwrite(fd, "stockade\n", 9, 0), 9);
+        assert_int_equal(journal_hash_fd_v(fd, 1, &h1), 0);
+        assert_int_equal(journal_hash_fd(fd, &h), 0);
+        assert_true(h == h1);
+        assert_int_equal(journal_hash_fd_v(fd, 2, &h), 0);
+        assert_false(h == h1);
+        close(fd);
+        unlink(path);
+        free(buf);
+}
+
+/* A record of each version parses as that version, and formats back to the same line. */
+static void hash_versions_in_records(void **state)
+{
+        static const char *const lines[] = {
+                "B a f 0644 3 1.000000001 0123456789abcdef\n",
+                "B b f 0644 3 1.000000001 2.fedcba9876543210\n",
+        };
+        struct journal j = {0};
+        char all[256];
+
+        (void)state;
+        snprintf(all, sizeof(all), "%s%s", lines[0], lines[1]);
+        assert_int_equal(journal_parse(&j, all, strlen(all)), 0);
+        assert_int_equal(j.n, 2);
+        for (size_t i = 0; i < 2; i++) {
+                char *line = journal_format(&j.v[i]);
+
+                assert_int_equal(j.v[i].hashv, i + 1);
+                assert_string_equal(line, lines[i]);
+                free(line);
+        }
+        journal_free(&j);
+}
+
 static void parse_first_wins_sorted(void **state)
 {
         struct journal j;
@@ -241,6 +308,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(escape_round_trip),
                 cmocka_unit_test(hash_is_stream_independent),
+                cmocka_unit_test(hash2_file_matches_buffer),
+                cmocka_unit_test(hash_versions_in_records),
                 cmocka_unit_test(parse_first_wins_sorted),
                 cmocka_unit_test(cut_at_every_byte),
                 cmocka_unit_test(malformed_lines_skipped),
