@@ -169,81 +169,7 @@ static bool exists(const char *root, const char *rel)
 
 /* ---- the diff ---------------------------------------------------------------------------- */
 
-struct diff_case {
-        const char *name;
-        struct op lower[10];
-        struct op upper[10];
-        const char *expect;
-};
-
-static const struct diff_case diff_cases[] = {
-        {"copied up, unchanged: not a change", {{'f', "a", "x"}}, {{'f', "a", "x"}}, ""},
-        {"content", {{'f', "a", "x"}}, {{'f', "a", "y"}}, "M a\n"},
-        {"mode only", {{'f', "a", "x"}}, {{'f', "a", "x", 0755}}, "M a (mode 644 -> 755)\n"},
-        {"content and mode",
-         {{'f', "a", "x"}},
-         {{'f', "a", "y", 0600}},
-         "M a (content; mode 644 -> 600)\n"},
-        {"new directory and its file", {{0}}, {{'d', "n"}, {'f', "n/f", "1"}}, "A n/\nA n/f\n"},
-        {"whiteout; a whiteout over nothing ignored",
-         {{'f', "a", "x"}},
-         {{'w', "a"}, {'w', "ghost"}},
-         "D a\n"},
-        {"deleted directory: every entry beneath",
-         {{'d', "dd"}, {'f', "dd/x", "1"}, {'d', "dd/s"}, {'f', "dd/s/y", "2"}},
-         {{'w', "dd"}},
-         "D dd/\nD dd/s/\nD dd/s/y\nD dd/x\n"},
-        {"a plain upper directory merges",
-         {{'d', "m"}, {'f', "m/one", "1"}, {'f', "m/two", "2"}},
-         {{'d', "m"}, {'f', "m/three", "3"}},
-         "A m/three\n"},
-        {"an opaque one hides the lower's entries",
-         {{'d', "m"}, {'f', "m/one", "1"}, {'f', "m/two", "2"}},
-         {{'o', "m"}, {'f', "m/two", "2"}, {'f', "m/three", "3"}},
-         "D m/one\nA m/three\n"},
-        {"opacity reaches subdirectories",
-         {{'d', "m"}, {'d', "m/s"}, {'f', "m/s/x", "1"}},
-         {{'o', "m"}, {'d', "m/s"}},
-         "D m/s/x\n"},
-        {"file -> symlink", {{'f', "t", "x"}}, {{'l', "t", "x"}}, "T t (file -> symlink to x)\n"},
-        {"dir -> file",
-         {{'d', "t"}, {'f', "t/x", "1"}},
-         {{'f', "t", "y"}},
-         "T t (dir -> file)\nD t/x\n"},
-        {"file -> dir",
-         {{'f', "t", "x"}},
-         {{'o', "t"}, {'f', "t/y", "1"}},
-         "T t/ (file -> dir)\nA t/y\n"},
-        {"rename: one D and one A with the same bytes",
-         {{'f', "old", "moved content"}},
-         {{'w', "old"}, {'f', "new", "moved content"}},
-         "R old -> new\n"},
-        {"rename with a mode change",
-         {{'f', "old", "moved content"}},
-         {{'w', "old"}, {'f', "new", "moved content", 0755}},
-         "R old -> new (mode 644 -> 755)\n"},
-        {"no rename when two could be the source",
-         {{'f', "o1", "same"}, {'f', "o2", "same"}},
-         {{'w', "o1"}, {'w', "o2"}, {'f', "new", "same"}},
-         "A new\nD o1\nD o2\n"},
-        {"no rename of an empty file",
-         {{'f', "old", ""}},
-         {{'w', "old"}, {'f', "new", ""}},
-         "A new\nD old\n"},
-        {"symlink target", {{'l', "s", "a"}}, {{'l', "s", "b"}}, "M s (symlink to b)\n"},
-        {"names that would break a line",
-         {{0}},
-         {{'f', "a\nb", "x"}, {'f', "t\tb", "x"}, {'f', "q\"", "x"}},
-         "A \"a\\nb\"\nA \"q\\\"\"\nA \"t\\tb\"\n"},
-        {"an upper symlink over a lower directory is not walked",
-         {{'d', "d"}, {'f', "d/x", "1"}},
-         {{'l', "d", "../../outside"}},
-         "T d (dir -> symlink to ../../outside)\nD d/x\n"},
-        {"a lower symlink under an upper directory is not walked",
-         {{'l', "d", "T/outside"}},
-         {{'o', "d"}, {'f', "d/x", "1"}},
-         "T d/ (symlink -> dir)\nA d/x\n"},
-};
+#include "cow_diff_cases.h"
 
 static void diff_classification(void **state)
 {
@@ -292,7 +218,17 @@ static void paths_and_quoting(void **state)
 /* ---- apply ------------------------------------------------------------------------------- */
 
 /* The journal as the run would have written it: the lower's objects at `paths`, now. */
+static void baseline_v(const struct tree *t, const char *const *paths, int version,
+                       struct journal *j);
+
 static void baseline(const struct tree *t, const char *const *paths, struct journal *j)
+{
+        baseline_v(t, paths, JOURNAL_HASH_CURRENT, j);
+}
+
+/* The baselines of `paths` as a journal holds them, their hash of `version`. */
+static void baseline_v(const struct tree *t, const char *const *paths, int version,
+                       struct journal *j)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -304,7 +240,7 @@ static void baseline(const struct tree *t, const char *const *paths, struct jour
                 char *line;
 
                 assert_true(fd >= 0);
-                assert_int_equal(journal_describe(fd, *paths, &r), 0);
+                assert_int_equal(journal_describe_v(fd, *paths, version, &r), 0);
                 line = journal_format(&r);
                 fputs(line, f);
                 free(line);
@@ -463,6 +399,43 @@ static void apply_everything(void **state)
         journal = slurp(t.upper, "../journal");
         assert_non_null(journal);
         assert_string_equal(journal, "");
+        tree_close(&t);
+}
+
+/* A session of an older stockade holds version 1 of the hash: apply computes that version
+ * for the host's files, so an unchanged host has no conflict, and a content change that
+ * keeps size and mtime is still seen. */
+static void older_session_baselines(void **state)
+{
+        struct tree t;
+        struct applying ap;
+        struct journal j;
+        char path[PATH_MAX + 16];
+        struct stat st;
+        struct timespec times[2];
+        FILE *f;
+
+        (void)state;
+        tree_make(&t, base_lower, base_upper);
+        baseline_v(&t, base_journal, 1, &j);
+        for (size_t i = 0; i < j.n; i++)
+                assert_int_equal(j.v[i].hashv, 1);
+        prepare_with(&ap, &t, &j, NULL);
+        assert_int_equal(ap.cs.n, 0);
+        finish(&ap);
+        baseline_v(&t, base_journal, 1, &j);
+        snprintf(path, sizeof(path), "%s/mod", t.lower);
+        assert_int_equal(stat(path, &st), 0);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("OLD\n", f); /* same size */
+        fclose(f);
+        times[0] = st.st_atim;
+        times[1] = st.st_mtim;
+        assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+        prepare_with(&ap, &t, &j, NULL);
+        assert_conflict(&ap.cs, "mod", "changed on the host since the run changed it");
+        finish(&ap);
         tree_close(&t);
 }
 
@@ -775,6 +748,7 @@ int main(void)
                 cmocka_unit_test(diff_without_lower),
                 cmocka_unit_test(paths_and_quoting),
                 cmocka_unit_test(apply_everything),
+                cmocka_unit_test(older_session_baselines),
                 cmocka_unit_test(apply_conflicts),
                 cmocka_unit_test(host_symlink_in_place_of_dir),
                 cmocka_unit_test(newline_name),
