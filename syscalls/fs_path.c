@@ -136,56 +136,6 @@ static int split(const char *path, char *dir, size_t size, char *last)
         return 0;
 }
 
-/*
- * bind(2) with the path as the program gave it, so that the socket's name (getsockname, a
- * datagram peer's source) reads as natively, where that is safe: the directory part,
- * resolved from here as the kernel will (from the caller's cwd for a relative path, from
- * our root for an absolute one) without a symlink, a magic link or a mount on the way, must
- * be the very directory the view found. Then the kernel's walk in bind lands there too,
- * unless a name on the way is swapped meanwhile, and even then it judges the creation by
- * the sandbox's Landlock rules with the program's ids: nowhere the program could not bind
- * itself. -ENOTSUP when it cannot be done so (bind_at then, with the last component).
- */
-static int bind_as_given(int sock, const struct place_arg *a)
-{
-        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-                                          RESOLVE_NO_XDEV};
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        char dir[PATH_MAX], last[NAME_MAX + 2];
-        struct stat want, got;
-        int base = a->path[0] == '/' ? AT_FDCWD : a->base, fd, here = -1, r;
-
-        if (!strchr(a->path, '/'))
-                return -ENOTSUP; /* bind_at binds this very name */
-        if (strlen(a->path) >= sizeof(sa.sun_path) || (base != AT_FDCWD && !notify_own_fs) ||
-            split(a->path, dir, sizeof(dir), last) < 0 || fstat(a->parent, &want) < 0)
-                return -ENOTSUP;
-        fd = (int)syscall(SYS_openat2, base, dir, &how, sizeof(how));
-        if (fd < 0)
-                return -ENOTSUP;
-        r = fstat(fd, &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino;
-        close(fd);
-        if (!r)
-                return -ENOTSUP;
-        memcpy(sa.sun_path, a->path, strlen(a->path));
-        if (base != AT_FDCWD) {
-                here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (here < 0 || fchdir(base) < 0) {
-                        if (here >= 0)
-                                close(here);
-                        return -ENOTSUP;
-                }
-        }
-        r = bind(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-        if (here >= 0) {
-                if (fchdir(here) < 0 && r == 0)
-                        r = -errno;
-                close(here);
-        }
-        return r == -ENOTSUP ? -EOPNOTSUPP : r;
-}
-
 /* The fast way: the directory part opened without crossing a mount or a magic link. */
 static int parent_fast(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
 {
@@ -408,9 +358,7 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
                 }
                 break;
         case OP_BIND:
-                r = bind_as_given(pc->sock, a);
-                if (r == -ENOTSUP)
-                        r = bind_at(pc->sock, a->parent, a->last);
+                r = bind_at(pc->sock, a->parent, a->last);
                 if (r < 0)
                         errno = (int)-r, r = -1;
                 break;
