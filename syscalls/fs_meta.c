@@ -349,13 +349,13 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
                 call_fail(call, EPERM);
                 goto out;
         }
+        /* What the host has there, for apply (cow.h): before the change copies it up. */
+        cow_note_fd(sup, target);
         r = creds_enter(sup->cfg, &saved);
         if (r == 0) {
                 r = perform(m, target) < 0 ? -errno : 0;
                 creds_leave(&saved);
         }
-        if (r == 0)
-                cow_note_fd(sup, target); /* what the host has there, for apply (cow.h) */
         if (r < 0)
                 call_fail(call, (int)-r);
         else

@@ -500,6 +500,18 @@ int fs_open(struct supervisor *sup, struct call *call)
                 return 0;
         }
         trace_call_path(call, path_arg, oc.path);
+        /* A copy-on-write file opened to change: what the host has there, for apply (cow.h),
+         * taken before the open copies it up, so that a host change during the copy shows
+         * as a conflict rather than as the baseline (an outside review lost one so). */
+        if (sup->cow.n && ((oc.flags & O_ACCMODE) != O_RDONLY || (oc.flags & O_TRUNC))) {
+                int pre = fs_look_find(sup, oc.tid, oc.base, oc.path,
+                                       (oc.flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);
+
+                if (pre >= 0) {
+                        cow_note_fd(sup, pre);
+                        close(pre);
+                }
+        }
         fd = do_open(sup, &oc);
         fd = dns_view_open(sup, oc.path, oc.flags, fd); /* resolv.conf: supervisor/dns.h */
         if (oc.base >= 0)

@@ -326,8 +326,15 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
         const struct place_arg *a = &pc->p[0], *b = &pc->p[1];
         bool moved = false;
         struct fs_as as;
-        long r = fs_as_enter(sup, pc->tid, creates(pc->op), &as);
+        long r;
 
+        /* What the lower has at a name about to be removed or replaced, for apply (cow.h),
+         * taken before: a host change meanwhile is then a conflict, not the baseline. */
+        if (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME)
+                cow_note_at(sup, a->parent, a->last);
+        if (pc->op == OP_RENAME)
+                cow_note_at(sup, b->parent, b->last);
+        r = fs_as_enter(sup, pc->tid, creates(pc->op), &as);
         if (r < 0)
                 return (int)r;
         switch (pc->op) {
