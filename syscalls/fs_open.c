@@ -502,8 +502,10 @@ int fs_open(struct supervisor *sup, struct call *call)
         trace_call_path(call, path_arg, oc.path);
         /* A copy-on-write file opened to change: what the host has there, for apply (cow.h),
          * taken before the open copies it up, so that a host change during the copy shows
-         * as a conflict rather than as the baseline (an outside review lost one so). */
-        if (sup->cow.n && ((oc.flags & O_ACCMODE) != O_RDONLY || (oc.flags & O_TRUNC))) {
+         * as a conflict rather than as the baseline (an outside review lost one so). Not
+         * for O_CREAT | O_EXCL, which changes nothing that exists. */
+        if (sup->cow.n && ((oc.flags & O_ACCMODE) != O_RDONLY || (oc.flags & O_TRUNC)) &&
+            (oc.flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL)) {
                 int pre = fs_look_find(sup, oc.tid, oc.base, oc.path,
                                        (oc.flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);
 
