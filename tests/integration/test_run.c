@@ -118,6 +118,36 @@ static void threads(void **state)
         runner_free(&r);
 }
 
+/*
+ * The supervisor holds a caller on one CPU while it installs an opened fd (notify.c, pin):
+ * the program's own CPU mask must be what it set, after every open, whatever it set.
+ */
+static void affinity_kept(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+                skip(); /* one CPU: a narrowed mask would equal the whole one */
+        r = run((const char *[]){
+                "--", "python3", "-c",
+                "import os\n"
+                "cpus = sorted(os.sched_getaffinity(0))\n"
+                "bad = []\n"
+                "for m in [set(cpus)] + [{c} for c in cpus] + [set(cpus[1:])]:\n"
+                "    os.sched_setaffinity(0, m)\n"
+                "    for i in range(300):\n"
+                "        open('/etc/passwd').close()\n"
+                "        if os.sched_getaffinity(0) != m:\n"
+                "            bad.append((sorted(m), i, sorted(os.sched_getaffinity(0))))\n"
+                "            break\n"
+                "print(bad or 'kept')",
+                NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_string_equal(r.out, "kept\n");
+        runner_free(&r);
+}
+
 static void missing_and_not_executable(void **state)
 {
         char dir[] = "/var/tmp/stockade-test-XXXXXX", file[64];
@@ -513,6 +543,7 @@ int main(void)
                 cmocka_unit_test(true_and_exit_codes),
                 cmocka_unit_test(python_runs),
                 cmocka_unit_test(threads),
+                cmocka_unit_test(affinity_kept),
                 cmocka_unit_test(missing_and_not_executable),
                 cmocka_unit_test(environment),
                 cmocka_unit_test(timeout_kills_tree),
