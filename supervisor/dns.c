@@ -695,17 +695,16 @@ static int resolv_memfd(void)
         return fd;
 }
 
-int dns_view_open(struct supervisor *sup, const char *path, int flags, int fd)
+int dns_view_open(struct supervisor *sup, const char *path, int flags, int fd,
+                  const struct stat *st)
 {
         struct dns_server *d = sup->dns;
-        struct stat st;
         bool ours;
 
         if (!d || (flags & O_ACCMODE) != O_RDONLY || (flags & (O_DIRECTORY | O_TMPFILE)))
                 return fd;
         if (fd >= 0)
-                ours = d->have_resolv && fstat(fd, &st) == 0 && st.st_dev == d->resolv_dev &&
-                       st.st_ino == d->resolv_ino;
+                ours = d->have_resolv && st->st_dev == d->resolv_dev && st->st_ino == d->resolv_ino;
         else
                 ours = fd == -ENOENT && !d->have_resolv && strcmp(path, "/etc/resolv.conf") == 0;
         if (!ours)

@@ -30,6 +30,7 @@
 
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 
 struct supervisor;
@@ -74,10 +75,12 @@ void dns_names(struct supervisor *sup, const struct netpol_addr *a, struct netpo
 
 /*
  * The open hook (syscalls/fs_open.c): `fd` is what the open of `path` with `flags` gave
- * (an fd, or -errno). A read-only open of the host's /etc/resolv.conf (by inode, however it
- * was reached; by path when the host has none) is answered with a sealed memfd naming the
- * supervisor's nameserver; `fd` is then closed. Returns the fd to install, or -errno.
+ * (an fd, or -errno), `st` its fstat when it is an fd. A read-only open of the host's
+ * /etc/resolv.conf (by inode, however it was reached; by path when the host has none) is
+ * answered with a sealed memfd naming the supervisor's nameserver; `fd` is then closed.
+ * Returns the fd to install, or -errno.
  */
-int dns_view_open(struct supervisor *sup, const char *path, int flags, int fd);
+int dns_view_open(struct supervisor *sup, const char *path, int flags, int fd,
+                  const struct stat *st);
 
 #endif

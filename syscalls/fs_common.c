@@ -244,17 +244,17 @@ bool fs_magic_last(const char *host)
                strncmp(dir, "ns/", 3) == 0;
 }
 
-int fs_check_result(struct supervisor *sup, int fd, bool proc_view)
+int fs_check_result(struct supervisor *sup, int fd, bool proc_view, struct stat *out)
 {
+        struct stat own, *stp = out ? out : &own;
         struct statfs sfs;
-        struct stat st;
 
-        if (fstat(fd, &st) < 0)
+        if (fstat(fd, stp) < 0)
                 return -errno;
-        if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-                unsigned maj = major(st.st_rdev), min = minor(st.st_rdev);
+        if (S_ISCHR(stp->st_mode) || S_ISBLK(stp->st_mode)) {
+                unsigned maj = major(stp->st_rdev), min = minor(stp->st_rdev);
 
-                if (S_ISBLK(st.st_mode))
+                if (S_ISBLK(stp->st_mode))
                         return -EACCES;
                 /* null, zero, full, random, urandom */
                 if (maj == 1 && (min == 3 || min == 5 || min == 7 || min == 8 || min == 9))
@@ -262,21 +262,24 @@ int fs_check_result(struct supervisor *sup, int fd, bool proc_view)
                 /* ptmx: the host's (/dev/ptmx, /dev/pts/ptmx), not another devpts instance's,
                  * which would make a pty in a container's. */
                 if (maj == 5 && min == 2)
-                        return st.st_dev == sup->dev_dev || st.st_dev == sup->devpts_dev ? 0
-                                                                                         : -EACCES;
+                        return stp->st_dev == sup->dev_dev || stp->st_dev == sup->devpts_dev
+                                       ? 0
+                                       : -EACCES;
                 /* /dev/tty is whoever opens it's terminal: here the supervisor's. */
                 if (maj == 5 && min == 0)
                         return -ENXIO;
                 /* A pty of the host's devpts (another instance numbers its own from 0 too). */
-                if (maj >= 136 && maj <= 143 && st.st_dev == sup->devpts_dev &&
+                if (maj >= 136 && maj <= 143 && stp->st_dev == sup->devpts_dev &&
                     fs_pts_allowed(sup, (maj - 136) * 256 + min))
                         return 0;
                 return -EACCES;
         }
         /* Another mount of procfs (a chroot's /proc): its "self" is the supervisor, and its
-         * numbers are not filtered. Only the sandbox's /proc view opens procfs, the host's. */
-        if (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC &&
-            (!proc_view || st.st_dev != sup->proc_dev))
+         * numbers are not filtered. Only the sandbox's /proc view opens procfs, the host's.
+         * procfs, like every file system without a device, has an anonymous device number
+         * (major 0): a file on a block device's (the root ext4) needs no statfs. */
+        if (major(stp->st_dev) == 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC &&
+            (!proc_view || stp->st_dev != sup->proc_dev))
                 return -EACCES;
         return 0;
 }

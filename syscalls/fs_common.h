@@ -78,7 +78,7 @@ static inline int fs_abs_base(const struct supervisor *sup, uint64_t *resolve)
 /* Judge what an open gave, whatever path led there (a reopen through /proc/self/fd/N, a
  * symlink, another mount): a device must be one of the sandbox's (/dev's list, its own
  * ptys), procfs only through the /proc view (`proc_view`). Returns 0 or -errno. */
-int fs_check_result(struct supervisor *sup, int fd, bool proc_view);
+int fs_check_result(struct supervisor *sup, int fd, bool proc_view, struct stat *out);
 
 /* Find `path` in the view as the program would (fs_look.c): from `base` (our copy of its
  * dirfd or cwd; AT_FDCWD for an absolute path), AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH as

@@ -361,9 +361,8 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 
 /* ---- the handler ------------------------------------------------------------------------- */
 
-static int do_open(struct supervisor *sup, struct open_call *oc)
+static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st)
 {
-        struct stat st;
         unsigned ptn;
         bool fast = fast_candidate(sup, oc);
         int fd = -EXDEV, r;
@@ -392,10 +391,10 @@ static int do_open(struct supervisor *sup, struct open_call *oc)
         }
         if (fd < 0)
                 return fd;
-        r = fs_check_result(sup, fd, oc->proc_view);
+        r = fs_check_result(sup, fd, oc->proc_view, st);
         /* A new pty master, however reached (/dev/ptmx, or an O_PATH fd of it reopened): its
          * slave is the sandbox's, and the master is held until the run ends. */
-        if (r == 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 2) &&
+        if (r == 0 && S_ISCHR(st->st_mode) && st->st_rdev == makedev(5, 2) &&
             ioctl(fd, TIOCGPTN, &ptn) == 0)
                 r = fs_hold_pty(sup, fd);
         if (r < 0) {
@@ -460,6 +459,7 @@ int fs_open(struct supervisor *sup, struct call *call)
 {
         const __u64 *a = call->req->data.args;
         struct open_call oc = {.tid = (pid_t)call->req->pid, .dirfd = AT_FDCWD, .base = -1};
+        struct stat st; /* what was opened, when it was */
         unsigned path_arg = 0;
         uint64_t addr;
         ssize_t n;
@@ -514,8 +514,8 @@ int fs_open(struct supervisor *sup, struct call *call)
                         close(pre);
                 }
         }
-        fd = do_open(sup, &oc);
-        fd = dns_view_open(sup, oc.path, oc.flags, fd); /* resolv.conf: supervisor/dns.h */
+        fd = do_open(sup, &oc, &st);
+        fd = dns_view_open(sup, oc.path, oc.flags, fd, &st); /* resolv.conf: supervisor/dns.h */
         if (oc.base >= 0)
                 close(oc.base);
         /* A copy-on-write file opened to change: what the host has there, for apply. */
