@@ -550,6 +550,13 @@ static struct cow_mount *find(struct cow_state *c, const char *path, const char 
         return NULL;
 }
 
+bool cow_covers(struct supervisor *sup, const char *path)
+{
+        const char *rel;
+
+        return find(&sup->cow, path, &rel) != NULL;
+}
+
 static void note(struct cow_state *c, const char *path)
 {
         const char *rel;

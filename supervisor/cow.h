@@ -75,6 +75,19 @@ void cow_note_at(struct supervisor *sup, int dirfd, const char *name);
  * (treemove.h), whose lower objects all leave the merged view. */
 void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name);
 
+/* `path` (a sandbox path) lies beneath a cow mount's root. */
+bool cow_covers(struct supervisor *sup, const char *path);
+
+/*
+ * Before a change to the object `fd` designates (any fd of it, in the sandbox's namespace):
+ * a regular file of a cow mount owned by a uid or gid the sandbox's user namespace does not
+ * map, which overlayfs cannot copy up (EOVERFLOW), is copied by the supervisor as the
+ * program and put in its place, owned by the user (cow_owncopy.c). Returns 1 when it was (the
+ * caller must look the name up again: `fd` is the old file), 0 when nothing was needed, or
+ * -errno (the change then fails as it would have).
+ */
+int cow_own_copy(struct supervisor *sup, int fd);
+
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */
 void cow_finish(struct supervisor *sup);

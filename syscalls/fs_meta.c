@@ -349,8 +349,19 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
                 call_fail(call, EPERM);
                 goto out;
         }
-        /* What the host has there, for apply (cow.h): before the change copies it up. */
+        /* What the host has there, for apply (cow.h): before the change copies it up. A
+         * file of an owner or group the user namespace lacks is copied by us first (the
+         * kernel cannot); by path it is then looked up again. By fd the program holds the
+         * old one, which stays EOVERFLOW. */
         cow_note_fd(sup, target);
+        if (!m->fd_form && cow_own_copy(sup, target) > 0) {
+                close(target);
+                target = open_target(sup, tid, m, base);
+                if (target < 0) {
+                        call_fail(call, -target);
+                        goto out;
+                }
+        }
         r = creds_enter(sup->cfg, &saved);
         if (r == 0) {
                 r = perform(m, target) < 0 ? -errno : 0;

@@ -511,6 +511,9 @@ int fs_open(struct supervisor *sup, struct call *call)
 
                 if (pre >= 0) {
                         cow_note_fd(sup, pre);
+                        /* A file of an owner or group the user namespace lacks: our copy
+                         * first, which the open below then finds. */
+                        (void)cow_own_copy(sup, pre);
                         close(pre);
                 }
         }

@@ -298,13 +298,18 @@ static void tmp_name(char *buf, size_t n)
         snprintf(buf, n, ".stockade-apply.%d.%u", (int)getpid(), counter++);
 }
 
-/* As root: what replaces `name` takes its owner, or the directory's for a new name. */
+/* As root: what replaces `name` takes its owner, or the directory's for a new name.
+ * Otherwise it takes the group of the file it replaces where the user may give it (a group
+ * the user is in: a team's shared files stay the team's, as an edit in place leaves them). */
 static void take_owner(int parent, const char *name, const char *tmp)
 {
         struct stat st;
 
-        if (geteuid() != 0)
+        if (geteuid() != 0) {
+                if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_gid != getegid())
+                        (void)fchownat(parent, tmp, (uid_t)-1, st.st_gid, AT_SYMLINK_NOFOLLOW);
                 return;
+        }
         if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
             fstatat(parent, "", &st, AT_EMPTY_PATH) < 0)
                 return;

@@ -1,0 +1,156 @@
+/*
+ * A copy-on-write file that the sandbox's user namespace cannot own (cow.h, cow_own_copy).
+ *
+ * Without root, the sandbox's user namespace maps one uid and one gid: the user's own. A
+ * file of the workspace owned by anyone else, or in any other group (a team's group, a
+ * set-group-ID project directory, a file root left behind), has no owner there, and
+ * overlayfs refuses to copy it up (EOVERFLOW: it cannot give the copy that owner). The
+ * program could change it natively (it may write it), so before a change the supervisor
+ * makes the copy itself, as the program, through the overlay: the content, the mode (less
+ * set-ID bits), the user.* extended attributes and the times go to a new file beside it,
+ * which then replaces it by rename. The copy belongs to the user and the user's group: that
+ * is all the sandbox can see of the change of owner, and apply gives the host file back its
+ * group where the applying user may (vfs/cowapply.c).
+ */
+#include "supervisor/cow.h"
+#include "supervisor/creds.h"
+#include "supervisor/sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+static int copy_data(int from, int to)
+{
+        char buf[65536];
+
+        for (;;) {
+                ssize_t n = copy_file_range(from, NULL, to, NULL, 1 << 30, 0);
+
+                if (n == 0)
+                        return 0;
+                if (n > 0)
+                        continue;
+                if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+                        return -errno;
+                break; /* another file system, or none of it copied: by hand */
+        }
+        for (;;) {
+                ssize_t n = read(from, buf, sizeof(buf)), w = 0;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : 0;
+                while (w < n) {
+                        ssize_t k = write(to, buf + w, (size_t)(n - w));
+
+                        if (k < 0)
+                                return -errno;
+                        w += k;
+                }
+        }
+}
+
+/* user.* only: the rest belong to the system (security.capability would not fit a file of
+ * the user's; trusted.* needs capabilities). Best effort, as overlayfs's own copy-up. */
+static void copy_user_xattrs(int from, int to)
+{
+        char names[4096], value[4096];
+        ssize_t len = flistxattr(from, names, sizeof(names));
+
+        for (ssize_t at = 0; at < len; at += (ssize_t)strlen(names + at) + 1) {
+                const char *name = names + at;
+                ssize_t n;
+
+                if (strncmp(name, "user.", 5) != 0)
+                        continue;
+                n = fgetxattr(from, name, value, sizeof(value));
+                if (n >= 0)
+                        (void)fsetxattr(to, name, value, (size_t)n, 0);
+        }
+}
+
+/* Replace `name` in `parent` by a copy owned by us; as the program (creds_enter). */
+static int replace(int parent, const char *name, const struct stat *st)
+{
+        static unsigned counter;
+        const struct timespec times[2] = {st->st_atim, st->st_mtim};
+        char tmp[64];
+        int from, to, r;
+
+        from = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (from < 0)
+                return -errno; /* not readable: overlayfs could not copy it either */
+        snprintf(tmp, sizeof(tmp), ".stockade-own.%d.%u", (int)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        to = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (to < 0) {
+                r = -errno; /* a directory on the way that cannot be copied up either */
+                close(from);
+                return r;
+        }
+        r = copy_data(from, to);
+        if (r == 0) {
+                copy_user_xattrs(from, to);
+                if (fchmod(to, st->st_mode & 01777) < 0 || futimens(to, times) < 0)
+                        r = -errno;
+        }
+        if (r == 0 && renameat(parent, tmp, parent, name) < 0)
+                r = -errno;
+        if (r < 0)
+                unlinkat(parent, tmp, 0);
+        close(from);
+        close(to);
+        return r;
+}
+
+int cow_own_copy(struct supervisor *sup, int fd)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS};
+        char path[PATH_MAX], proc[48];
+        struct creds_saved saved;
+        struct stat st, seen;
+        char *slash;
+        ssize_t n;
+        int parent, r;
+
+        if (!sup->cow.n || sup->layers.ipc != IPC_NS_USERNS || fstat(fd, &st) < 0 ||
+            !S_ISREG(st.st_mode) || (st.st_uid == geteuid() && st.st_gid == getegid()))
+                return 0;
+        /* Where it is in the sandbox (the kernel prints the namespace's path): a cow mount's. */
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        n = readlink(proc, path, sizeof(path) - 1);
+        if (n <= 0 || path[0] != '/')
+                return 0;
+        path[n] = '\0';
+        if (!cow_covers(sup, path))
+                return 0;
+        slash = strrchr(path, '/');
+        *slash = '\0';
+        parent = (int)syscall(SYS_openat2, sup->places.root_fd, path[0] ? path : "/", &how,
+                              sizeof(how));
+        if (parent < 0)
+                return -errno;
+        /* The very file, still at that name (else the program's call goes its own way). */
+        if (fstatat(parent, slash + 1, &seen, AT_SYMLINK_NOFOLLOW) < 0 ||
+            seen.st_dev != st.st_dev || seen.st_ino != st.st_ino) {
+                close(parent);
+                return 0;
+        }
+        r = creds_enter(sup->cfg, &saved);
+        if (r == 0) {
+                r = replace(parent, slash + 1, &st);
+                creds_leave(&saved);
+        }
+        close(parent);
+        return r < 0 ? r : 1;
+}

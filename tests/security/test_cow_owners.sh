@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 7: copy-on-write of files the sandbox's user namespace cannot own. Without root the
+# namespace maps the user's own uid and gid only; overlayfs refuses to copy up a file of
+# another owner or group (EOVERFLOW), though the user may write it natively: a file of the
+# user's in a team's group, a world-writable file of root's. The supervisor makes the copy
+# (supervisor/cow_owncopy.c). Judged from outside: the writes, truncate, utime and chmod
+# work in the sandbox, the host files are untouched until apply, `stockade diff` lists them,
+# and apply writes them, the team's group kept. Usage:
+#   test_cow_owners.sh STOCKADE
+# Root only (it makes files of other owners and runs stockade as uid 65534 with a
+# supplementary group); 77 elsewhere, and where no mount namespace can be made.
+set -euo pipefail
+stockade=$(realpath "$1")
+team=4242
+
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+        echo "skipped: needs root and setpriv(1) to make files of other owners and run as 65534"
+        exit 77
+fi
+as_user() {
+        setpriv --reuid=65534 --regid=65534 --groups=$team env HOME="$top/home" "$@"
+}
+
+top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-owners.XXXXXX")
+trap 'rm -rf -- "$top" || true' EXIT
+chmod 755 "$top"
+mkdir "$top/ws" "$top/state" "$top/home"
+chown 65534:65534 "$top/ws" "$top/state" "$top/home"
+if ! as_user test -x "$stockade"; then
+        echo "skipped: uid 65534 cannot run $stockade (build it where others can read)"
+        exit 77
+fi
+layers=$(cd "$top/ws" && as_user "$stockade" run -v -- true 2>&1) || true
+if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
+        echo "skipped: no mount namespace can be made here for uid 65534, so no copy-on-write"
+        exit 77
+fi
+printf 'team\n' >"$top/ws/teamfile"
+chown 65534:$team "$top/ws/teamfile"
+chmod 664 "$top/ws/teamfile"
+printf 'root\n' >"$top/ws/rootfile"
+chmod 666 "$top/ws/rootfile"
+touch -d '2020-01-01 00:00' "$top/ws/teamfile" "$top/ws/rootfile"
+snapshot() { (cd "$top/ws" && stat -c '%n %s %Y %a %u %g' teamfile rootfile && sha256sum teamfile rootfile); }
+before=$(snapshot)
+
+fails=0
+fail() {
+        echo "FAIL: $*" >&2
+        fails=$((fails + 1))
+}
+
+out=$(cd "$top/ws" && as_user "$stockade" run -q --state-dir "$top/state" --session own -- \
+        python3 -c '
+import os
+with open("teamfile", "a") as f:
+    f.write("more\n")
+with open("rootfile", "a") as f:
+    f.write("more\n")
+os.chmod("teamfile", 0o644)
+os.truncate("rootfile", 3)
+os.utime("rootfile", (0, 86400))
+st = os.stat("rootfile")
+print(open("teamfile").read().split(), open("rootfile").read(), int(st.st_mtime), oct(os.stat("teamfile").st_mode & 0o777))
+') 2>"$top/err" || fail "the run failed: $(cat "$top/err")"
+[ "$out" = "['team', 'more'] roo 86400 0o644" ] || fail "in the sandbox: $out"
+[ "$(snapshot)" = "$before" ] || fail "the host files changed before apply: $(snapshot)"
+diff=$(as_user "$stockade" diff own --state-dir "$top/state" 2>&1) || fail "diff: $diff"
+grep -qx 'M rootfile.*' <<<"$diff" || fail "diff lacks rootfile: $diff"
+grep -qx 'M teamfile (content; mode 664 -> 644)' <<<"$diff" || fail "diff lacks teamfile: $diff"
+(cd "$top/ws" && as_user "$stockade" apply own --state-dir "$top/state" >/dev/null 2>"$top/err") ||
+        fail "apply: $(cat "$top/err")"
+[ "$(cat "$top/ws/teamfile")" = "$(printf 'team\nmore')" ] || fail "teamfile after apply"
+[ "$(cat "$top/ws/rootfile")" = roo ] || fail "rootfile after apply"
+[ "$(stat -c '%g %a' "$top/ws/teamfile")" = "$team 644" ] ||
+        fail "teamfile's group or mode after apply: $(stat -c '%g %a' "$top/ws/teamfile")"
+echo "files of other owners checked; $fails failure(s)"
+[ $fails -eq 0 ]
