@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -177,4 +178,18 @@ void creds_leave(struct creds_saved *s)
             syscall(SYS_setgroups, n_saved_groups, saved_groups) < 0)
                 abort();
         s->switched = false;
+}
+
+int creds_become(uid_t uid, gid_t gid)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {{0}};
+
+        if (geteuid() == 0 &&
+            (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, gid, gid, gid) < 0 ||
+             syscall(SYS_setresuid, uid, uid, uid) < 0))
+                return -1;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -1;
+        return (int)syscall(SYS_capset, &h, d);
 }

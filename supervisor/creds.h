@@ -45,4 +45,10 @@ int creds_enter_identity(const struct config *cfg, struct creds_saved *s);
  * go on (the sandbox dies with us). */
 void creds_leave(struct creds_saved *s);
 
+/* For a helper process forked for good (the socket maker, the binder), not a thread: become
+ * `uid`/`gid` with no supplementary groups when we are root (else our ids are the command's
+ * already), set NO_NEW_PRIVS and drop every capability. Raw syscalls only (the caller may be
+ * the child of a process with threads). Returns 0 or -1 with errno set. */
+int creds_become(uid_t uid, gid_t gid);
+
 #endif

@@ -249,4 +249,14 @@ void layers_print(const struct layers *l, FILE *out)
                 fprintf(out, "stockade:   %-28s %s\n", "SysV IPC", ipcns_name(l->ipc));
         line(out, "private directories (--tmp)", l->mntns,
              l->ipc == IPC_SHARED ? "no mount namespace can be made" : "disabled for a test");
+        if (l->binder)
+                fprintf(out, "stockade:   %-28s %s\n", "unix socket names",
+                        l->mntns ? "as given (bound in the sandbox's mount namespace and "
+                                   "Landlock domain)"
+                                 : "as given (bound in the sandbox's Landlock domain)");
+        else
+                fprintf(out, "stockade:   %-28s %s\n", "unix socket names",
+                        !l->landlock_abi ? "the last component of a path (no Landlock)"
+                                         : "the last component of a path (no binder: a "
+                                           "hidden path beneath copy-on-write, or it failed)");
 }

@@ -21,6 +21,7 @@ struct layers {
         bool netns;              /* a network namespace of the sandbox's own can be made (where
                                     the mount namespace can, and SO_NETNS_COOKIE tells where a
                                     socket lives: shim/netns.h); not with --net host */
+        bool binder;             /* unix binds name the path as given (supervisor/binder.h) */
         char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];

@@ -327,6 +327,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 dns_free(sup);
                 nlsock_free(&sup->nl);
                 sockmaker_stop(&sup->netns); /* the maker reads EOF and ends */
+                binder_stop(&sup->binder);   /* the same */
         }
         return stopped;
 }
@@ -451,6 +452,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
         sup->netns.chan = -1;
+        sup->binder.chan = -1;
         sup->shm_root = -1;
         sup->cleaner_fd = -1;
         sup->tty = (struct tty_relay){.master = -1,

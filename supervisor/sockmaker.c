@@ -1,9 +1,8 @@
 /* The socket maker (sockmaker.h). */
 #include "supervisor/sockmaker.h"
+#include "supervisor/creds.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <linux/capability.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -105,19 +104,6 @@ static _Noreturn void serve(int chan)
         }
 }
 
-static int drop(uid_t uid, gid_t gid)
-{
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct d[2] = {{0}};
-
-        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-                               setresuid(uid, uid, uid) < 0))
-                return -1;
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return -1;
-        return (int)syscall(SYS_capset, &h, d);
-}
-
 int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid_t gid,
                     const char **step)
 {
@@ -141,7 +127,7 @@ int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid
                         _exit(1);
                 /* The command's ids, no capability: it makes sockets and reads what the
                  * command may read (a root stockade's maker would read root's). */
-                if (drop(uid, gid) < 0)
+                if (creds_become(uid, gid) < 0)
                         _exit(1);
                 /* Nothing of the supervisor's but our end: fd 3. */
                 if (dup2(sv[1], 3) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)

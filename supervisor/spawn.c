@@ -177,6 +177,39 @@ static int enter_own_domain(struct supervisor *sup, struct error *err)
         return 0;
 }
 
+/*
+ * The binder (binder.h), forked now like the socket maker: no thread yet, no Landlock domain
+ * of ours, the namespaces still open, the overlays' roots known. Only with Landlock: without
+ * it the view is the only wall for hidden and read-only places, and a directory swapped
+ * between its check and the kernel's walk would pass it. Nor with a hidden path beneath a
+ * copy-on-write mount (sup->cow_hides): Landlock grants the overlay whole, and such a path is
+ * covered by a mask only where one could be made (cow_masks.c). Not having one costs names,
+ * not safety (binds then name the last component): a warning where it failed.
+ */
+static void start_binder(struct supervisor *sup)
+{
+        struct binder_walls w = {.user_fd = sup->ns_fds[0],
+                                 .mnt_fd = sup->ns_fds[2],
+                                 .landlock_abi = sup->layers.landlock_abi,
+                                 .grants = &sup->grants,
+                                 .rule_fds = sup->cow_roots,
+                                 .n_rule_fds = sup->n_cow_roots,
+                                 .rule_fd_access = sup->cow_access,
+                                 .uid = sup->cfg->set_user ? sup->cfg->uid : geteuid(),
+                                 .gid = sup->cfg->set_user ? sup->cfg->gid : getegid()};
+        const char *step = "";
+        int r;
+
+        if (!sup->layers.landlock_abi || sup->cow_hides || layers_test_disabled("binder"))
+                return;
+        r = binder_start(&sup->binder, &w, &step);
+        if (r < 0)
+                error_warn("stockade: warning: no binder (%s: %s): a unix socket bound to a "
+                           "path with a directory part is named by its last component\n",
+                           step, strerror(-r));
+        sup->layers.binder = r == 0;
+}
+
 /* Fork the shim with the filter and a socketpair to us. Returns its pid (sv[0] is ours) or
  * -1 with *err set. */
 static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, int *sock,
@@ -330,6 +363,7 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 if (dns_open_inside(sup, err) < 0)
                         return -1;
         }
+        start_binder(sup);
         if (enter_own_domain(sup, err) < 0)
                 return -1;
         pid = fork_shim(sup, plan, &sock, err);

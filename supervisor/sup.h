@@ -7,6 +7,7 @@
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
 #include "supervisor/nlsock.h"
+#include "supervisor/binder.h"
 #include "supervisor/sockmaker.h"
 #include "supervisor/cow.h"
 #include "supervisor/places.h"
@@ -177,6 +178,9 @@ struct supervisor {
         struct nlsocks nl;
         /* Makes sockets in the sandbox's network namespace (sockmaker.h); chan -1 without. */
         struct sockmaker netns;
+        /* Binds unix sockets to a path where the program stands (binder.h); chan -1
+         * without. */
+        struct binder binder;
         /* --publish's listeners and relays (publish.h), or NULL. */
         struct publisher *publish;
 };

@@ -16,6 +16,7 @@
  * else beneath /proc or /dev can be made or removed (EACCES, as for the program itself).
  */
 #include "syscalls/fs_common.h"
+#include "supervisor/binder.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
 #include "supervisor/notify.h"
@@ -102,6 +103,39 @@ static int bind_at(int sock, int dir, const char *last)
         if (fchdir(here) < 0)
                 r = r ? r : -errno;
         close(here);
+        return r;
+}
+
+/*
+ * bind(2) of a unix socket to the place found: with the path as the program gave it by the
+ * binder (supervisor/binder.h), which stands where the program stands, so that the socket's
+ * name reads as natively; else (no binder, a path without a directory part, or one whose
+ * directory part the kernel would walk elsewhere than the view did) by bind_at.
+ *
+ * Between the view's check and the binder's walk a thread may swap a directory: the bind then
+ * lands where the program's own walls allow, and the kernel's answer there must not tell
+ * what the view hides. An EADDRINUSE for a name the directory we judged does not have came
+ * from elsewhere: in a hidden directory the kernel finds an existing name before Landlock
+ * refuses to make a missing one (EACCES), so both answer EACCES.
+ */
+static int bind_place(struct supervisor *sup, const struct path_call *pc)
+{
+        const struct place_arg *a = &pc->p[0];
+        char name[NAME_MAX + 2];
+        struct stat st;
+        size_t n;
+        int r = -ENOTSUP;
+
+        if (strchr(a->path, '/') && fstat(a->parent, &st) == 0)
+                r = binder_bind(&sup->binder, pc->sock, a->path[0] == '/' ? -1 : a->base, a->path,
+                                fs_caller_umask(pc->tid), &st);
+        if (r == -ENOTSUP || r == -EXDEV)
+                return bind_at(pc->sock, a->parent, a->last);
+        n = strlen(a->last);
+        snprintf(name, sizeof(name), "%.*s", (int)(n && a->last[n - 1] == '/' ? n - 1 : n),
+                 a->last);
+        if (r == -EADDRINUSE && fstatat(a->parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -EACCES;
         return r;
 }
 
@@ -365,7 +399,7 @@ static int perform(struct supervisor *sup, const struct path_call *pc)
                 }
                 break;
         case OP_BIND:
-                r = bind_at(pc->sock, a->parent, a->last);
+                r = bind_place(sup, pc);
                 if (r < 0)
                         errno = (int)-r, r = -1;
                 break;

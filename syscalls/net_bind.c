@@ -14,14 +14,14 @@
  *   - another address of the host: only if an --allow-net rule (or --net host) covers it
  *     (EACCES otherwise): nothing else needs one, and a deny rule wins as always.
  *
- * Unix sockets are left to the kernel: a pathname bind creates a file, which Landlock judges
- * in the program's domain (MAKE_SOCK only in the writable places); performed by the
- * supervisor it would escape that wall. They are answered CONTINUE without reading memory,
- * decided by the family of the socket the fd NAMED when we looked: a thread may swap another
- * socket under that number before the kernel runs the call, so a swapped-in inet socket is
- * bound without our judgement. That gains nothing: any local address binds as well through
- * a wildcard, the kernel runs the call with the program's (absent) capabilities, and an
- * unremembered port only makes connects to it refused (fail closed).
+ * Unix sockets: see bind_unix below (a pathname is made in the view, fs_path.c, and bound
+ * with the path as given by the binder, supervisor/binder.h, where there is one). Other
+ * families are answered CONTINUE without reading memory, decided by the family of the socket
+ * the fd NAMED when we looked: a thread may swap another socket under that number before
+ * the kernel runs the call, so a swapped-in inet socket is bound without our judgement. That
+ * gains nothing: any local address binds as well through a wildcard, the kernel runs the
+ * call with the program's (absent) capabilities, and an unremembered port only makes
+ * connects to it refused (fail closed).
  */
 #include "syscalls/net.h"
 #include "supervisor/nlsock.h"

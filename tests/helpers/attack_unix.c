@@ -15,6 +15,15 @@
  *   attack_unix race-bind A B N         a thread rewrites the sockaddr between A and B while
  *                                       the main thread binds fresh sockets with it N times,
  *                                       removing A after each bind: "bound-a=X other=Y"
+ *   attack_unix dgram SRV CLI           a datagram socket bound to SRV receives from one bound
+ *                                       to CLI and replies to the source address it got:
+ *                                       "from:NAME" (the source) and "reply:ok" or "err:ERRNO"
+ *   attack_unix send-from CLI DST       bind a datagram socket to CLI, send "hi" to DST:
+ *                                       "sent" or "err:ERRNO-NAME"
+ *   attack_unix race-dir DIR TARGET N   DIR a directory, DIR.alt a symlink to TARGET; a thread
+ *                                       swaps the two (RENAME_EXCHANGE) while the main thread
+ *                                       binds DIR/s.sock N times, removing what it made:
+ *                                       "bound=B here=H there=T" (in the directory, at TARGET)
  *   attack_unix inet PORT               blocking TCP connect to 127.0.0.1:PORT, read
  *   attack_unix inet-nb PORT            the same, non-blocking: EINPROGRESS, poll, SO_ERROR
  *
@@ -22,6 +31,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -260,6 +271,106 @@ static int race_bind(const char *a, const char *b, int n)
         return 0;
 }
 
+/* ---- datagram names ------------------------------------------------------------------ */
+
+static int dgram_socket(const char *path, struct sockaddr_un *sa)
+{
+        int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+        strncpy(sa->sun_path, path, sizeof(sa->sun_path) - 1);
+        if (s < 0 || bind(s, (struct sockaddr *)sa, sizeof(*sa)) < 0) {
+                printf("err:%s\n", strerrorname_np(errno));
+                exit(0);
+        }
+        return s;
+}
+
+static int dgram(const char *srv, const char *cli)
+{
+        struct sockaddr_un a, b, from = {0};
+        socklen_t len = sizeof(from);
+        struct timeval tv = {.tv_sec = 5};
+        int s = dgram_socket(srv, &a), c = dgram_socket(cli, &b);
+        char buf[16];
+
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        if (sendto(c, "ping", 4, 0, (struct sockaddr *)&a, sizeof(a)) != 4 ||
+            recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &len) < 0) {
+                printf("err:%s\n", strerrorname_np(errno));
+                return 0;
+        }
+        printf("from:%s\n", len > sizeof(sa_family_t) ? from.sun_path : "");
+        /* The reply goes to the address the kernel gave as the source, as a server does. */
+        if (sendto(s, "ok", 2, 0, (struct sockaddr *)&from, len) != 2 ||
+            recv(c, buf, sizeof(buf), 0) != 2)
+                printf("err:%s\n", strerrorname_np(errno));
+        else
+                printf("reply:ok\n");
+        unlink(srv);
+        unlink(cli);
+        return 0;
+}
+
+static int send_from(const char *cli, const char *dst)
+{
+        struct sockaddr_un a, d = {.sun_family = AF_UNIX};
+        int c = dgram_socket(cli, &a);
+
+        strncpy(d.sun_path, dst, sizeof(d.sun_path) - 1);
+        if (sendto(c, "hi", 2, 0, (struct sockaddr *)&d, sizeof(d)) != 2)
+                printf("err:%s\n", strerrorname_np(errno));
+        else
+                printf("sent\n");
+        unlink(cli);
+        return 0;
+}
+
+/* ---- race-dir: a directory swapped for a symlink ------------------------------------- */
+
+static char race_dir[256], race_alt[300];
+
+static void *swap_dir(void *arg)
+{
+        (void)arg;
+        while (!atomic_load(&stop))
+                renameat2(AT_FDCWD, race_dir, AT_FDCWD, race_alt, RENAME_EXCHANGE);
+        return NULL;
+}
+
+static int race_dir_bind(const char *dir, const char *target, int n)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        char there[4096];
+        int bound = 0, here = 0, away = 0, fd;
+        pthread_t t;
+
+        snprintf(race_dir, sizeof(race_dir), "%s", dir);
+        snprintf(race_alt, sizeof(race_alt), "%s.alt", dir);
+        snprintf(there, sizeof(there), "%s/s.sock", target);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s.sock", dir);
+        if (mkdir(dir, 0755) < 0 || symlink(target, race_alt) < 0 ||
+            (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                printf("err:%s\n", strerrorname_np(errno));
+                return 0;
+        }
+        pthread_create(&t, NULL, swap_dir, NULL);
+        for (int i = 0; i < n; i++) {
+                int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+                if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+                        bound++;
+                        here += unlinkat(fd, "s.sock", 0) == 0;
+                        away += unlink(there) == 0;
+                }
+                close(s);
+        }
+        atomic_store(&stop, true);
+        pthread_join(t, NULL);
+        printf("bound=%d here=%d there=%d\n", bound, here, away);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         char buf[256];
@@ -285,6 +396,12 @@ int main(int argc, char **argv)
                 return bind_un(argv[2], true, true);
         if (argc == 5 && strcmp(argv[1], "race-bind") == 0)
                 return race_bind(argv[2], argv[3], atoi(argv[4]));
+        if (argc == 4 && strcmp(argv[1], "dgram") == 0)
+                return dgram(argv[2], argv[3]);
+        if (argc == 4 && strcmp(argv[1], "send-from") == 0)
+                return send_from(argv[2], argv[3]);
+        if (argc == 5 && strcmp(argv[1], "race-dir") == 0)
+                return race_dir_bind(argv[2], argv[3], atoi(argv[4]));
         if (argc == 3 && strcmp(argv[1], "inet") == 0)
                 return inet(atoi(argv[2]), false);
         if (argc == 3 && strcmp(argv[1], "inet-nb") == 0)
