@@ -75,6 +75,18 @@ static int setup(void **state)
         put(home, ".aws/credentials", "SECRET-AWS\n");
         put(home, ".config/gcloud/token", "SECRET-GCLOUD\n");
         put(home, ".netrc", "SECRET-NETRC\n");
+        /* An agent's own account, git's XDG store, a model hub token (added to the defaults
+         * later than the rest: found by `grep -r SECRET ~` on builds before). */
+        mkdirs(home, ".claude");
+        mkdirs(home, ".codex");
+        mkdirs(home, ".config/git");
+        mkdirs(home, ".cache");
+        mkdirs(home, ".cache/huggingface");
+        put(home, ".claude/.credentials.json", "SECRET-CLAUDE\n");
+        put(home, ".claude/settings.json", "visible-settings\n");
+        put(home, ".codex/auth.json", "SECRET-CODEX\n");
+        put(home, ".config/git/credentials", "SECRET-GITXDG\n");
+        put(home, ".cache/huggingface/token", "SECRET-HF\n");
         put(home, "notes.txt", "visible-notes\n");
         put(home, ".config/app.conf", "visible-conf\n");
         put(extra, "private.key", "SECRET-EXTRA\n");
