@@ -572,7 +572,7 @@ static void note(struct cow_state *c, const char *path)
         pthread_mutex_lock(&c->lock);
         if (noted_has(m, rel))
                 goto out;
-        fd = (int)syscall(SYS_openat2, m->lower_fd, rel, &how, sizeof(how));
+        fd = sys_openat2(m->lower_fd, rel, &how);
         if (fd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         noted_put(m, rel); /* not in the lower: nothing to keep */
@@ -681,7 +681,7 @@ void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name)
         m = find(&sup->cow, path, &rel);
         if (!m)
                 return;
-        fd = (int)syscall(SYS_openat2, m->lower_fd, rel, &how, sizeof(how));
+        fd = sys_openat2(m->lower_fd, rel, &how);
         note_lower_tree(&sup->cow, path, strlen(path), fd, 0);
 }
 

@@ -15,6 +15,7 @@
 #include "supervisor/cow.h"
 #include "supervisor/creds.h"
 #include "supervisor/sup.h"
+#include "supervisor/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,8 +137,7 @@ int cow_own_copy(struct supervisor *sup, int fd)
                 return 0;
         slash = strrchr(path, '/');
         *slash = '\0';
-        parent = (int)syscall(SYS_openat2, sup->places.root_fd, path[0] ? path : "/", &how,
-                              sizeof(how));
+        parent = sys_openat2(sup->places.root_fd, path[0] ? path : "/", &how);
         if (parent < 0)
                 return -errno;
         /* The very file, still at that name (else the program's call goes its own way). */

@@ -282,8 +282,8 @@ static int parent_of(const struct places *p, int fd, const struct stat *st, int 
         *slash = '\0';
         if (p->root_fd > 0)
                 how.resolve |= RESOLVE_IN_ROOT;
-        *parent = (int)syscall(SYS_openat2, p->root_fd > 0 ? p->root_fd : AT_FDCWD,
-                               slash == path ? "/" : path, &how, sizeof(how));
+        *parent = sys_openat2(p->root_fd > 0 ? p->root_fd : AT_FDCWD, slash == path ? "/" : path,
+                              &how);
         if (*parent < 0)
                 return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? PARENT_NONE : -errno;
         if (st->st_nlink > 0 && (fstatat(*parent, slash + 1, &named, AT_SYMLINK_NOFOLLOW) < 0 ||

@@ -315,7 +315,7 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                 if (m->host_fd < 0 || (m->mode != VFS_RO && m->mode != VFS_RW &&
                                        m->mode != VFS_TMP && m->mode != VFS_COW))
                         continue;
-                fd = (int)syscall(SYS_openat2, root, m->sandbox, &how, sizeof(how));
+                fd = sys_openat2(root, m->sandbox, &how);
                 if (fd < 0) {
                         *step = m->sandbox;
                         r = -errno;

@@ -3,7 +3,9 @@
 #define STOCKADE_UTIL_H
 
 #include <errno.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -20,6 +22,25 @@ static inline void cleanup_closep(int *fd)
                 close(*fd);
                 errno = saved;
         }
+}
+
+/*
+ * openat2(2). A lookup scoped by RESOLVE_IN_ROOT or RESOLVE_BENEATH fails with EAGAIN when a
+ * rename or a mount anywhere on the system raced one of its ".." steps (the kernel cannot
+ * then vouch that ".." stayed beneath the root): a build renaming files into its cache is
+ * enough, and `go build` saw "open /usr/lib/go-1.19/src/...: resource temporarily
+ * unavailable" through the symlink src -> ../../share/go-1.19/src. Retried, as the man page
+ * advises, a bounded number of times; not with RESOLVE_CACHED, whose EAGAIN is an answer.
+ * Returns the fd, or -1 with errno.
+ */
+static inline int sys_openat2(int dirfd, const char *path, const struct open_how *how)
+{
+        int fd, tries = 0;
+
+        do
+                fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+        while (fd < 0 && errno == EAGAIN && !(how->resolve & RESOLVE_CACHED) && ++tries < 100);
+        return fd;
 }
 
 #define _cleanup_free_  __attribute__((cleanup(cleanup_freep)))

@@ -339,7 +339,7 @@ static bool script_is_judged(const struct exec_judged *j, pid_t pid)
                 cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (cwd < 0)
                         return false;
-                fd = arg[0] == '/' ? (int)syscall(SYS_openat2, cwd, arg, &how, sizeof(how))
+                fd = arg[0] == '/' ? sys_openat2(cwd, arg, &how)
                                    : openat(cwd, arg, O_PATH | O_CLOEXEC);
                 close(cwd);
                 if (fd < 0)

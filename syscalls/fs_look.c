@@ -120,7 +120,7 @@ static int find_as(struct supervisor *sup, const struct look_call *lc, int dirfd
         r = fs_as_enter(sup, lc->tid, false, &as);
         if (r < 0)
                 return r;
-        fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        fd = sys_openat2(dirfd, path, &how);
         r = fd < 0 ? -errno : fd;
         fs_as_leave(&as);
         return r;

@@ -108,7 +108,7 @@ static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd
         r = fs_as_enter(sup, oc->tid, creates(flags), &as);
         if (r < 0)
                 return r;
-        fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        fd = sys_openat2(dirfd, path, &how);
         r = fd < 0 ? -errno : fd;
         fs_as_leave(&as);
         return r;
@@ -378,7 +378,7 @@ static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st
          * keep: such a call has the fast way only, and its answer is final — a path that
          * crosses a mount or starts on /proc or /dev is EXDEV, a hidden file EACCES.
          */
-        if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES))
+        if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES || fd == -EAGAIN))
                 fd = open_slow(sup, oc);
         else if (fd >= 0 && !fs_view_shows(sup, fd)) {
                 /* Landlock lets every directory be listed: a hidden one is the view's to

@@ -189,7 +189,7 @@ static int parent_fast(struct supervisor *sup, const struct path_call *pc, struc
                 int base = pa->base == AT_FDCWD ? fs_abs_base(sup, &resolve) : pa->base;
 
                 how.resolve = resolve;
-                fd = (int)syscall(SYS_openat2, base, dir, &how, sizeof(how));
+                fd = sys_openat2(base, dir, &how);
         }
         r = fd < 0 ? -errno : fd;
         fs_as_leave(&as);
@@ -218,7 +218,7 @@ static int parent_shm(struct supervisor *sup, const struct path_call *pc, struct
                 return root;
         r = fs_as_enter(sup, pc->tid, false, &as);
         if (r == 0) {
-                fd = (int)syscall(SYS_openat2, root, dir, &how, sizeof(how));
+                fd = sys_openat2(root, dir, &how);
                 r = fd < 0 ? (errno == EXDEV ? -EACCES : -errno) : fd;
                 fs_as_leave(&as);
         }

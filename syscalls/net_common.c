@@ -346,7 +346,7 @@ static int open_path(struct supervisor *sup, int base, const char *path)
         if (base == AT_FDCWD) /* in the sandbox's mount namespace, if it has one */
                 base = fs_abs_base(sup, &resolve);
         how.resolve = resolve;
-        fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+        fd = sys_openat2(base, path, &how);
         r = fd < 0 ? -errno : fd;
         creds_leave(&saved);
         return r;

@@ -89,7 +89,7 @@ int cowdiff_open(int root_fd, const char *path, int flags)
 
         if (*path && !cowdiff_path_ok(path))
                 return -EINVAL;
-        fd = (int)syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
+        fd = sys_openat2(root_fd, *path ? path : ".", &how);
         return fd < 0 ? -errno : fd;
 }
 

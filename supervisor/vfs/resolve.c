@@ -95,7 +95,7 @@ static int open_component(int dirfd, const char *name)
                 .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
         };
-        int fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+        int fd = sys_openat2(dirfd, name, &how);
 
         if (fd < 0 && errno == ENOSYS) /* before 5.6: a single name needs no more */
                 fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);

@@ -8,6 +8,7 @@
 #include "tests/helpers/runner.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <stdio.h>
@@ -145,6 +146,49 @@ static void affinity_kept(void **state)
                 NULL});
         assert_int_equal(r.exit_code, 0);
         assert_string_equal(r.out, "kept\n");
+        runner_free(&r);
+}
+
+/*
+ * A lookup the supervisor scopes to the sandbox's root (openat2 RESOLVE_IN_ROOT) fails with
+ * EAGAIN when any rename on the system races one of its ".." steps: `go build` saw opens
+ * through /usr/lib/go-1.19/src -> ../../share/... fail so, while it renamed files into its
+ * cache. The supervisor retries; the program never sees EAGAIN from open or stat.
+ */
+static void scoped_lookups_retried(void **state)
+{
+        char target[PATH_MAX];
+        ssize_t n = readlink("/usr/bin/py3versions", target, sizeof(target) - 1);
+        struct run_result r;
+
+        (void)state;
+        if (n < 3 || strncmp(target, "../", 3) != 0)
+                skip(); /* no symlink with ".." on the way here (Debian's python3 has one) */
+        r = run((const char *[]){
+                "--", "python3", "-c",
+                "import os, threading, errno\n"
+                "stop = False\n"
+                "def churn(i):\n"
+                "    a, b = '/tmp/r%d.a' % i, '/tmp/r%d.b' % i\n"
+                "    open(a, 'w').close()\n"
+                "    while not stop:\n"
+                "        os.rename(a, b); os.rename(b, a)\n"
+                "ts = [threading.Thread(target=churn, args=(i,)) for i in range(2)]\n"
+                "[t.start() for t in ts]\n"
+                "bad = {}\n"
+                "for i in range(10000):\n"
+                "    try:\n"
+                "        os.close(os.open('/usr/bin/py3versions', os.O_RDONLY))\n"
+                "        os.stat('/usr/bin/py3versions')\n"
+                "    except OSError as e:\n"
+                "        k = errno.errorcode[e.errno]\n"
+                "        bad[k] = bad.get(k, 0) + 1\n"
+                "stop = True\n"
+                "[t.join() for t in ts]\n"
+                "print(bad or 'none')",
+                NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_string_equal(r.out, "none\n");
         runner_free(&r);
 }
 
@@ -544,6 +588,7 @@ int main(void)
                 cmocka_unit_test(python_runs),
                 cmocka_unit_test(threads),
                 cmocka_unit_test(affinity_kept),
+                cmocka_unit_test(scoped_lookups_retried),
                 cmocka_unit_test(missing_and_not_executable),
                 cmocka_unit_test(environment),
                 cmocka_unit_test(timeout_kills_tree),
