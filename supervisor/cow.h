@@ -82,11 +82,14 @@ bool cow_covers(struct supervisor *sup, const char *path);
  * Before a change to the object `fd` designates (any fd of it, in the sandbox's namespace):
  * a regular file of a cow mount owned by a uid or gid the sandbox's user namespace does not
  * map, which overlayfs cannot copy up (EOVERFLOW), is copied by the supervisor as the
- * program and put in its place, owned by the user (cow_owncopy.c). Returns 1 when it was (the
- * caller must look the name up again: `fd` is the old file), 0 when nothing was needed, or
- * -errno (the change then fails as it would have).
+ * program and put in its place, owned by the user (cow_owncopy.c) — only when the change is
+ * one the program may make natively: `need` says what the change needs of the file (write
+ * permission, or being its owner), so that the copy never grants what the file denies.
+ * Returns 1 when it was (the caller must look the name up again: `fd` is the old file), 0
+ * when nothing was needed or allowed, or -errno (the change then fails as it would have).
  */
-int cow_own_copy(struct supervisor *sup, int fd);
+enum cow_own_need { COW_OWN_WRITABLE, COW_OWN_OWNER };
+int cow_own_copy(struct supervisor *sup, int fd, enum cow_own_need need);
 
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */

@@ -112,7 +112,20 @@ static int replace(int parent, const char *name, const struct stat *st)
         return r;
 }
 
-int cow_own_copy(struct supervisor *sup, int fd)
+/* May the program make the change natively? Write permission as the kernel judges it on
+ * the overlay's file (mode, groups, ACLs: the supervisor has the program's ids and groups),
+ * or ownership (chmod, utimes with times). */
+static bool may(int fd, const struct stat *st, enum cow_own_need need)
+{
+        char proc[48];
+
+        if (need == COW_OWN_OWNER)
+                return st->st_uid == geteuid();
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return faccessat(AT_FDCWD, proc, W_OK, AT_EACCESS) == 0;
+}
+
+int cow_own_copy(struct supervisor *sup, int fd, enum cow_own_need need)
 {
         struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
@@ -125,7 +138,8 @@ int cow_own_copy(struct supervisor *sup, int fd)
         int parent, r;
 
         if (!sup->cow.n || sup->layers.ipc != IPC_NS_USERNS || fstat(fd, &st) < 0 ||
-            !S_ISREG(st.st_mode) || (st.st_uid == geteuid() && st.st_gid == getegid()))
+            !S_ISREG(st.st_mode) || (st.st_uid == geteuid() && st.st_gid == getegid()) ||
+            !may(fd, &st, need))
                 return 0;
         /* Where it is in the sandbox (the kernel prints the namespace's path): a cow mount's. */
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);

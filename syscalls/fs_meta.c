@@ -293,6 +293,17 @@ static int open_target(struct supervisor *sup, pid_t tid, struct meta_call *m, i
         return fs_look_find(sup, tid, base, m->path_buf, m->nofollow ? AT_SYMLINK_NOFOLLOW : 0);
 }
 
+/* What the change needs of the file natively (cow_own_copy): chmod and explicit times are
+ * the owner's; the rest (and times set to now) need write permission. */
+static enum cow_own_need own_need(const struct meta_call *m)
+{
+        bool now = !m->times || (m->ts[0].tv_nsec == UTIME_NOW && m->ts[1].tv_nsec == UTIME_NOW);
+
+        if (m->op == META_CHMOD || (m->op == META_UTIMES && !now))
+                return COW_OWN_OWNER;
+        return COW_OWN_WRITABLE;
+}
+
 static void meta_run(struct supervisor *sup, struct call *call, struct meta_call *m)
 {
         pid_t tid = (pid_t)call->req->pid;
@@ -354,7 +365,7 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
          * kernel cannot); by path it is then looked up again. By fd the program holds the
          * old one, which stays EOVERFLOW. */
         cow_note_fd(sup, target);
-        if (!m->fd_form && cow_own_copy(sup, target) > 0) {
+        if (!m->fd_form && m->op != META_CHOWN && cow_own_copy(sup, target, own_need(m)) > 0) {
                 close(target);
                 target = open_target(sup, tid, m, base);
                 if (target < 0) {

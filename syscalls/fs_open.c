@@ -513,7 +513,7 @@ int fs_open(struct supervisor *sup, struct call *call)
                         cow_note_fd(sup, pre);
                         /* A file of an owner or group the user namespace lacks: our copy
                          * first, which the open below then finds. */
-                        (void)cow_own_copy(sup, pre);
+                        (void)cow_own_copy(sup, pre, COW_OWN_WRITABLE);
                         close(pre);
                 }
         }

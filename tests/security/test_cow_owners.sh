@@ -40,8 +40,10 @@ chown 65534:$team "$top/ws/teamfile"
 chmod 664 "$top/ws/teamfile"
 printf 'root\n' >"$top/ws/rootfile"
 chmod 666 "$top/ws/rootfile"
-touch -d '2020-01-01 00:00' "$top/ws/teamfile" "$top/ws/rootfile"
-snapshot() { (cd "$top/ws" && stat -c '%n %s %Y %a %u %g' teamfile rootfile && sha256sum teamfile rootfile); }
+printf 'root only\n' >"$top/ws/rootro"
+chmod 644 "$top/ws/rootro"
+touch -d '2020-01-01 00:00' "$top/ws/teamfile" "$top/ws/rootfile" "$top/ws/rootro"
+snapshot() { (cd "$top/ws" && stat -c '%n %s %Y %a %u %g' teamfile rootfile rootro && sha256sum teamfile rootfile rootro); }
 before=$(snapshot)
 
 fails=0
@@ -53,6 +55,18 @@ fail() {
 out=$(cd "$top/ws" && as_user "$stockade" run -q --state-dir "$top/state" --session own -- \
         python3 -c '
 import os
+def refused(what, f):
+    try:
+        f()
+        print(what, "allowed")
+    except PermissionError:
+        pass
+# What the files deny natively, the copy must not grant: writing root'"'"'s 644 file,
+# changing the mode or the times of root'"'"'s 666 file before anything copied it.
+refused("append rootro", lambda: open("rootro", "a"))
+refused("truncate rootro", lambda: os.truncate("rootro", 0))
+refused("chmod rootfile", lambda: os.chmod("rootfile", 0o600))
+refused("utime rootfile", lambda: os.utime("rootfile", (1, 1)))
 with open("teamfile", "a") as f:
     f.write("more\n")
 with open("rootfile", "a") as f:
