@@ -489,6 +489,35 @@ static void hidden_made_later(void **state)
         runner_free(&r);
 }
 
+/* A --hide path that does not exist at the start cannot be made either (an outside review
+ * made one with mkdir, and the file it then created beneath it reached the host while the
+ * program was told ENOENT). Judged from outside: nothing at the hidden names. */
+static void hidden_absent_not_made(void **state)
+{
+        char opt[PATH_MAX + 64], dir[PATH_MAX + 64], script[4 * PATH_MAX + 512];
+        const char *opts[] = {"--rw", extra, "--hide", opt, NULL};
+        struct run_result r;
+        struct stat st;
+
+        (void)state;
+        snprintf(dir, sizeof(dir), "%s/later", extra);
+        memcpy(opt, dir, sizeof(opt));
+        assert_int_equal(chmod(extra, 0777), 0);
+        snprintf(script, sizeof(script),
+                 "mkdir '%s'; echo x > '%s/t'; cd '%s' && mkdir later; ln -s /etc later; "
+                 "mkfifo later; mkdir visible && echo made",
+                 dir, dir, extra);
+        run_script(opts, script, &r);
+        if (lstat(dir, &st) == 0)
+                fail_msg("a hidden name that did not exist was made: %s", r.err);
+        if (!strstr(r.out, "made"))
+                fail_msg("the control (mkdir beside it) failed: %s %s", r.out, r.err);
+        runner_free(&r);
+        snprintf(script, sizeof(script), "rm -rf '%s/visible'", extra);
+        assert_int_equal(system(script), 0);
+        assert_int_equal(chmod(extra, 0755), 0);
+}
+
 /* The calls the kernel resolves itself — chdir, an O_PATH open and its fstat, getxattr,
  * inotify — find nothing of a hidden path where a mount namespace can be made: it is covered
  * there (supervisor/cow_masks.c). Judged from outside by the real inode, size and xattr. */
@@ -558,6 +587,7 @@ int main(void)
                 cmocka_unit_test(shadow_unreadable_as_root),
                 cmocka_unit_test(kernel_side_calls),
                 cmocka_unit_test(hidden_made_later),
+                cmocka_unit_test(hidden_absent_not_made),
                 cmocka_unit_test(masks_and_patterns),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
