@@ -505,7 +505,7 @@ static void hidden_absent_not_made(void **state)
         assert_int_equal(chmod(extra, 0777), 0);
         snprintf(script, sizeof(script),
                  "mkdir '%s'; echo x > '%s/t'; cd '%s' && mkdir later; ln -s /etc later; "
-                 "mkfifo later; mkdir visible && echo made",
+                 "mkfifo later; echo x > later; echo x >> ./later; mkdir visible && echo made",
                  dir, dir, extra);
         run_script(opts, script, &r);
         if (lstat(dir, &st) == 0)
