@@ -476,6 +476,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;
         sup->fopts.ipc_denied = sup->layers.ipc == IPC_SHARED;
+        sup->fopts.net_policy = plan->cfg->net.mode != NETPOL_MODE_HOST;
         sup->fopts.trace_all = plan->cfg->trace_path && plan->cfg->trace_level == TRACE_LEVEL_ALL;
         if (getrandom(&sup->fopts.handoff_key, sizeof(sup->fopts.handoff_key), 0) < 0)
                 sup->fopts.handoff_key =

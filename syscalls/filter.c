@@ -59,6 +59,7 @@ enum rule_when {
         W_UNSCOPED, /* only where Landlock cannot scope signals (ABI < 6) */
         W_SCOPED,   /* only where it can */
         W_DNS,      /* only when the supervisor answers DNS */
+        W_NETPOL,   /* only under the network policy (not --net host) */
 };
 
 /* One comparison of one argument. */
@@ -211,6 +212,26 @@ static const struct arg_rule arg_rules[] = {
          .also = {2, C_EQ, INT_MASK, SO_BINDTODEVICE}},
         {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_ERRNO, EPERM, false, W_ALWAYS,
          .also = {2, C_EQ, INT_MASK, SO_BINDTOIFINDEX}},
+        /* Joining a multicast group: on a socket of the host's namespace (a UDP twin, net.h)
+         * it joins on the host's interfaces, and the sandbox then receives what the LAN sends
+         * to the group (mDNS, SSDP), whoever sent it. The policy judges destinations; what
+         * arrives unasked is refused at the join. Under --net host it is the host's network. */
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IP, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, IP_ADD_MEMBERSHIP}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IP, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, IP_ADD_SOURCE_MEMBERSHIP}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IP, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, MCAST_JOIN_GROUP}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IP, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, MCAST_JOIN_SOURCE_GROUP}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, IPV6_ADD_MEMBERSHIP}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, IPV6_JOIN_ANYCAST}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, MCAST_JOIN_GROUP}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_NETPOL,
+         .also = {2, C_EQ, INT_MASK, MCAST_JOIN_SOURCE_GROUP}},
         {SC_setsockopt, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
@@ -397,6 +418,8 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->signals_scoped;
         case W_DNS:
                 return o->dns;
+        case W_NETPOL:
+                return o->net_policy;
         }
         return true;
 }

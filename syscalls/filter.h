@@ -17,6 +17,8 @@ struct filter_opts {
         /* The supervisor answers DNS (supervisor/dns.c): recvfrom with a source address is
          * notified, so that the answer's source reads as the nameserver's (net_dns.c). */
         bool dns;
+        /* The network policy is on (not --net host): multicast group joins are refused. */
+        bool net_policy;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

@@ -1,6 +1,8 @@
 /*
  * What the sandbox can learn of the host's network devices (issue 8; the third outside
  * review), judged by what it prints:
+ *   - joining a multicast group is refused under the policy (a twin would join on the
+ *     host's interfaces); under --net host it is allowed;
  *   - binding a socket to an interface (SO_BINDTOIFINDEX, SO_BINDTODEVICE) and the device
  *     ioctls (SIOCETHTOOL, MII, wireless) are refused on every socket, with or without a
  *     network namespace: through a twin of the host's namespace they named every host
@@ -65,6 +67,40 @@ static void device_queries(void **state)
         runner_free(&r);
 }
 
+/* Joining a multicast group on a UDP socket that became a twin of the host's namespace
+ * joined on the host's interfaces (the LAN's mDNS and SSDP then reached the sandbox):
+ * refused under the policy, in both modes; under --net host the join is the host's. */
+static void multicast_joins(void **state)
+{
+        static const char script[] =
+                "python3 - <<'EOF'\n"
+                "import errno, socket, struct\n"
+                "def t(name, f):\n"
+                "    try:\n"
+                "        f(); print(name + ':ok')\n"
+                "    except OSError as e: print(name + ':' + errno.errorcode[e.errno])\n"
+                "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                "mreq = socket.inet_aton('239.255.255.250') + socket.inet_aton('127.0.0.1')\n"
+                "t('join4', lambda: s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, "
+                "mreq))\n"
+                "s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\n"
+                "m6 = socket.inet_pton(socket.AF_INET6, 'ff02::fb') + struct.pack('I', 1)\n"
+                "t('join6', lambda: s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, "
+                "m6))\n"
+                "EOF\n";
+        const char *host[] = {"--net", "host", NULL};
+        struct run_result r;
+
+        (void)state;
+        run(NULL, script, &r);
+        expect(&r, "join4:EPERM\njoin6:EPERM\n");
+        runner_free(&r);
+        run(host, script, &r);
+        if (strstr(r.out, "join4:EPERM") || strstr(r.out, "join6:EPERM"))
+                fail_msg("--net host refused a join:\n%s%s", r.out, r.err);
+        runner_free(&r);
+}
+
 /* With the namespace only (skipped, said, without one). */
 static void namespace_views(void **state)
 {
@@ -97,6 +133,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(device_queries),
+                cmocka_unit_test(multicast_joins),
                 cmocka_unit_test(namespace_views),
         };
 
