@@ -92,6 +92,14 @@ static bool entry_beneath(const struct vfs_mount *m, const char *path)
         return next_component(&e, ec, sizeof(ec));
 }
 
+int grants_hidden_named_beneath(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].mode == VFS_HIDDEN && entry_beneath(&v->mounts[i], path))
+                        return 1;
+        return 0;
+}
+
 int grants_hidden_beneath(const struct vfs_view *v, const char *path)
 {
         for (size_t i = 0; i < v->n_mounts; i++)

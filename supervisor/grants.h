@@ -50,5 +50,7 @@ uint64_t grants_read_access(void);
 
 /* Whether some hidden entry of `v` that exists on the host lies strictly beneath `path`. */
 int grants_hidden_beneath(const struct vfs_view *v, const char *path);
+/* Whether some hidden entry of `v`, there or not, lies strictly beneath `path`. */
+int grants_hidden_named_beneath(const struct vfs_view *v, const char *path);
 
 #endif

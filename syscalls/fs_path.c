@@ -305,6 +305,30 @@ static bool view_hides_name(const struct supervisor *sup, int dir, const char *l
         return m && m->mode == VFS_HIDDEN;
 }
 
+/*
+ * A directory renamed to a name beneath which the view hides a path (one that does not exist
+ * yet: those that do are carved out of every grant) would bring that path into being with
+ * the program's content: an outside review planted ~/.cache/huggingface/token, a hard link
+ * of a file it could read, and read the token the host wrote there later. Refused for the
+ * destination, and for both names of an exchange. Unsure of the path: refused.
+ */
+static bool renamed_over_hidden(const struct supervisor *sup, const struct path_call *pc,
+                                const struct place_arg *pa, int dir)
+{
+        char path[PATH_MAX];
+        size_t n;
+
+        if (pc->op != OP_RENAME || (pa != &pc->p[1] && !(pc->flags & RENAME_EXCHANGE)))
+                return false;
+        if (fs_base_path(sup, dir, path, sizeof(path)) < 0)
+                return true;
+        n = strlen(path);
+        if (snprintf(path + n, sizeof(path) - n, "%s%.*s", n > 1 ? "/" : "",
+                     (int)strcspn(pa->last, "/"), pa->last) >= (int)(sizeof(path) - n))
+                return true;
+        return grants_hidden_named_beneath(&sup->view, path) != 0;
+}
+
 static int find_parent(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
 {
         int r = -EXDEV;
@@ -324,6 +348,10 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
         }
         if (r == -EXDEV || r == -ELOOP || r == -EACCES)
                 r = parent_slow(sup, pc, pa);
+        if (r >= 0 && renamed_over_hidden(sup, pc, pa, r)) {
+                close(r);
+                r = -EACCES;
+        }
         if (r >= 0)
                 pa->parent = r;
         return r < 0 ? r : 0;

@@ -495,25 +495,36 @@ static void hidden_made_later(void **state)
 static void hidden_absent_not_made(void **state)
 {
         char opt[PATH_MAX + 64], dir[PATH_MAX + 64], script[4 * PATH_MAX + 512];
-        const char *opts[] = {"--rw", extra, "--hide", opt, NULL};
+        char deep[PATH_MAX + 64];
+        const char *opts[] = {"--rw", extra, "--hide", opt, "--hide", deep, NULL};
         struct run_result r;
         struct stat st;
 
         (void)state;
         snprintf(dir, sizeof(dir), "%s/later", extra);
         memcpy(opt, dir, sizeof(opt));
+        snprintf(deep, sizeof(deep), "%s/later2/secret", extra);
         assert_int_equal(chmod(extra, 0777), 0);
+        /* later2/secret by renaming a directory that holds it into place (a second review
+         * planted ~/.cache/huggingface/token so), plainly and by exchange. */
         snprintf(script, sizeof(script),
                  "mkdir '%s'; echo x > '%s/t'; cd '%s' && mkdir later; ln -s /etc later; "
-                 "mkfifo later; echo x > later; echo x >> ./later; mkdir visible && echo made",
+                 "mkfifo later; echo x > later; echo x >> ./later; "
+                 "mkdir x && echo planted > x/secret && mv x later2; "
+                 "mkdir y later2 && echo planted > y/secret && python3 -c \"import ctypes; "
+                 "print(ctypes.CDLL(None).renameat2(-100, b'y', -100, b'later2', 2))\"; "
+                 "mkdir visible && echo made",
                  dir, dir, extra);
         run_script(opts, script, &r);
         if (lstat(dir, &st) == 0)
                 fail_msg("a hidden name that did not exist was made: %s", r.err);
+        if (lstat(deep, &st) == 0)
+                fail_msg("a hidden path was made by a rename: %s %s", r.out, r.err);
         if (!strstr(r.out, "made"))
                 fail_msg("the control (mkdir beside it) failed: %s %s", r.out, r.err);
         runner_free(&r);
-        snprintf(script, sizeof(script), "rm -rf '%s/visible'", extra);
+        snprintf(script, sizeof(script), "rm -rf '%s/visible' '%s/later2' '%s/x' '%s/y'", extra,
+                 extra, extra, extra);
         assert_int_equal(system(script), 0);
         assert_int_equal(chmod(extra, 0755), 0);
 }
