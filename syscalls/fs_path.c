@@ -287,20 +287,38 @@ static bool names_hidden(const struct supervisor *sup, int dir, const char *last
                places_is_hidden_place(&sup->places, &st);
 }
 
+/*
+ * The sandbox path of `last` in `dir`, into path[PATH_MAX]. 0; 1 when it is longer than
+ * PATH_MAX (a tree deeper than that: the view, whose entries are paths the user wrote,
+ * names nothing there, and the slow way could not resolve it either; it is judged by the
+ * inodes of what exists, as before); -1 when it cannot be told.
+ */
+static int name_path(const struct supervisor *sup, int dir, const char *last, char *path)
+{
+        int r = fs_base_path(sup, dir, path, PATH_MAX);
+        size_t n;
+
+        if (r == -ENAMETOOLONG)
+                return 1;
+        if (r < 0)
+                return -1;
+        n = strlen(path);
+        if (snprintf(path + n, PATH_MAX - n, "%s%.*s", n > 1 ? "/" : "", (int)strcspn(last, "/"),
+                     last) >= (int)(PATH_MAX - n))
+                return 1;
+        return 0;
+}
+
 /* The view hides the name itself: an entry that did not exist at the start (a --hide path
  * made later) has no inode in places, only its path. Unsure: the slow way decides. */
 static bool view_hides_name(const struct supervisor *sup, int dir, const char *last)
 {
         const struct vfs_mount *m;
         char path[PATH_MAX];
-        size_t n;
+        int r = name_path(sup, dir, last, path);
 
-        if (fs_base_path(sup, dir, path, sizeof(path)) < 0)
-                return true;
-        n = strlen(path);
-        if (snprintf(path + n, sizeof(path) - n, "%s%.*s", n > 1 ? "/" : "",
-                     (int)strcspn(last, "/"), last) >= (int)(sizeof(path) - n))
-                return true;
+        if (r != 0)
+                return r < 0;
         m = vfs_view_find(&sup->view, path);
         return m && m->mode == VFS_HIDDEN;
 }
@@ -316,16 +334,13 @@ static bool renamed_over_hidden(const struct supervisor *sup, const struct path_
                                 const struct place_arg *pa, int dir)
 {
         char path[PATH_MAX];
-        size_t n;
+        int r;
 
         if (pc->op != OP_RENAME || (pa != &pc->p[1] && !(pc->flags & RENAME_EXCHANGE)))
                 return false;
-        if (fs_base_path(sup, dir, path, sizeof(path)) < 0)
-                return true;
-        n = strlen(path);
-        if (snprintf(path + n, sizeof(path) - n, "%s%.*s", n > 1 ? "/" : "",
-                     (int)strcspn(pa->last, "/"), pa->last) >= (int)(sizeof(path) - n))
-                return true;
+        r = name_path(sup, dir, pa->last, path);
+        if (r != 0)
+                return r < 0;
         return grants_hidden_named_beneath(&sup->view, path) != 0;
 }
 
