@@ -27,36 +27,63 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-static int copy_data(int from, int to)
+/* Bytes [at, end) of `from` to the same offsets of `to`. */
+static int copy_range(int from, int to, off_t at, off_t end)
 {
         char buf[65536];
 
-        for (;;) {
-                ssize_t n = copy_file_range(from, NULL, to, NULL, 1 << 30, 0);
+        while (at < end) {
+                size_t want = end - at > (off_t)(1 << 30) ? (size_t)1 << 30 : (size_t)(end - at);
+                off_t in = at, out = at;
+                ssize_t n = copy_file_range(from, &in, to, &out, want, 0);
 
-                if (n == 0)
-                        return 0;
-                if (n > 0)
+                if (n > 0) {
+                        at += n;
                         continue;
+                }
+                if (n == 0)
+                        return -EIO; /* shorter than it said */
                 if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
                         return -errno;
-                break; /* another file system, or none of it copied: by hand */
-        }
-        for (;;) {
-                ssize_t n = read(from, buf, sizeof(buf)), w = 0;
-
-                if (n < 0 && errno == EINTR)
-                        continue;
+                /* another file system: by hand */
+                n = pread(from, buf, want < sizeof(buf) ? want : sizeof(buf), at);
                 if (n <= 0)
-                        return n < 0 ? -errno : 0;
-                while (w < n) {
-                        ssize_t k = write(to, buf + w, (size_t)(n - w));
+                        return n < 0 ? -errno : -EIO;
+                for (ssize_t w = 0; w < n;) {
+                        ssize_t k = pwrite(to, buf + w, (size_t)(n - w), at + w);
 
                         if (k < 0)
                                 return -errno;
                         w += k;
                 }
+                at += n;
         }
+        return 0;
+}
+
+/* The content, holes kept (as overlayfs's own copy-up keeps them): a sparse disk image of a
+ * terabyte is copied as what it holds, not written out whole. */
+static int copy_data(int from, int to, off_t size)
+{
+        off_t at = 0;
+        int r;
+
+        if (ftruncate(to, size) < 0)
+                return -errno;
+        while (at < size) {
+                off_t data = lseek(from, at, SEEK_DATA), hole;
+
+                if (data < 0)
+                        return errno == ENXIO ? 0 : copy_range(from, to, at, size);
+                hole = lseek(from, data, SEEK_HOLE);
+                if (hole < 0)
+                        hole = size;
+                r = copy_range(from, to, data, hole);
+                if (r < 0)
+                        return r;
+                at = hole;
+        }
+        return 0;
 }
 
 /* user.* only: the rest belong to the system (security.capability would not fit a file of
@@ -97,7 +124,7 @@ static int replace(int parent, const char *name, const struct stat *st)
                 close(from);
                 return r;
         }
-        r = copy_data(from, to);
+        r = copy_data(from, to, st->st_size);
         if (r == 0) {
                 copy_user_xattrs(from, to);
                 if (fchmod(to, st->st_mode & 01777) < 0 || futimens(to, times) < 0)

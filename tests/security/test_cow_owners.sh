@@ -40,6 +40,8 @@ chown 65534:$team "$top/ws/teamfile"
 chmod 664 "$top/ws/teamfile"
 printf 'root\n' >"$top/ws/rootfile"
 chmod 666 "$top/ws/rootfile"
+truncate -s 1G "$top/ws/sparse"
+chmod 666 "$top/ws/sparse"
 printf 'root only\n' >"$top/ws/rootro"
 chmod 644 "$top/ws/rootro"
 touch -d '2020-01-01 00:00' "$top/ws/teamfile" "$top/ws/rootfile" "$top/ws/rootro"
@@ -71,6 +73,8 @@ with open("teamfile", "a") as f:
     f.write("more\n")
 with open("rootfile", "a") as f:
     f.write("more\n")
+with open("sparse", "a") as f:
+    f.write("y")
 os.chmod("teamfile", 0o644)
 os.truncate("rootfile", 3)
 os.utime("rootfile", (0, 86400))
@@ -79,6 +83,10 @@ print(open("teamfile").read().split(), open("rootfile").read(), int(st.st_mtime)
 ') 2>"$top/err" || fail "the run failed: $(cat "$top/err")"
 [ "$out" = "['team', 'more'] roo 86400 0o644" ] || fail "in the sandbox: $out"
 [ "$(snapshot)" = "$before" ] || fail "the host files changed before apply: $(snapshot)"
+# The copy keeps the holes: a gigabyte of nothing is not written out.
+copy=$(find "$top/state" -name sparse -type f | head -1)
+[ -n "$copy" ] && [ "$(stat -c %s "$copy")" = 1073741825 ] && [ "$(du -k "$copy" | cut -f1)" -lt 1024 ] ||
+        fail "the sparse file's copy: ${copy:-none} $(du -k "$copy" 2>/dev/null)"
 diff=$(as_user "$stockade" diff own --state-dir "$top/state" 2>&1) || fail "diff: $diff"
 grep -qx 'M rootfile.*' <<<"$diff" || fail "diff lacks rootfile: $diff"
 grep -qx 'M teamfile (content; mode 664 -> 644)' <<<"$diff" || fail "diff lacks teamfile: $diff"
