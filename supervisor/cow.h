@@ -90,6 +90,9 @@ bool cow_covers(struct supervisor *sup, const char *path);
  */
 enum cow_own_need { COW_OWN_WRITABLE, COW_OWN_OWNER };
 int cow_own_copy(struct supervisor *sup, int fd, enum cow_own_need need);
+/* `fd` is such a copy of a file another user owned: what only its owner may do (chmod,
+ * chown, explicit times) is refused, as it was on the original (EPERM). */
+bool cow_own_denies(int fd);
 
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */

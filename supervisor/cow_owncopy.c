@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,6 +107,51 @@ static void copy_user_xattrs(int from, int to)
         }
 }
 
+/*
+ * The copies made for files another user owned, as the overlay shows them (st_dev, st_ino):
+ * the copy is ours, but what only the owner may do (chmod, chown, explicit times) the program
+ * could not do to the original, so it may not do it to the copy either (cow_own_denies).
+ * Kept for the run; a few per run, so a list.
+ */
+static pthread_mutex_t copied_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+        dev_t dev;
+        ino_t ino;
+} * copied;
+static size_t n_copied;
+
+static void remember(int fd)
+{
+        struct stat st;
+        void *grown;
+
+        if (fstat(fd, &st) < 0)
+                return;
+        pthread_mutex_lock(&copied_lock);
+        grown = realloc(copied, (n_copied + 1) * sizeof(*copied));
+        if (grown) {
+                copied = grown;
+                copied[n_copied].dev = st.st_dev;
+                copied[n_copied].ino = st.st_ino;
+                n_copied++;
+        }
+        pthread_mutex_unlock(&copied_lock);
+}
+
+bool cow_own_denies(int fd)
+{
+        struct stat st;
+        bool found = false;
+
+        if (fstat(fd, &st) < 0)
+                return false;
+        pthread_mutex_lock(&copied_lock);
+        for (size_t i = 0; i < n_copied && !found; i++)
+                found = copied[i].dev == st.st_dev && copied[i].ino == st.st_ino;
+        pthread_mutex_unlock(&copied_lock);
+        return found;
+}
+
 /* Replace `name` in `parent` by a copy owned by us; as the program (creds_enter). */
 static int replace(int parent, const char *name, const struct stat *st)
 {
@@ -132,6 +179,8 @@ static int replace(int parent, const char *name, const struct stat *st)
         }
         if (r == 0 && renameat(parent, tmp, parent, name) < 0)
                 r = -errno;
+        if (r == 0 && st->st_uid != geteuid())
+                remember(to);
         if (r < 0)
                 unlinkat(parent, tmp, 0);
         close(from);

@@ -373,6 +373,12 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
                         goto out;
                 }
         }
+        if (sup->cow.n && (m->op == META_CHOWN || own_need(m) == COW_OWN_OWNER) &&
+            cow_own_denies(target)) {
+                trace_call_rule(call, "a copy of a file another user owns");
+                call_fail(call, EPERM);
+                goto out;
+        }
         r = creds_enter(sup->cfg, &saved);
         if (r == 0) {
                 r = perform(m, target) < 0 ? -errno : 0;
