@@ -168,15 +168,28 @@ static void kill_child(const struct proc_stat *st, void *arg)
                 kill(st->pid, SIGKILL);
 }
 
+static long long monotonic_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * After the root's exit every task has been sent SIGKILL; reap until no child is left. Tasks
  * born in the meantime stop at birth and are killed in ptrace.c. The loop never blocks in
  * waitpid nor waits on a handler: it waits for SIGCHLD through the signalfd, 100 ms at most,
- * and kills again, including any child of ours the tree does not know (an orphan that came
- * back to us as the subreaper), so that nothing can keep stockade from exiting.
+ * and kills again. Our helpers end by themselves (the socket maker and the cleaner at EOF,
+ * the watcher killed here); any other child of ours the tree does not know (an orphan that
+ * came back to us as the subreaper) is looked for in /proc, which costs a read of every
+ * process's stat (about 1 ms on a quiet host): at each round when the tree is not tracked by
+ * ptrace, and otherwise once the reaping has lasted 100 ms, so that nothing can keep
+ * stockade from exiting.
  */
 static void reap_all(struct supervisor *sup)
 {
+        long long start = monotonic_ms();
         struct epoll_event ev;
 
         sup_kill_tree(sup);
@@ -184,14 +197,16 @@ static void reap_all(struct supervisor *sup)
          * namespace adopts orphans): let it do its work and end now, or we would wait for
          * it here while it waits for us. */
         scratch_release(sup);
+        sockmaker_end(&sup->netns);
         /* Our child: its number is ours until we reap it (ptrace.c forgets it then). */
         if (sup->watcher > 0)
                 kill(sup->watcher, SIGKILL);
         while (ptrace_reap(sup) != -ECHILD) {
+                if (!sup->layers.ptrace || monotonic_ms() - start >= 100)
+                        procscan_foreach(kill_child, sup);
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
                 sup_kill_tree(sup);
-                procscan_foreach(kill_child, sup);
         }
 }
 
