@@ -82,30 +82,62 @@ static bool userns_allowed(char *why, size_t len)
         return in_child(try_userns, NULL, why, len) == 0;
 }
 
-/* Every step the shim will take (a mapping can be refused after unshare() succeeded). */
-static int try_ipcns(const void *arg, char *why, size_t len)
+/* What one throwaway child found: the IPC namespace `how` (every step the shim will take: a
+ * mapping can be refused after unshare() succeeded), then, with `net`, a network namespace in
+ * it with its loopback up (shim/netns.h): a host may allow the one and not the other. */
+struct ns_probe {
+        enum ipc_isolation how;
+        bool net;
+        int ipc_r, net_r; /* 0 or -errno; net_r is -EAGAIN when not tried */
+        char ipc_why[160], net_why[160];
+};
+
+/* One child for both namespaces, not one each: a fork, an IPC namespace (and a user
+ * namespace) fewer for every run. */
+static void probe_ns(struct ns_probe *out)
 {
-        const char *step = "";
-        int r;
+        struct ns_probe *p =
+                mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        int status;
+        pid_t pid;
 
-        r = ipcns_enter(*(const enum ipc_isolation *)arg, &step);
-        if (r < 0)
-                snprintf(why, len, "%s: %s", step, strerror(-r));
-        return r;
-}
+        if (p == MAP_FAILED) {
+                out->ipc_r = out->net_r = -errno;
+                snprintf(out->ipc_why, sizeof(out->ipc_why), "mmap: %s", strerror(errno));
+                snprintf(out->net_why, sizeof(out->net_why), "%s", out->ipc_why);
+                return;
+        }
+        *p = (struct ns_probe){
+                .how = out->how, .net = out->net, .ipc_r = -ECHILD, .net_r = -EAGAIN};
+        snprintf(p->ipc_why, sizeof(p->ipc_why), "the probe died");
+        pid = fork();
+        if (pid == 0) {
+                const char *step = "";
+                int r = ipcns_enter(p->how, &step);
 
-/* The namespace the sandbox's IPC namespace is made in, then a network namespace in it
- * (shim/netns.h), with its loopback up: a host may allow the one and not the other. */
-static int try_netns(const void *arg, char *why, size_t len)
-{
-        const char *step = "";
-        int r = ipcns_enter(*(const enum ipc_isolation *)arg, &step);
-
-        if (r == 0)
-                r = netns_enter(&step);
-        if (r < 0)
-                snprintf(why, len, "%s: %s", step, strerror(-r));
-        return r;
+                if (r < 0)
+                        snprintf(p->ipc_why, sizeof(p->ipc_why), "%s: %s", step, strerror(-r));
+                p->ipc_r = r;
+                if (r == 0 && p->net) {
+                        r = netns_enter(&step);
+                        if (r < 0)
+                                snprintf(p->net_why, sizeof(p->net_why), "%s: %s", step,
+                                         strerror(-r));
+                        p->net_r = r;
+                }
+                _exit(0);
+        }
+        if (pid < 0) {
+                p->ipc_r = -errno;
+                snprintf(p->ipc_why, sizeof(p->ipc_why), "fork: %s", strerror(errno));
+        } else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+                p->ipc_r = -ECHILD;
+                snprintf(p->ipc_why, sizeof(p->ipc_why), "the probe died");
+        }
+        *out = *p;
+        if (out->ipc_r < 0 && out->net_r == -EAGAIN)
+                snprintf(out->net_why, sizeof(out->net_why), "%s", out->ipc_why);
+        munmap(p, sizeof(*p));
 }
 
 static bool have_cap_sys_admin(void)
@@ -120,31 +152,41 @@ static bool have_cap_sys_admin(void)
 
 /* Decided before the fork, because the filter depends on it: SysV IPC is allowed only in a
  * namespace of the sandbox's own. The shim then fails closed if it cannot do what worked
- * here (shim.c). */
-static void probe_ipc(struct layers *l)
+ * here (shim.c). The network namespace is tried in the same child, in that IPC namespace
+ * (`p->net`, when wanted): p->net_r says. */
+static void probe_ipc(struct layers *l, struct ns_probe *p)
 {
-        enum ipc_isolation how = IPC_NS;
         char *why = l->why_ipc;
         size_t len = sizeof(l->why_ipc);
 
         l->ipc = IPC_SHARED;
+        p->net_r = -EAGAIN;
         if (layers_test_disabled("ipcns")) {
                 snprintf(why, len, "disabled for a test");
                 return;
         }
-        if (have_cap_sys_admin() && in_child(try_ipcns, &how, why, len) == 0) {
-                l->ipc = IPC_NS;
-                return;
+        if (have_cap_sys_admin()) {
+                p->how = IPC_NS;
+                probe_ns(p);
+                if (p->ipc_r == 0) {
+                        l->ipc = IPC_NS;
+                        return;
+                }
+                snprintf(why, len, "%s", p->ipc_why);
         }
         if (layers_test_disabled("userns")) {
                 snprintf(l->why_userns, sizeof(l->why_userns), "disabled for a test");
                 snprintf(why, len, "user namespaces disabled for a test");
+                p->net_r = -EAGAIN;
                 return;
         }
-        how = IPC_NS_USERNS;
-        if (in_child(try_ipcns, &how, why, len) == 0) {
+        p->how = IPC_NS_USERNS;
+        probe_ns(p);
+        if (p->ipc_r == 0) {
                 l->ipc = IPC_NS_USERNS;
                 l->user_namespaces = true;
+        } else {
+                snprintf(why, len, "%s", p->ipc_why);
         }
 }
 
@@ -166,6 +208,8 @@ bool layers_test_disabled(const char *layer)
 
 void layers_probe(struct layers *l, bool full)
 {
+        struct ns_probe p = {0};
+
         l->user_notif = action_available(SECCOMP_RET_USER_NOTIF);
         l->landlock_abi = landlock_abi(l->why_landlock, sizeof(l->why_landlock));
         if (layers_test_disabled("landlock-scopes") && l->landlock_abi > 5)
@@ -174,12 +218,13 @@ void layers_probe(struct layers *l, bool full)
                 l->landlock_abi = 0;
                 snprintf(l->why_landlock, sizeof(l->why_landlock), "disabled for a test");
         }
-        probe_ipc(l);
+        /* The network namespace in the same place (shim/netns.h), where it works; the
+         * supervisor drops it for --net host. */
+        p.net = !layers_test_disabled("netns") && sockmaker_supported();
+        probe_ipc(l, &p);
         /* The mount namespace is made where the IPC namespace is (shim/mntns.h); whether
          * mount works there is known only when it is tried, and the run then fails closed. */
         l->mntns = l->ipc != IPC_SHARED && !layers_test_disabled("mntns");
-        /* The network namespace in the same place (shim/netns.h), where it works; the
-         * supervisor drops it for --net host. */
         l->netns = false;
         if (l->ipc == IPC_SHARED)
                 snprintf(l->why_netns, sizeof(l->why_netns),
@@ -190,8 +235,8 @@ void layers_probe(struct layers *l, bool full)
         else if (!sockmaker_supported())
                 snprintf(l->why_netns, sizeof(l->why_netns),
                          "the kernel cannot tell a socket's namespace (SO_NETNS_COOKIE, 5.14)");
-        else
-                l->netns = in_child(try_netns, &l->ipc, l->why_netns, sizeof(l->why_netns)) == 0;
+        else if (!(l->netns = p.net_r == 0))
+                snprintf(l->why_netns, sizeof(l->why_netns), "%s", p.net_why);
         if (full && !l->user_namespaces && !layers_test_disabled("userns"))
                 l->user_namespaces = userns_allowed(l->why_userns, sizeof(l->why_userns));
 }
