@@ -412,7 +412,7 @@ static _Noreturn void janitor(struct cow_state *c, int fd)
  */
 static int start_janitor(struct cow_state *c, struct error *err)
 {
-        int sv[2], status;
+        int sv[2];
         pid_t pid;
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -437,10 +437,21 @@ static int start_janitor(struct cow_state *c, struct error *err)
                 _exit(0);
         }
         close(sv[1]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
+        /* Not waited for here: it exits on its own while the walls are computed, and is
+         * reaped before we become the subreaper (cow_janitor_settle). */
+        c->janitor_parent = pid;
         c->janitor_fd = sv[0];
         return 0;
+}
+
+void cow_janitor_settle(struct supervisor *sup)
+{
+        struct cow_state *c = &sup->cow;
+
+        if (c->janitor_parent > 0)
+                while (waitpid(c->janitor_parent, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        c->janitor_parent = 0;
 }
 
 int cow_setup(struct supervisor *sup, struct error *err)

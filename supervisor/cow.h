@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -46,6 +47,7 @@ struct cow_state {
          * hidden, cannot be changed), waiting on `janitor_fd` for the end: 'u' brings the
          * metadata up to date, 'r' removes an unused session; EOF (we died) keeps it. */
         int janitor_fd;
+        pid_t janitor_parent; /* the child that forks it, until reaped (cow_janitor_settle) */
 };
 
 /*
@@ -74,6 +76,11 @@ void cow_note_at(struct supervisor *sup, int dirfd, const char *name);
 /* The same for `name` and everything the lower has beneath it: a directory moved by copying
  * (treemove.h), whose lower objects all leave the merged view. */
 void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name);
+
+/* Reap the child that forked the janitor (cow_setup does not wait for it): before we become
+ * the child subreaper, so that the janitor is not our child then but init's (the teardown
+ * kills every child of ours). */
+void cow_janitor_settle(struct supervisor *sup);
 
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */

@@ -422,7 +422,9 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         prctl(PR_SET_DUMPABLE, 0);
         block_signals();
         raise_nofile(sup);
-        /* Orphans of the tree are re-parented to us, not to init. */
+        /* Orphans of the tree are re-parented to us, not to init; the copy-on-write janitor,
+         * an orphan by design, must be init's before. */
+        cow_janitor_settle(sup);
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
