@@ -302,6 +302,9 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
+        ns_abandon(&sup->ns_maker); /* the run failed before spawn_command took them */
+        cow_janitor_settle(sup);    /* the same, before the subreaper */
+
         publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
         dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
                           until dns_free */
@@ -416,7 +419,8 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         /* The pty first: the walls grant the sandbox its own terminal, not the user's. */
         if (check_layers(sup, err) < 0 ||
             tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
-            walls_setup(sup, err) < 0 || trace_open(sup, err) < 0)
+            walls_setup(sup, err) < 0 || spawn_start_namespaces(sup, err) < 0 ||
+            walls_grants(sup, err) < 0 || trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
@@ -467,6 +471,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
+        sup->ns_maker.pid = sup->ns_maker.pipe = -1;
         sup->netns.chan = -1;
         sup->shm_root = -1;
         sup->cleaner_fd = -1;

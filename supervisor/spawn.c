@@ -240,6 +240,23 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
         return pid;
 }
 
+static bool namespaces_needed(const struct supervisor *sup)
+{
+        return sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns;
+}
+
+int spawn_start_namespaces(struct supervisor *sup, struct error *err)
+{
+        const char *step = "";
+        int r;
+
+        if (!namespaces_needed(sup) || sup->ns_maker.pid > 0)
+                return 0;
+        r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
+                     sup->binds, sup->n_binds, &step);
+        return r < 0 ? make_error(err, -r, "the sandbox's namespaces: %s", step) : 0;
+}
+
 /*
  * The namespaces the shim joins (shim/mntns.h): made before the Landlock domain. The view's
  * private directories then resolve through their targets as the sandbox sees them (bind-backs
@@ -253,8 +270,12 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
 
         if (sup->n_binds > MNT_BINDS_MAX)
                 return -E2BIG;
-        r = ns_prepare(sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns, sup->binds,
-                       sup->n_binds, sup->ns_fds, targets, &root, step);
+        if (sup->ns_maker.pid <= 0 &&
+            (r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
+                          sup->binds, sup->n_binds, step)) < 0)
+                return r;
+        r = ns_finish(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
+                      sup->binds, sup->n_binds, sup->ns_fds, targets, &root, step);
         if (r < 0)
                 return r;
         /* The socket maker joins the network namespace now, while we have no thread and no
@@ -321,7 +342,7 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         int sock = -1, r;
         pid_t pid;
 
-        if (sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns) {
+        if (namespaces_needed(sup)) {
                 const char *step = "";
 
                 r = prepare_namespaces(sup, &step);

@@ -108,6 +108,9 @@ struct supervisor {
         char *cwd;              /* where the command starts (the shim goes there again in
                                    the mount namespace) */
         size_t n_binds;
+        /* The child making those namespaces, from spawn_start_namespaces to spawn_command
+         * (pid -1: none). */
+        struct ns_maker ns_maker;
         char *shm_dir;  /* ... and in it, the sandbox's /dev/shm */
         int shm_root;   /* that directory as the sandbox sees it, bound over /dev/shm in its
                            mount namespace (O_PATH), or -1: then shm_dir is opened */

@@ -517,14 +517,21 @@ int walls_setup(struct supervisor *sup, struct error *err)
                 return -1;
         sup->cwd = xstrdup(cwd);
         masks_add(sup);
-        if (!sup->layers.landlock_abi) {
+        return 0;
+}
+
+int walls_grants(struct supervisor *sup, struct error *err)
+{
+        int abi = sup->layers.landlock_abi;
+
+        if (!abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)
                         fprintf(stderr, "stockade: warning: no Landlock: hidden paths (~/.ssh, "
                                         "--hide) can be read, --ro paths written\n");
                 return 0;
         }
-        if (grants_compute(&sup->grants, view, &sup->places, sup->layers.landlock_abi, err) < 0)
+        if (grants_compute(&sup->grants, &sup->view, &sup->places, abi, err) < 0)
                 return -1;
-        say_splits(sup, view);
+        say_splits(sup, &sup->view);
         return 0;
 }
