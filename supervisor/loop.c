@@ -302,8 +302,9 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
-        ns_abandon(&sup->ns_maker); /* the run failed before spawn_command took them */
-        cow_janitor_settle(sup);    /* the same, before the subreaper */
+        layers_probe_net(&sup->layers); /* the run failed before its answer was read */
+        ns_abandon(&sup->ns_maker);     /* ... or before spawn_command took them */
+        cow_janitor_settle(sup);        /* the same, before the subreaper */
 
         publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
         dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
@@ -419,8 +420,9 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         /* The pty first: the walls grant the sandbox its own terminal, not the user's. */
         if (check_layers(sup, err) < 0 ||
             tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
-            walls_setup(sup, err) < 0 || spawn_start_namespaces(sup, err) < 0 ||
-            walls_grants(sup, err) < 0 || trace_open(sup, err) < 0)
+            walls_setup(sup, err) < 0 || (layers_probe_net(&sup->layers), false) ||
+            spawn_start_namespaces(sup, err) < 0 || walls_grants(sup, err) < 0 ||
+            trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
@@ -487,11 +489,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         audit_init(&sup->audit);
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
-        layers_probe(&sup->layers, plan->cfg->verbose > 0);
-        if (plan->cfg->net.mode == NETPOL_MODE_HOST) {
-                sup->layers.netns = false; /* --net host: the host's network, as it says */
-                snprintf(sup->layers.why_netns, sizeof(sup->layers.why_netns), "--net host");
-        }
+        /* --net host: the host's network, as it says. */
+        layers_probe(&sup->layers, plan->cfg->verbose > 0, plan->cfg->net.mode != NETPOL_MODE_HOST);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;
