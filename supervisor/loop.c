@@ -474,6 +474,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
         sup->ns_maker.pid = sup->ns_maker.pipe = -1;
+        sup->shim_ruleset = -1;
         sup->netns.chan = -1;
         sup->shm_root = -1;
         sup->cleaner_fd = -1;

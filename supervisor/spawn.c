@@ -153,20 +153,42 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
  * supervisor's threads either (the uid and gid maps of an unprivileged IPC namespace are
  * written before: ipcns_prepare), and the scratch directory is removed by a cleaner started
  * before (scratch.c).
+ *
+ * The sandbox's own ruleset (scoped) is built here too, from the same rules, and handed to
+ * the shim (sup->shim_ruleset), which enters it: each grant's path is opened once for both,
+ * not again in the child while we wait for it. It was built there with the same rights (the
+ * shim's before --user takes effect: ours, so a path the program's uid cannot search still
+ * gets its rule, and DAC keeps judging it) in the same mount namespace (the host's). A grant
+ * that cannot be applied is left out, which only takes rights away.
  */
 static int enter_own_domain(struct supervisor *sup, struct error *err)
 {
-        int abi = sup->layers.landlock_abi, fd, r;
+        int abi = sup->layers.landlock_abi, fd, shim, r;
 
         if (!abi)
                 return 0;
         fd = landlock_ruleset_create(abi, false);
         if (fd < 0)
                 return make_error(err, -fd, "create the supervisor's Landlock ruleset");
-        r = landlock_add_grants(fd, &sup->grants);
-        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++)
+        shim = landlock_ruleset_create(abi, true);
+        if (shim < 0) {
+                close(fd);
+                return make_error(err, -shim, "create the sandbox's Landlock ruleset (ABI %d)",
+                                  abi);
+        }
+        r = landlock_add_grants(fd, shim, &sup->grants);
+        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++) {
                 r = landlock_add_fd_rule(fd, sup->cow_roots[i], sup->cow_access);
-        if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                if (r == 0)
+                        r = landlock_add_fd_rule(shim, sup->cow_roots[i], sup->cow_access);
+        }
+        if (r < 0) {
+                close(fd);
+                close(shim);
+                return make_error(err, -r, "add the Landlock rules");
+        }
+        sup->shim_ruleset = shim;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 r = -errno;
         if (r == 0)
                 r = landlock_restrict(fd);
@@ -203,7 +225,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .argv = plan->cfg->argv,
                                       .envp = plan->envp,
                                       .landlock_abi = sup->layers.landlock_abi,
-                                      .grants = &sup->grants,
+                                      .ruleset = sup->shim_ruleset,
                                       .ipc = sup->layers.ipc,
                                       .ns_user = sup->ns_fds[0],
                                       .ns_ipc = sup->ns_fds[1],
@@ -219,10 +241,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .tty_pipes = sup->tty.pipes,
                                       .tty_fds = sup->tty.slave_fd,
                                       .pass_fds = plan->cfg->pass_fds,
-                                      .n_pass_fds = plan->cfg->n_pass_fds,
-                                      .rule_fds = sup->cow_roots,
-                                      .n_rule_fds = sup->n_cow_roots,
-                                      .rule_fd_access = sup->cow_access};
+                                      .n_pass_fds = plan->cfg->n_pass_fds};
                 close(sv[0]);
                 /* The supervisor raised its own limit to hold a pidfd per task. */
                 if (sup->nofile.rlim_max)
@@ -354,6 +373,8 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         if (enter_own_domain(sup, err) < 0)
                 return -1;
         pid = fork_shim(sup, plan, &sock, err);
+        cleanup_closep(&sup->shim_ruleset); /* the shim's now */
+        sup->shim_ruleset = -1;
         for (int i = 0; i < 4; i++)
                 if (sup->ns_fds[i] >= 0) {
                         close(sup->ns_fds[i]);
