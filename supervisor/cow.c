@@ -383,11 +383,16 @@ static bool session_changed(const struct cow_state *c)
 }
 
 /* The janitor's life: one byte, then the job, outside any Landlock domain. */
-static _Noreturn void janitor(struct cow_state *c, int fd)
+static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_meta *first)
 {
         struct session_meta meta;
         char what = 0;
+        int r;
 
+        /* First the session's metadata (cow_setup made it): its fsync is ours, not the run's,
+         * and the supervisor reads the outcome before the sandbox starts (cow_janitor_ready). */
+        r = session_meta_write(c->dir, first);
+        (void)!write(fd, &r, sizeof(r));
         while (read(fd, &what, 1) < 0 && errno == EINTR)
                 ;
         /* Nothing said: stockade died (SIGKILL) and its tree with it (ptrace's EXITKILL). An
@@ -410,7 +415,7 @@ static _Noreturn void janitor(struct cow_state *c, int fd)
  * session of its own, made before we become a subreaper, so that ^C to the terminal's
  * process group does not reach it either; it answers on the socket when done.
  */
-static int start_janitor(struct cow_state *c, struct error *err)
+static int start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err)
 {
         int sv[2];
         pid_t pid;
@@ -433,7 +438,7 @@ static int start_janitor(struct cow_state *c, struct error *err)
                         _exit(1);
                 setsid();
                 if (fork() == 0)
-                        janitor(c, 3);
+                        janitor(c, 3, meta);
                 _exit(0);
         }
         close(sv[1]);
@@ -444,14 +449,31 @@ static int start_janitor(struct cow_state *c, struct error *err)
         return 0;
 }
 
-void cow_janitor_settle(struct supervisor *sup)
+/* The janitor's first answer, once: how the metadata's write went (0 or -errno). */
+static int janitor_meta_written(struct cow_state *c)
+{
+        ssize_t n;
+
+        if (c->janitor_fd < 0 || c->meta_r != 1)
+                return c->meta_r == 1 ? 0 : c->meta_r;
+        while ((n = read(c->janitor_fd, &c->meta_r, sizeof(c->meta_r))) < 0 && errno == EINTR)
+                ;
+        if (n != sizeof(c->meta_r))
+                c->meta_r = -EIO; /* the janitor died */
+        return c->meta_r;
+}
+
+int cow_janitor_ready(struct supervisor *sup, struct error *err)
 {
         struct cow_state *c = &sup->cow;
+        int r;
 
         if (c->janitor_parent > 0)
                 while (waitpid(c->janitor_parent, NULL, 0) < 0 && errno == EINTR)
                         ;
         c->janitor_parent = 0;
+        r = janitor_meta_written(c);
+        return r < 0 ? make_error(err, -r, "run: session `%s`: write its metadata", c->name) : 0;
 }
 
 int cow_setup(struct supervisor *sup, struct error *err)
@@ -462,6 +484,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
 
         pthread_mutex_init(&c->lock, NULL);
         c->lock_fd = c->janitor_fd = -1;
+        c->meta_r = 1; /* not read yet */
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *vm = &sup->view.mounts[i];
 
@@ -513,13 +536,10 @@ int cow_setup(struct supervisor *sup, struct error *err)
         }
         session_meta_free(&old);
         meta.n_mounts = c->n;
-        r = session_meta_write(c->dir, &meta);
+        /* The janitor writes the metadata, while we go on (cow_janitor_ready). */
+        r = start_janitor(c, &meta, err);
         session_meta_free(&meta);
-        if (r < 0) {
-                make_error(err, -r, "run: session `%s`: write its metadata", c->name);
-                goto fail;
-        }
-        if (start_janitor(c, err) < 0)
+        if (r < 0)
                 goto fail;
         for (size_t i = 0; i < c->n; i++) {
                 struct mnt_bind *b;
@@ -791,6 +811,7 @@ void cow_finish(struct supervisor *sup)
         if (c->janitor_fd >= 0) {
                 char done;
 
+                janitor_meta_written(c);          /* its first answer, if not read yet */
                 shutdown(c->janitor_fd, SHUT_WR); /* EOF for a janitor not told anything */
                 while (read(c->janitor_fd, &done, 1) < 0 && errno == EINTR)
                         ;

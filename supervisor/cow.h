@@ -47,7 +47,8 @@ struct cow_state {
          * hidden, cannot be changed), waiting on `janitor_fd` for the end: 'u' brings the
          * metadata up to date, 'r' removes an unused session; EOF (we died) keeps it. */
         int janitor_fd;
-        pid_t janitor_parent; /* the child that forks it, until reaped (cow_janitor_settle) */
+        pid_t janitor_parent; /* the child that forks it, until reaped (cow_janitor_ready) */
+        int meta_r;           /* its first answer: the metadata written (0, -errno; 1: unread) */
 };
 
 /*
@@ -79,8 +80,10 @@ void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name);
 
 /* Reap the child that forked the janitor (cow_setup does not wait for it): before we become
  * the child subreaper, so that the janitor is not our child then but init's (the teardown
- * kills every child of ours). */
-void cow_janitor_settle(struct supervisor *sup);
+ * kills every child of ours). And the janitor's word on the session's metadata, which it
+ * writes (and syncs) while we compute the rest: before the sandbox starts. Returns 0 or -1
+ * with *err set. Again at the end of a run that failed before (err NULL: nothing said). */
+int cow_janitor_ready(struct supervisor *sup, struct error *err);
 
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */

@@ -304,7 +304,7 @@ static bool sup_free(struct supervisor *sup, int code)
 
         layers_probe_net(&sup->layers); /* the run failed before its answer was read */
         ns_abandon(&sup->ns_maker);     /* ... or before spawn_command took them */
-        cow_janitor_settle(sup);        /* the same, before the subreaper */
+        cow_janitor_ready(sup, NULL);   /* the same, before the subreaper */
 
         publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
         dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
@@ -430,7 +430,8 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         raise_nofile(sup);
         /* Orphans of the tree are re-parented to us, not to init; the copy-on-write janitor,
          * an orphan by design, must be init's before. */
-        cow_janitor_settle(sup);
+        if (cow_janitor_ready(sup, err) < 0)
+                return -1;
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
