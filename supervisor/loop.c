@@ -302,9 +302,12 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
-        layers_probe_net(&sup->layers); /* the run failed before its answer was read */
-        ns_abandon(&sup->ns_maker);     /* ... or before spawn_command took them */
-        cow_janitor_ready(sup, NULL);   /* the same, before the subreaper */
+        layers_probe_net(&sup->layers);    /* the run failed before its answer was read */
+        ns_abandon(&sup->ns_maker);        /* ... or before spawn_command took them */
+        cow_janitor_ready(sup, NULL);      /* the same, before the subreaper */
+        cleanup_closep(&sup->own_ruleset); /* ... or before they were entered */
+        cleanup_closep(&sup->shim_ruleset);
+        sup->own_ruleset = sup->shim_ruleset = -1;
 
         publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
         dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
@@ -422,7 +425,7 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
             tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
             walls_setup(sup, err) < 0 || (layers_probe_net(&sup->layers), false) ||
             spawn_start_namespaces(sup, err) < 0 || walls_grants(sup, err) < 0 ||
-            trace_open(sup, err) < 0)
+            spawn_build_rulesets(sup, err) < 0 || trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
@@ -475,7 +478,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
         sup->ns_maker.pid = sup->ns_maker.pipe = -1;
-        sup->shim_ruleset = -1;
+        sup->own_ruleset = sup->shim_ruleset = -1;
         sup->netns.chan = -1;
         sup->shm_root = -1;
         sup->cleaner_fd = -1;

@@ -154,18 +154,19 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
  * written before: ipcns_prepare), and the scratch directory is removed by a cleaner started
  * before (scratch.c).
  *
- * The sandbox's own ruleset (scoped) is built here too, from the same rules, and handed to
+ * The sandbox's own ruleset (scoped) is built with ours, from the same rules, and handed to
  * the shim (sup->shim_ruleset), which enters it: each grant's path is opened once for both,
- * not again in the child while we wait for it. It was built there with the same rights (the
+ * not again in the child while we wait for it. Both are built early (spawn_build_rulesets,
+ * while the namespaces are being made), entered here: building grants nothing to anyone. It was built there with the same rights (the
  * shim's before --user takes effect: ours, so a path the program's uid cannot search still
  * gets its rule, and DAC keeps judging it) in the same mount namespace (the host's). A grant
  * that cannot be applied is left out, which only takes rights away.
  */
-static int enter_own_domain(struct supervisor *sup, struct error *err)
+int spawn_build_rulesets(struct supervisor *sup, struct error *err)
 {
         int abi = sup->layers.landlock_abi, fd, shim, r;
 
-        if (!abi)
+        if (!abi || sup->own_ruleset >= 0)
                 return 0;
         fd = landlock_ruleset_create(abi, false);
         if (fd < 0)
@@ -177,22 +178,39 @@ static int enter_own_domain(struct supervisor *sup, struct error *err)
                                   abi);
         }
         r = landlock_add_grants(fd, shim, &sup->grants);
-        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++) {
-                r = landlock_add_fd_rule(fd, sup->cow_roots[i], sup->cow_access);
-                if (r == 0)
-                        r = landlock_add_fd_rule(shim, sup->cow_roots[i], sup->cow_access);
-        }
         if (r < 0) {
                 close(fd);
                 close(shim);
                 return make_error(err, -r, "add the Landlock rules");
         }
+        sup->own_ruleset = fd;
         sup->shim_ruleset = shim;
+        return 0;
+}
+
+static int enter_own_domain(struct supervisor *sup, struct error *err)
+{
+        int r = 0;
+
+        if (!sup->layers.landlock_abi)
+                return 0;
+        if (spawn_build_rulesets(sup, err) < 0)
+                return -1;
+        /* The copy-on-write roots, known only now (prepare_namespaces). */
+        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++) {
+                r = landlock_add_fd_rule(sup->own_ruleset, sup->cow_roots[i], sup->cow_access);
+                if (r == 0)
+                        r = landlock_add_fd_rule(sup->shim_ruleset, sup->cow_roots[i],
+                                                 sup->cow_access);
+        }
+        if (r < 0)
+                return make_error(err, -r, "add the Landlock rules");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 r = -errno;
         if (r == 0)
-                r = landlock_restrict(fd);
-        close(fd);
+                r = landlock_restrict(sup->own_ruleset);
+        cleanup_closep(&sup->own_ruleset);
+        sup->own_ruleset = -1;
         if (r < 0)
                 return make_error(err, -r, "enter the supervisor's Landlock domain");
         sup->layers.landlock_self = true;

@@ -12,6 +12,11 @@ struct spawn_plan;
  * spawn_command takes them. Nothing when the run needs none. Returns 0 or -1 with *err set. */
 int spawn_start_namespaces(struct supervisor *sup, struct error *err);
 
+/* Build the Landlock rulesets of the supervisor and of the sandbox from sup->grants (once
+ * they are computed; spawn_command enters them). Nothing without Landlock. Returns 0 or -1
+ * with *err set. */
+int spawn_build_rulesets(struct supervisor *sup, struct error *err);
+
 /* Start plan's command as sup->root with the listener watched by sup->epfd. Returns 0 or -1
  * with *err set (and no child left behind). */
 int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err);
