@@ -302,9 +302,15 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
-        layers_probe_net(&sup->layers);    /* the run failed before its answer was read */
-        ns_abandon(&sup->ns_maker);        /* ... or before spawn_command took them */
-        cow_janitor_ready(sup, NULL);      /* the same, before the subreaper */
+        layers_probe_net(&sup->layers); /* the run failed before its answer was read */
+        ns_abandon(&sup->ns_maker);     /* ... or before spawn_command took them */
+        cow_janitor_ready(sup, NULL);   /* the same, before the subreaper */
+        if (sup->watcher > 0) {         /* ... or before the loop: our child, not reaped */
+                kill(sup->watcher, SIGKILL);
+                while (waitpid(sup->watcher, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                sup->watcher = -1;
+        }
         cleanup_closep(&sup->own_ruleset); /* ... or before they were entered */
         cleanup_closep(&sup->shim_ruleset);
         sup->own_ruleset = sup->shim_ruleset = -1;
@@ -449,7 +455,6 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return -1;
         trace_start(sup, plan->envp);
         tty_start(sup);
-        signals_start_watcher(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
 

@@ -1,4 +1,5 @@
 #include "supervisor/spawn.h"
+#include "supervisor/signals.h"
 #include "shim/ipcns.h"
 #include "supervisor/dns.h"
 #include "shim/landlock.h"
@@ -408,6 +409,9 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 close(sock);
                 return child_failed(sup, pid, err);
         }
+        /* While the shim sets itself up: a fork of ours is cheapest now (no thread yet), and
+         * off the way of the command's first exec, which waits for our loop. */
+        signals_start_watcher(sup);
         sup->listener = take_listener(sock, pid, &flags);
         if (sup->listener < 0) {
                 close(sock);
