@@ -183,7 +183,7 @@ static void carve_path_once(struct carve *c, const char *path)
 {
         char real[PATH_MAX];
 
-        if (realpath(path, real))
+        if (!places_absent(path) && realpath(path, real))
                 carve_real(c, real);
 }
 
@@ -194,7 +194,7 @@ static void carve_path(struct carve *c, const char *path)
 {
         char real[PATH_MAX], copy[PATH_MAX];
 
-        if (!realpath(path, real))
+        if (places_absent(path) || !realpath(path, real))
                 return;
         memcpy(copy, real, sizeof(copy));
         carve_real(c, copy);

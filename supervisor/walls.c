@@ -307,7 +307,8 @@ static void hide_real(struct vfs_view *v, const char *path, const char *origin)
         char real[PATH_MAX];
         struct vfs_mount m;
 
-        if (!realpath(path, real) || strcmp(real, path) == 0 || vfs_view_hidden(v, real))
+        if (places_absent(path) || !realpath(path, real) || strcmp(real, path) == 0 ||
+            vfs_view_hidden(v, real))
                 return;
         if (vfs_mount_init(&m, VFS_HIDDEN, real, NULL, origin) == 0)
                 vfs_view_add(v, &m);
