@@ -76,7 +76,16 @@ int landlock_ruleset_create(int abi, bool scoped)
         return fd < 0 ? -errno : fd;
 }
 
-int landlock_add_grants(int ruleset, const struct grants *g)
+/* One rule on `ruleset` (skipped when -1). */
+static int add_rule(int ruleset, struct landlock_path_beneath_attr *rule)
+{
+        if (ruleset < 0 ||
+            syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, rule, 0) == 0)
+                return 0;
+        return -errno;
+}
+
+int landlock_add_grants(int ruleset, int also, const struct grants *g)
 {
         for (size_t i = 0; i < g->n; i++) {
                 const struct grant *gr = &g->v[i];
@@ -91,10 +100,11 @@ int landlock_add_grants(int ruleset, const struct grants *g)
                         if (!S_ISDIR(st.st_mode))
                                 rule.allowed_access &= FILE_ACCESS;
                         rule.parent_fd = fd;
-                        if (rule.allowed_access &&
-                            syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH,
-                                    &rule, 0) < 0)
-                                r = -errno;
+                        if (rule.allowed_access) {
+                                r = add_rule(ruleset, &rule);
+                                if (r == 0)
+                                        r = add_rule(also, &rule);
+                        }
                 }
                 close(fd);
                 if (r < 0)

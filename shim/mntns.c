@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -180,60 +181,102 @@ static int open_inside(pid_t pid, const char *target)
         return fd;
 }
 
-int ns_prepare(bool userns, bool net, const struct mnt_bind *binds, size_t n, int fds[4],
-               int *target_fds, int *root_fd, const char **step)
+/* The child: the namespaces and the mounts, the error and its step on the pipe, then wait to
+ * be killed (the parent opens our namespaces and the targets through our root). */
+static _Noreturn void maker(bool userns, bool net, const struct mnt_bind *binds, size_t n,
+                            pid_t parent, int out)
 {
-        int pipefd[2], r = 0, status;
-        pid_t pid;
+        const char *s = "";
+        char msg[256];
+        sigset_t all;
+        int e;
 
-        fds[0] = fds[1] = fds[2] = fds[3] = *root_fd = -1;
-        for (size_t i = 0; i < n; i++)
-                target_fds[i] = -1;
+        /* Only SIGKILL ends us: from the parent, or from the kernel when it dies before
+         * ns_finish (an error on the way there). A ^C meanwhile is the supervisor's. */
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(1);
+        /* Not dumpable, as the supervisor is by the time of the spawn (loop.c). */
+        prctl(PR_SET_DUMPABLE, 0);
+        e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
+        if (e == 0 && net)
+                e = netns_enter(&s);
+        if (e == 0 && n)
+                e = build(binds, n, &s);
+        if (e == 0 && n && net)
+                netns_sysfs();
+        memcpy(msg, &e, sizeof(e));
+        snprintf(msg + sizeof(e), sizeof(msg) - sizeof(e), "%s", s);
+        if (write(out, msg, sizeof(msg)) != sizeof(msg) || e < 0)
+                _exit(1);
+        for (;;)
+                pause();
+}
+
+int ns_start(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
+             const char **step)
+{
+        int pipefd[2];
+        pid_t self = getpid();
+
+        mk->pid = -1;
+        mk->pipe = -1;
+        *step = "too many private directories";
+        if (n > MNT_BINDS_MAX)
+                return -E2BIG;
         *step = "pipe";
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
-        pid = fork();
-        if (pid == 0) {
-                const char *s = "";
-                int e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
-                char msg[256];
-
-                if (e == 0 && net)
-                        e = netns_enter(&s);
-                if (e == 0 && n)
-                        e = build(binds, n, &s);
-                if (e == 0 && n && net)
-                        netns_sysfs();
+        mk->pid = fork();
+        if (mk->pid == 0) {
                 close(pipefd[0]);
-                /* The error and its step, then wait to be killed (the parent opens our
-                 * namespaces and the targets through our root). */
-                memcpy(msg, &e, sizeof(e));
-                snprintf(msg + sizeof(e), sizeof(msg) - sizeof(e), "%s", s);
-                if (write(pipefd[1], msg, sizeof(msg)) != sizeof(msg) || e < 0)
-                        _exit(1);
-                for (;;)
-                        pause();
+                maker(userns, net, binds, n, self, pipefd[1]);
         }
         close(pipefd[1]);
-        if (pid < 0) {
+        if (mk->pid < 0) {
                 close(pipefd[0]);
                 *step = "fork";
                 return -errno;
         }
-        {
-                static char why[256 - sizeof(int)];
-                char msg[256];
+        mk->pipe = pipefd[0];
+        return 0;
+}
 
-                if (read(pipefd[0], msg, sizeof(msg)) != sizeof(msg)) {
-                        r = -EIO;
-                        *step = "make the namespaces";
-                } else {
-                        memcpy(&r, msg, sizeof(r));
-                        snprintf(why, sizeof(why), "%s", msg + sizeof(r));
-                        *step = why;
-                }
+void ns_abandon(struct ns_maker *mk)
+{
+        int status;
+
+        if (mk->pipe >= 0)
+                close(mk->pipe);
+        mk->pipe = -1;
+        if (mk->pid > 0) {
+                kill(mk->pid, SIGKILL);
+                while (waitpid(mk->pid, &status, 0) < 0 && errno == EINTR)
+                        ;
         }
-        close(pipefd[0]);
+        mk->pid = -1;
+}
+
+int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
+              int fds[4], int *target_fds, int *root_fd, const char **step)
+{
+        static char why[256 - sizeof(int)];
+        pid_t pid = mk->pid;
+        char msg[256];
+        int r = 0;
+
+        fds[0] = fds[1] = fds[2] = fds[3] = *root_fd = -1;
+        for (size_t i = 0; i < n; i++)
+                target_fds[i] = -1;
+        if (read(mk->pipe, msg, sizeof(msg)) != sizeof(msg)) {
+                r = -EIO;
+                *step = "make the namespaces";
+        } else {
+                memcpy(&r, msg, sizeof(r));
+                snprintf(why, sizeof(why), "%s", msg + sizeof(r));
+                *step = why;
+        }
         if (r == 0) {
                 *step = "open the namespaces";
                 if (userns &&
@@ -254,9 +297,7 @@ int ns_prepare(bool userns, bool net, const struct mnt_bind *binds, size_t n, in
                 if (r == 0 && n && (*root_fd = open_inside(pid, "/")) < 0)
                         r = *root_fd;
         }
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
+        ns_abandon(mk);
         if (r < 0) {
                 for (int i = 0; i < 4; i++)
                         if (fds[i] >= 0)

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The most mounts a namespace is made with. */
 #define MNT_BINDS_MAX 192
@@ -43,15 +44,27 @@ struct mnt_bind {
 /*
  * In a throwaway child: with `userns`, a user namespace mapping our ids to themselves and an
  * IPC namespace in it (ipcns.h); with `net`, a network namespace (netns.h); then a mount
- * namespace, every mount made private, and the binds in order. The parent keeps the
- * namespaces by fd: fds[0] user, fds[1] ipc (-1 without `userns`), fds[2] mnt (-1 without
- * binds), fds[3] net (-1 without `net`); and for each bind, target_fds[i], an
- * O_PATH fd of its target as seen inside (through /proc/CHILD/root), so that the supervisor
- * resolves in the very directories the sandbox sees; and *root_fd, the namespace's root
- * (-1 without binds). Returns 0 or -errno, with *step.
+ * namespace, every mount made private, and the binds in order. ns_start forks the child and
+ * returns at once (*mk holds it; the caller goes on while the child works), ns_finish waits
+ * for its answer and keeps the namespaces by fd: fds[0] user, fds[1] ipc (-1 without
+ * `userns`), fds[2] mnt (-1 without binds), fds[3] net (-1 without `net`); and for each bind,
+ * target_fds[i], an O_PATH fd of its target as seen inside (through /proc/CHILD/root), so
+ * that the supervisor resolves in the very directories the sandbox sees; and *root_fd, the
+ * namespace's root (-1 without binds). The child is then killed and reaped. Both take the
+ * same arguments (the binds are read in the child from the copy the fork gave it). The child
+ * ignores every signal but SIGKILL, and dies with us (PDEATHSIG) if ns_finish never comes.
+ * Each returns 0 or -errno, with *step.
  */
-int ns_prepare(bool userns, bool net, const struct mnt_bind *binds, size_t n, int fds[4],
-               int *target_fds, int *root_fd, const char **step);
+struct ns_maker {
+        pid_t pid;
+        int pipe;
+};
+int ns_start(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
+             const char **step);
+int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
+              int fds[4], int *target_fds, int *root_fd, const char **step);
+/* Kill and reap the child of ns_start, if any (an error before ns_finish). */
+void ns_abandon(struct ns_maker *mk);
 
 /* In the shim: join the mount namespace and go to `cwd` in it (setns resets the working
  * directory to the namespace's root). Returns 0 or -errno, with *step. */

@@ -5,7 +5,7 @@
  * expects); every connection the policy allows out is a socket the supervisor makes in the
  * host's namespace and puts in the program's place (syscalls/net_connect.c).
  *
- * Made by the throwaway child of ns_prepare (shim/mntns.h), inside the IPC namespace's user
+ * Made by the throwaway child of ns_start (shim/mntns.h), inside the IPC namespace's user
  * namespace when stockade is not root; the shim joins it with setns, and the supervisor
  * keeps a socket maker in it (supervisor/sockmaker.h).
  */

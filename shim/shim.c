@@ -9,8 +9,9 @@
  *   bounding set and securebits once more, since unshare(CLONE_NEWUSER) resets both;
  *   capabilities, then NO_NEW_PRIVS (also required for an unprivileged seccomp filter);
  *   a Landlock domain: no ptrace-class access (/proc/PID/mem, ...), no reads of hidden paths,
- *   no writes outside the writable places (the ruleset is built early, with our rights, from
- *   the supervisor's grants, and entered after NO_NEW_PRIVS) and, with ABI 6, no signals to
+ *   no writes outside the writable places (the ruleset is built by the supervisor from its
+ *   grants, with our rights, before the fork, and entered after NO_NEW_PRIVS) and, with
+ *   ABI 6, no signals to
  *   anything outside the sandbox;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
@@ -108,8 +109,8 @@ static void close_fds(const struct shim_args *a)
                 keep[n++] = a->ns_mnt;
         if (a->ns_net >= 0)
                 keep[n++] = a->ns_net;
-        for (size_t i = 0; i < a->n_rule_fds && n < ARRAY_SIZE(keep); i++)
-                keep[n++] = a->rule_fds[i];
+        if (a->landlock_abi)
+                keep[n++] = a->ruleset;
         for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
                 keep[n++] = a->pass_fds[i];
                 if (fcntl(a->pass_fds[i], F_SETFD, 0) < 0)
@@ -220,25 +221,6 @@ static void become_user(uid_t uid, gid_t gid, pid_t supervisor)
                 die(EXIT_STOCKADE, errno, "set dumpable");
 }
 
-/*
- * The Landlock ruleset, built now with the supervisor's rights (a path the program's uid
- * cannot search still gets its rule; DAC keeps judging it). A grant that cannot be applied is
- * left out, which only takes rights away.
- */
-static int build_ruleset(const struct shim_args *a)
-{
-        int fd = landlock_ruleset_create(a->landlock_abi, true), r;
-
-        if (fd < 0)
-                die(EXIT_STOCKADE, -fd, "create a Landlock ruleset (ABI %d)", a->landlock_abi);
-        r = landlock_add_grants(fd, a->grants);
-        for (size_t i = 0; r == 0 && i < a->n_rule_fds; i++)
-                r = landlock_add_fd_rule(fd, a->rule_fds[i], a->rule_fd_access);
-        if (r < 0)
-                die(EXIT_STOCKADE, -r, "add the Landlock rules");
-        return fd;
-}
-
 static int install_filter(const struct sock_fprog *prog, unsigned *flags_out)
 {
         unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
@@ -332,7 +314,6 @@ static char *resolve(const struct shim_args *a)
 
 _Noreturn void shim_run(const struct shim_args *a)
 {
-        int ruleset = -1;
         unsigned flags = 0;
         char go = 0, *path;
         int listener;
@@ -348,8 +329,6 @@ _Noreturn void shim_run(const struct shim_args *a)
         take_terminal(a);
         apply_limits(a->limits);
         close_fds(a);
-        if (a->landlock_abi)
-                ruleset = build_ruleset(a);
         reset_signals();
         if (a->ipc == IPC_NS)
                 enter_ipc_namespace(a, &flags);
@@ -371,10 +350,10 @@ _Noreturn void shim_run(const struct shim_args *a)
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 die(EXIT_STOCKADE, errno, "set no_new_privs");
         if (a->landlock_abi) {
-                int r = landlock_restrict(ruleset);
+                int r = landlock_restrict(a->ruleset);
                 if (r < 0)
                         die(EXIT_STOCKADE, -r, "enter a Landlock domain (ABI %d)", a->landlock_abi);
-                close(ruleset);
+                close(a->ruleset);
         }
 
         /* Open files last: the Landlock rules needed an fd per place. */

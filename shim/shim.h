@@ -11,7 +11,6 @@
 #include <sys/types.h>
 
 struct limits;
-struct grants;
 
 struct shim_args {
         int sock;         /* socketpair end to the supervisor */
@@ -21,27 +20,24 @@ struct shim_args {
         const char *path_var; /* the sandbox's PATH (NULL: the default) */
         char *const *argv;
         char *const *envp;
-        int landlock_abi;            /* enter a Landlock domain with this ABI; 0 = none */
-        const struct grants *grants; /* what the Landlock domain allows (grants.h) */
-        enum ipc_isolation ipc;      /* a private IPC namespace (the supervisor probed it) */
-        int ns_user, ns_ipc;         /* IPC_NS_USERNS: the namespaces to join (ipcns_prepare) */
-        int ns_mnt;                  /* the mount namespace of the private directories, or -1
+        int landlock_abi; /* enter a Landlock domain with this ABI; 0 = none */
+        /* The Landlock domain to enter: a ruleset the supervisor built from its grants
+         * (spawn.c), or -1. */
+        int ruleset;
+        enum ipc_isolation ipc; /* a private IPC namespace (the supervisor probed it) */
+        int ns_user, ns_ipc;    /* IPC_NS_USERNS: the namespaces to join (ipcns_prepare) */
+        int ns_mnt;             /* the mount namespace of the private directories, or -1
                                         (shim/mntns.h) */
-        int ns_net;                  /* the sandbox's network namespace (shim/netns.h), or -1 */
-        const char *cwd;             /* where to start, again, in that namespace */
-        bool set_user;               /* become uid:gid (from root) */
-        int tty_slave;               /* the sandbox's pty (tty.h), or -1; --tty never: its
+        int ns_net;             /* the sandbox's network namespace (shim/netns.h), or -1 */
+        const char *cwd;        /* where to start, again, in that namespace */
+        bool set_user;          /* become uid:gid (from root) */
+        int tty_slave;          /* the sandbox's pty (tty.h), or -1; --tty never: its
                                         stdin pipe, or -1 */
-        int tty_out;                 /* --tty never: the pipe for its stdout and stderr */
-        bool tty_pipes;              /* --tty never: pipes, no controlling terminal */
-        const bool *tty_fds;         /* [3]: which of fds 0-2 become the slave (or pipe) */
-        const int *pass_fds;         /* --pass-fd: fds that stay open */
+        int tty_out;            /* --tty never: the pipe for its stdout and stderr */
+        bool tty_pipes;         /* --tty never: pipes, no controlling terminal */
+        const bool *tty_fds;    /* [3]: which of fds 0-2 become the slave (or pipe) */
+        const int *pass_fds;    /* --pass-fd: fds that stay open */
         size_t n_pass_fds;
-        /* Directories granted whole, by fd (O_PATH, opened in the mount namespace): the
-         * copy-on-write overlays, whose inodes no host path names. */
-        const int *rule_fds;
-        size_t n_rule_fds;
-        uint64_t rule_fd_access;
         uid_t uid;
         gid_t gid;
         uint64_t handoff_key; /* the 4th argument of the hand-off write (filter.h) */

@@ -119,20 +119,6 @@ static _Noreturn void serve(int chan)
         }
 }
 
-/* The program's Landlock ruleset, as the shim builds it (shim.c, build_ruleset): now, with
- * our rights and in our namespaces, where the grants' paths are the host's. */
-static int ruleset(const struct binder_walls *w)
-{
-        int fd = landlock_ruleset_create(w->landlock_abi, true), r;
-
-        if (fd < 0)
-                return -1;
-        r = landlock_add_grants(fd, w->grants);
-        for (size_t i = 0; r == 0 && i < w->n_rule_fds; i++)
-                r = landlock_add_fd_rule(fd, w->rule_fds[i], w->rule_fd_access);
-        return r < 0 ? -1 : fd;
-}
-
 static _Noreturn void child(int chan, pid_t parent, const struct binder_walls *w)
 {
         int null, rules, c;
@@ -141,7 +127,7 @@ static _Noreturn void child(int chan, pid_t parent, const struct binder_walls *w
                 _exit(1);
         prctl(PR_SET_NAME, "stockade-bind");
         null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        rules = ruleset(w);
+        rules = w->ruleset; /* the very ruleset the shim enters (spawn.c) */
         if (null < 0 || rules < 0)
                 _exit(1);
         if ((w->user_fd >= 0 && setns(w->user_fd, CLONE_NEWUSER) < 0) ||

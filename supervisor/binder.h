@@ -55,11 +55,7 @@ struct binder {
 struct binder_walls {
         int user_fd; /* the user namespace to join first, or -1 */
         int mnt_fd;  /* the sandbox's mount namespace, or -1 (the host's, as the program) */
-        int landlock_abi;
-        const struct grants *grants;
-        const int *rule_fds; /* the overlays' roots, with rule_fd_access (as the shim) */
-        size_t n_rule_fds;
-        uint64_t rule_fd_access;
+        int ruleset; /* the sandbox's own Landlock ruleset, complete (spawn.c): entered too */
         uid_t uid;
         gid_t gid;
 };

@@ -1,4 +1,5 @@
 #include "supervisor/cow.h"
+#include "supervisor/cow_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -77,7 +78,7 @@ static void noted_put(struct cow_mount *m, const char *rel)
 /* ---- before the run ---------------------------------------------------------------------- */
 
 /* DIR/NAME into out (PATH_MAX); false when too long. */
-static bool join(char *out, const char *dir, const char *name)
+bool cow_join(char *out, const char *dir, const char *name)
 {
         return snprintf(out, PATH_MAX, "%s/%s", dir, name) < PATH_MAX;
 }
@@ -225,7 +226,7 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
                         session_make_name(c->name);
                 if (session_path(c->state, c->name, c->dir) < 0)
                         return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
-                if (join(sessions, c->state, "sessions") && make_dirs(sessions) == 0 &&
+                if (cow_join(sessions, c->state, "sessions") && make_dirs(sessions) == 0 &&
                     mkdir(c->dir, 0700) == 0)
                         break;
                 if (errno != EEXIST)
@@ -340,8 +341,8 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
         int r;
 
         snprintf(idx, sizeof(idx), "%zu", i);
-        if (!join(dir, c->dir, idx) || !join(m->upper, dir, "upper") ||
-            !join(m->work, dir, "work") || !join(jpath, dir, "journal"))
+        if (!cow_join(dir, c->dir, idx) || !cow_join(m->upper, dir, "upper") ||
+            !cow_join(m->work, dir, "work") || !cow_join(jpath, dir, "journal"))
                 return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
         m->lower_fd = open(m->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (m->lower_fd < 0)
@@ -363,86 +364,6 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
         return 0;
 }
 
-static void remove_unused(struct cow_state *c);
-static bool has_entries(const char *dir);
-
-/* Whether a mount of the session holds a change: its upper directory or its journal. */
-static bool session_changed(const struct cow_state *c)
-{
-        for (size_t i = 0; i < c->n; i++) {
-                char p[PATH_MAX], idx[32];
-                struct stat st;
-
-                if (c->m[i].upper[0] && has_entries(c->m[i].upper))
-                        return true;
-                snprintf(idx, sizeof(idx), "%zu/journal", i);
-                if (join(p, c->dir, idx) && stat(p, &st) == 0 && st.st_size > 0)
-                        return true;
-        }
-        return false;
-}
-
-/* The janitor's life: one byte, then the job, outside any Landlock domain. */
-static _Noreturn void janitor(struct cow_state *c, int fd)
-{
-        struct session_meta meta;
-        char what = 0;
-
-        while (read(fd, &what, 1) < 0 && errno == EINTR)
-                ;
-        /* Nothing said: stockade died (SIGKILL) and its tree with it (ptrace's EXITKILL). An
-         * unnamed new session it left without a change goes, as at a clean end. */
-        if (what == 0 && !c->named && !c->existed && !session_changed(c))
-                what = 'r';
-        if (what == 'r') {
-                remove_unused(c);
-        } else if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
-                meta.updated = time(NULL);
-                session_meta_write(c->dir, &meta);
-                session_meta_free(&meta);
-        }
-        (void)!write(fd, "d", 1); /* done: the session may be unlocked */
-        _exit(0);
-}
-
-/*
- * Not our child: the teardown kills and reaps every child of ours (loop.c). A grandchild in a
- * session of its own, made before we become a subreaper, so that ^C to the terminal's
- * process group does not reach it either; it answers on the socket when done.
- */
-static int start_janitor(struct cow_state *c, struct error *err)
-{
-        int sv[2], status;
-        pid_t pid;
-
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-                return make_error(err, errno, "run: session `%s`: socketpair", c->name);
-        pid = fork();
-        if (pid < 0) {
-                close(sv[0]);
-                close(sv[1]);
-                return make_error(err, errno, "run: session `%s`: fork", c->name);
-        }
-        if (pid == 0) {
-                int null = open("/dev/null", O_RDWR);
-
-                /* Nothing of ours but the socket: a pipe's write end (the scratch cleaner's,
-                 * a caller's stdout) held here would keep its reader waiting for us. */
-                if (null < 0 || dup2(sv[1], 3) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-                    dup2(null, 2) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
-                        _exit(1);
-                setsid();
-                if (fork() == 0)
-                        janitor(c, 3);
-                _exit(0);
-        }
-        close(sv[1]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        c->janitor_fd = sv[0];
-        return 0;
-}
-
 int cow_setup(struct supervisor *sup, struct error *err)
 {
         struct cow_state *c = &sup->cow;
@@ -451,6 +372,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
 
         pthread_mutex_init(&c->lock, NULL);
         c->lock_fd = c->janitor_fd = -1;
+        c->meta_r = 1; /* not read yet */
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *vm = &sup->view.mounts[i];
 
@@ -502,13 +424,10 @@ int cow_setup(struct supervisor *sup, struct error *err)
         }
         session_meta_free(&old);
         meta.n_mounts = c->n;
-        r = session_meta_write(c->dir, &meta);
+        /* The janitor writes the metadata, while we go on (cow_janitor_ready). */
+        r = cow_start_janitor(c, &meta, err);
         session_meta_free(&meta);
-        if (r < 0) {
-                make_error(err, -r, "run: session `%s`: write its metadata", c->name);
-                goto fail;
-        }
-        if (start_janitor(c, err) < 0)
+        if (r < 0)
                 goto fail;
         for (size_t i = 0; i < c->n; i++) {
                 struct mnt_bind *b;
@@ -688,7 +607,7 @@ void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name)
 /* ---- after the run ----------------------------------------------------------------------- */
 
 /* Whether the directory holds anything. */
-static bool has_entries(const char *dir)
+bool cow_has_entries(const char *dir)
 {
         DIR *d = opendir(dir);
         struct dirent *e;
@@ -702,17 +621,17 @@ static bool has_entries(const char *dir)
 }
 
 /* Remove what a new session made and did not use: empty directories and the files we made. */
-static void remove_unused(struct cow_state *c)
+void cow_remove_unused(struct cow_state *c)
 {
         char p[PATH_MAX], d[PATH_MAX], idx[24];
 
         for (size_t i = 0; i < c->n; i++) {
                 snprintf(idx, sizeof(idx), "%zu", i);
-                if (!join(d, c->dir, idx))
+                if (!cow_join(d, c->dir, idx))
                         continue;
-                if (join(p, d, "work"))
+                if (cow_join(p, d, "work"))
                         clear_volatile(p);
-                if (join(p, d, "work")) {
+                if (cow_join(p, d, "work")) {
                         int w = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         int ww = w < 0 ? -1
                                        : openat(w, "work",
@@ -726,17 +645,17 @@ static void remove_unused(struct cow_state *c)
                         if (w >= 0)
                                 close(w);
                 }
-                if (join(p, d, "work"))
+                if (cow_join(p, d, "work"))
                         rmdir(p);
-                if (join(p, d, "upper"))
+                if (cow_join(p, d, "upper"))
                         rmdir(p);
-                if (join(p, d, "journal"))
+                if (cow_join(p, d, "journal"))
                         unlink(p);
                 rmdir(d);
         }
-        if (join(p, c->dir, "session"))
+        if (cow_join(p, c->dir, "session"))
                 unlink(p);
-        if (join(p, c->dir, "lock"))
+        if (cow_join(p, c->dir, "lock"))
                 unlink(p);
         rmdir(c->dir);
 }
@@ -751,7 +670,7 @@ void cow_finish(struct supervisor *sup)
         for (size_t i = 0; i < c->n; i++) {
                 struct stat st;
 
-                changed |= c->m[i].upper[0] && has_entries(c->m[i].upper);
+                changed |= c->m[i].upper[0] && cow_has_entries(c->m[i].upper);
                 if (c->m[i].journal_fd >= 0 && fstat(c->m[i].journal_fd, &st) == 0)
                         changed |= st.st_size > 0;
         }
@@ -759,7 +678,7 @@ void cow_finish(struct supervisor *sup)
                 if (c->janitor_fd >= 0)
                         (void)!write(c->janitor_fd, "r", 1);
                 else
-                        remove_unused(c); /* setup failed before the Landlock domain */
+                        cow_remove_unused(c); /* setup failed before the Landlock domain */
         } else {
                 if (c->janitor_fd >= 0)
                         (void)!write(c->janitor_fd, "u", 1);
@@ -787,6 +706,7 @@ void cow_finish(struct supervisor *sup)
         if (c->janitor_fd >= 0) {
                 char done;
 
+                cow_janitor_meta(c);              /* its first answer, if not read yet */
                 shutdown(c->janitor_fd, SHUT_WR); /* EOF for a janitor not told anything */
                 while (read(c->janitor_fd, &done, 1) < 0 && errno == EINTR)
                         ;

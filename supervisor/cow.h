@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -46,6 +47,8 @@ struct cow_state {
          * hidden, cannot be changed), waiting on `janitor_fd` for the end: 'u' brings the
          * metadata up to date, 'r' removes an unused session; EOF (we died) keeps it. */
         int janitor_fd;
+        pid_t janitor_parent; /* the child that forks it, until reaped (cow_janitor_ready) */
+        int meta_r;           /* its first answer: the metadata written (0, -errno; 1: unread) */
 };
 
 /*
@@ -93,6 +96,13 @@ int cow_own_copy(struct supervisor *sup, int fd, enum cow_own_need need);
 /* `fd` is such a copy of a file another user owned: what only its owner may do (chmod,
  * chown, explicit times) is refused, as it was on the original (EPERM). */
 bool cow_own_denies(int fd);
+
+/* Reap the child that forked the janitor (cow_setup does not wait for it): before we become
+ * the child subreaper, so that the janitor is not our child then but init's (the teardown
+ * kills every child of ours). And the janitor's word on the session's metadata, which it
+ * writes (and syncs) while we compute the rest: before the sandbox starts. Returns 0 or -1
+ * with *err set. Again at the end of a run that failed before (err NULL: nothing said). */
+int cow_janitor_ready(struct supervisor *sup, struct error *err);
 
 /* At the end of the run: the session's metadata brought up to date, a line on stderr when it
  * holds changes, and an unnamed session that holds none removed. */

@@ -152,18 +152,34 @@ struct carve {
         struct inodes self, above;
         const struct mnt *mounts; /* this namespace's, to find bind-mounted aliases */
         size_t n_mounts;
+        char **seen; /* directories already in `above`, with every one above them */
+        size_t n_seen;
 };
 
-static void carve_path_once(struct carve *c, const char *path)
+static bool carve_seen(struct carve *c, const char *dir)
 {
-        char real[PATH_MAX], *slash;
-        struct stat st;
+        for (size_t i = 0; i < c->n_seen; i++)
+                if (strcmp(c->seen[i], dir) == 0)
+                        return true;
+        c->seen = xrealloc(c->seen, (c->n_seen + 1) * sizeof(*c->seen));
+        c->seen[c->n_seen++] = xstrdup(dir);
+        return false;
+}
 
-        if (!realpath(path, real) || lstat(real, &st) < 0)
+/* `real` (canonical) and every directory above it. The walk up stops at a directory met
+ * before: the hidden paths share most of theirs ($HOME, ~/.config), a stat each. */
+static void carve_real(struct carve *c, char *real)
+{
+        struct stat st;
+        char *slash;
+
+        if (lstat(real, &st) < 0)
                 return;
         inodes_add(&c->self, &st);
         for (slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
                 *slash = '\0';
+                if (carve_seen(c, slash == real ? "/" : real))
+                        break;
                 if (stat(slash == real ? "/" : real, &st) == 0)
                         inodes_add(&c->above, &st);
                 if (slash == real)
@@ -171,16 +187,26 @@ static void carve_path_once(struct carve *c, const char *path)
         }
 }
 
+static void carve_path_once(struct carve *c, const char *path)
+{
+        char real[PATH_MAX];
+
+        if (!places_absent(path) && realpath(path, real))
+                carve_real(c, real);
+}
+
 static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n);
 
 /* `path` (symlinks resolved) and its aliases through bind mounts. */
 static void carve_path(struct carve *c, const char *path)
 {
-        char real[PATH_MAX];
+        char real[PATH_MAX], copy[PATH_MAX];
 
-        carve_path_once(c, path);
-        if (realpath(path, real))
-                carve_aliases(c, real, c->mounts, c->n_mounts);
+        if (places_absent(path) || !realpath(path, real))
+                return;
+        memcpy(copy, real, sizeof(copy));
+        carve_real(c, copy);
+        carve_aliases(c, real, c->mounts, c->n_mounts);
 }
 
 /* A mountinfo field, with its octal escapes (\040 for a space) undone, in place. */
@@ -297,6 +323,17 @@ static void carve_free(struct carve *c)
 {
         free(c->self.v);
         free(c->above.v);
+        for (size_t i = 0; i < c->n_seen; i++)
+                free(c->seen[i]);
+        free(c->seen);
+}
+
+static void inodes_copy(struct inodes *to, const struct inodes *from)
+{
+        *to = *from;
+        to->v = from->cap ? xrealloc(NULL, from->cap * sizeof(*from->v)) : NULL;
+        if (from->n)
+                memcpy(to->v, from->v, from->n * sizeof(*from->v));
 }
 
 struct walk {
@@ -416,14 +453,18 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         struct carve reads = {.mounts = mounts, .n_mounts = n_mounts},
                      writes = {.mounts = mounts, .n_mounts = n_mounts};
 
+        /* The hidden paths are carved out of both (found once: a realpath and a stat of
+         * each, and of each directory above), the read-only ones out of the writes only. */
+        for (size_t i = 0; i < hidden->n_mounts; i++)
+                if (hidden->mounts[i].mode == VFS_HIDDEN)
+                        carve_entry(&reads, &hidden->mounts[i]);
+        inodes_copy(&writes.self, &reads.self);
+        inodes_copy(&writes.above, &reads.above);
         for (size_t i = 0; i < hidden->n_mounts; i++) {
                 const struct vfs_mount *m = &hidden->mounts[i];
-                if (m->mode == VFS_HIDDEN) {
-                        carve_entry(&reads, m);
+
+                if (m->mode == VFS_RO && strcmp(m->sandbox, "/") != 0)
                         carve_entry(&writes, m);
-                } else if (m->mode == VFS_RO && strcmp(m->sandbox, "/") != 0) {
-                        carve_entry(&writes, m);
-                }
         }
         /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
         add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);

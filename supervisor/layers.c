@@ -3,6 +3,7 @@
 #include "shim/netns.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
@@ -82,30 +83,84 @@ static bool userns_allowed(char *why, size_t len)
         return in_child(try_userns, NULL, why, len) == 0;
 }
 
-/* Every step the shim will take (a mapping can be refused after unshare() succeeded). */
-static int try_ipcns(const void *arg, char *why, size_t len)
-{
-        const char *step = "";
+/* What the probe child says of one step: 0 or -errno, and the step that failed. */
+struct probe_answer {
         int r;
+        char why[156];
+};
 
-        r = ipcns_enter(*(const enum ipc_isolation *)arg, &step);
-        if (r < 0)
-                snprintf(why, len, "%s: %s", step, strerror(-r));
-        return r;
+/* One throwaway child for both namespaces, not one each: the IPC namespace `how` (every step
+ * the shim will take: a mapping can be refused after unshare() succeeded), then, with `net`,
+ * a network namespace in it with its loopback up (shim/netns.h): a host may allow the one and
+ * not the other. Each answer goes on the pipe as soon as it is known: we wait here only for
+ * the first, since the filter and the view depend on it; the network namespace (half a
+ * millisecond to make) is judged while we compute the view, and its answer read by
+ * layers_probe_net. Returns the IPC namespace's answer. */
+static struct probe_answer probe_start(struct layers *l, enum ipc_isolation how, bool net)
+{
+        struct probe_answer a = {.r = -ECHILD, .why = "the probe died"};
+        int p[2], status;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                a.r = -errno;
+                snprintf(a.why, sizeof(a.why), "pipe: %s", strerror(errno));
+                return a;
+        }
+        pid = fork();
+        if (pid == 0) {
+                const char *step = "";
+
+                close(p[0]);
+                a.r = ipcns_enter(how, &step);
+                if (a.r < 0)
+                        snprintf(a.why, sizeof(a.why), "%s: %s", step, strerror(-a.r));
+                if (write(p[1], &a, sizeof(a)) != sizeof(a) || a.r < 0 || !net)
+                        _exit(0);
+                a.r = netns_enter(&step);
+                if (a.r < 0)
+                        snprintf(a.why, sizeof(a.why), "%s: %s", step, strerror(-a.r));
+                (void)!write(p[1], &a, sizeof(a));
+                _exit(0);
+        }
+        close(p[1]);
+        if (pid < 0) {
+                a.r = -errno;
+                snprintf(a.why, sizeof(a.why), "fork: %s", strerror(errno));
+                close(p[0]);
+                return a;
+        }
+        if (read(p[0], &a, sizeof(a)) != sizeof(a))
+                a = (struct probe_answer){.r = -ECHILD, .why = "the probe died"};
+        a.why[sizeof(a.why) - 1] = '\0';
+        if (a.r == 0 && net) {
+                l->probe_pid = pid; /* the network namespace's answer comes later */
+                l->probe_fd = p[0];
+                return a;
+        }
+        close(p[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        return a;
 }
 
-/* The namespace the sandbox's IPC namespace is made in, then a network namespace in it
- * (shim/netns.h), with its loopback up: a host may allow the one and not the other. */
-static int try_netns(const void *arg, char *why, size_t len)
+void layers_probe_net(struct layers *l)
 {
-        const char *step = "";
-        int r = ipcns_enter(*(const enum ipc_isolation *)arg, &step);
+        struct probe_answer a = {.r = -ECHILD, .why = "the probe died"};
+        int status;
 
-        if (r == 0)
-                r = netns_enter(&step);
-        if (r < 0)
-                snprintf(why, len, "%s: %s", step, strerror(-r));
-        return r;
+        if (l->probe_pid <= 0)
+                return;
+        if (read(l->probe_fd, &a, sizeof(a)) != sizeof(a))
+                a = (struct probe_answer){.r = -ECHILD, .why = "the probe died"};
+        a.why[sizeof(a.why) - 1] = '\0';
+        close(l->probe_fd);
+        while (waitpid(l->probe_pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        l->probe_pid = l->probe_fd = -1;
+        l->netns = a.r == 0;
+        if (!l->netns)
+                snprintf(l->why_netns, sizeof(l->why_netns), "%s", a.why);
 }
 
 static bool have_cap_sys_admin(void)
@@ -120,31 +175,37 @@ static bool have_cap_sys_admin(void)
 
 /* Decided before the fork, because the filter depends on it: SysV IPC is allowed only in a
  * namespace of the sandbox's own. The shim then fails closed if it cannot do what worked
- * here (shim.c). */
-static void probe_ipc(struct layers *l)
+ * here (shim.c). The network namespace is tried by the same child (`net`: when wanted). */
+static void probe_ipc(struct layers *l, bool net)
 {
-        enum ipc_isolation how = IPC_NS;
         char *why = l->why_ipc;
         size_t len = sizeof(l->why_ipc);
+        struct probe_answer a;
 
         l->ipc = IPC_SHARED;
         if (layers_test_disabled("ipcns")) {
                 snprintf(why, len, "disabled for a test");
                 return;
         }
-        if (have_cap_sys_admin() && in_child(try_ipcns, &how, why, len) == 0) {
-                l->ipc = IPC_NS;
-                return;
+        if (have_cap_sys_admin()) {
+                a = probe_start(l, IPC_NS, net);
+                if (a.r == 0) {
+                        l->ipc = IPC_NS;
+                        return;
+                }
+                snprintf(why, len, "%s", a.why);
         }
         if (layers_test_disabled("userns")) {
                 snprintf(l->why_userns, sizeof(l->why_userns), "disabled for a test");
                 snprintf(why, len, "user namespaces disabled for a test");
                 return;
         }
-        how = IPC_NS_USERNS;
-        if (in_child(try_ipcns, &how, why, len) == 0) {
+        a = probe_start(l, IPC_NS_USERNS, net);
+        if (a.r == 0) {
                 l->ipc = IPC_NS_USERNS;
                 l->user_namespaces = true;
+        } else {
+                snprintf(why, len, "%s", a.why);
         }
 }
 
@@ -164,8 +225,9 @@ bool layers_test_disabled(const char *layer)
         return false;
 }
 
-void layers_probe(struct layers *l, bool full)
+void layers_probe(struct layers *l, bool full, bool net)
 {
+        l->probe_pid = l->probe_fd = -1;
         l->user_notif = action_available(SECCOMP_RET_USER_NOTIF);
         l->landlock_abi = landlock_abi(l->why_landlock, sizeof(l->why_landlock));
         if (layers_test_disabled("landlock-scopes") && l->landlock_abi > 5)
@@ -174,24 +236,24 @@ void layers_probe(struct layers *l, bool full)
                 l->landlock_abi = 0;
                 snprintf(l->why_landlock, sizeof(l->why_landlock), "disabled for a test");
         }
-        probe_ipc(l);
-        /* The mount namespace is made where the IPC namespace is (shim/mntns.h); whether
-         * mount works there is known only when it is tried, and the run then fails closed. */
-        l->mntns = l->ipc != IPC_SHARED && !layers_test_disabled("mntns");
-        /* The network namespace in the same place (shim/netns.h), where it works; the
-         * supervisor drops it for --net host. */
+        /* The network namespace in the same place (shim/netns.h), where it works and is
+         * wanted (not with --net host): layers_probe_net says. */
         l->netns = false;
-        if (l->ipc == IPC_SHARED)
-                snprintf(l->why_netns, sizeof(l->why_netns),
-                         "no user namespace: the policy is enforced on the program's sockets "
-                         "in the host's namespace");
+        if (!net)
+                snprintf(l->why_netns, sizeof(l->why_netns), "--net host");
         else if (layers_test_disabled("netns"))
                 snprintf(l->why_netns, sizeof(l->why_netns), "disabled for a test");
         else if (!sockmaker_supported())
                 snprintf(l->why_netns, sizeof(l->why_netns),
                          "the kernel cannot tell a socket's namespace (SO_NETNS_COOKIE, 5.14)");
-        else
-                l->netns = in_child(try_netns, &l->ipc, l->why_netns, sizeof(l->why_netns)) == 0;
+        probe_ipc(l, net && !layers_test_disabled("netns") && sockmaker_supported());
+        if (l->ipc == IPC_SHARED && net)
+                snprintf(l->why_netns, sizeof(l->why_netns),
+                         "no user namespace: the policy is enforced on the program's sockets "
+                         "in the host's namespace");
+        /* The mount namespace is made where the IPC namespace is (shim/mntns.h); whether
+         * mount works there is known only when it is tried, and the run then fails closed. */
+        l->mntns = l->ipc != IPC_SHARED && !layers_test_disabled("mntns");
         if (full && !l->user_namespaces && !layers_test_disabled("userns"))
                 l->user_namespaces = userns_allowed(l->why_userns, sizeof(l->why_userns));
 }

@@ -168,15 +168,28 @@ static void kill_child(const struct proc_stat *st, void *arg)
                 kill(st->pid, SIGKILL);
 }
 
+static long long monotonic_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * After the root's exit every task has been sent SIGKILL; reap until no child is left. Tasks
  * born in the meantime stop at birth and are killed in ptrace.c. The loop never blocks in
  * waitpid nor waits on a handler: it waits for SIGCHLD through the signalfd, 100 ms at most,
- * and kills again, including any child of ours the tree does not know (an orphan that came
- * back to us as the subreaper), so that nothing can keep stockade from exiting.
+ * and kills again. Our helpers end by themselves (the socket maker and the cleaner at EOF,
+ * the watcher killed here); any other child of ours the tree does not know (an orphan that
+ * came back to us as the subreaper) is looked for in /proc, which costs a read of every
+ * process's stat (about 1 ms on a quiet host): at each round when the tree is not tracked by
+ * ptrace, and otherwise once the reaping has lasted 100 ms, so that nothing can keep
+ * stockade from exiting.
  */
 static void reap_all(struct supervisor *sup)
 {
+        long long start = monotonic_ms();
         struct epoll_event ev;
 
         sup_kill_tree(sup);
@@ -184,14 +197,16 @@ static void reap_all(struct supervisor *sup)
          * namespace adopts orphans): let it do its work and end now, or we would wait for
          * it here while it waits for us. */
         scratch_release(sup);
+        sockmaker_end(&sup->netns);
         /* Our child: its number is ours until we reap it (ptrace.c forgets it then). */
         if (sup->watcher > 0)
                 kill(sup->watcher, SIGKILL);
         while (ptrace_reap(sup) != -ECHILD) {
+                if (!sup->layers.ptrace || monotonic_ms() - start >= 100)
+                        procscan_foreach(kill_child, sup);
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
                 sup_kill_tree(sup);
-                procscan_foreach(kill_child, sup);
         }
 }
 
@@ -286,6 +301,19 @@ static int check_layers(struct supervisor *sup, struct error *err)
 static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
+
+        layers_probe_net(&sup->layers); /* the run failed before its answer was read */
+        ns_abandon(&sup->ns_maker);     /* ... or before spawn_command took them */
+        cow_janitor_ready(sup, NULL);   /* the same, before the subreaper */
+        if (sup->watcher > 0) {         /* ... or before the loop: our child, not reaped */
+                kill(sup->watcher, SIGKILL);
+                while (waitpid(sup->watcher, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                sup->watcher = -1;
+        }
+        cleanup_closep(&sup->own_ruleset); /* ... or before they were entered */
+        cleanup_closep(&sup->shim_ruleset);
+        sup->own_ruleset = sup->shim_ruleset = -1;
 
         publish_stop(sup); /* its threads and sockets: only the socket maker's fds are shared */
         dns_stop(sup);     /* its thread and sockets (it traces queries); what handlers read stays
@@ -402,13 +430,18 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         /* The pty first: the walls grant the sandbox its own terminal, not the user's. */
         if (check_layers(sup, err) < 0 ||
             tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
-            walls_setup(sup, err) < 0 || trace_open(sup, err) < 0)
+            walls_setup(sup, err) < 0 || (layers_probe_net(&sup->layers), false) ||
+            spawn_start_namespaces(sup, err) < 0 || walls_grants(sup, err) < 0 ||
+            spawn_build_rulesets(sup, err) < 0 || trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
         block_signals();
         raise_nofile(sup);
-        /* Orphans of the tree are re-parented to us, not to init. */
+        /* Orphans of the tree are re-parented to us, not to init; the copy-on-write janitor,
+         * an orphan by design, must be init's before. */
+        if (cow_janitor_ready(sup, err) < 0)
+                return -1;
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 return make_error(err, errno, "become the child subreaper");
         if (notify_init(sup) < 0)
@@ -423,7 +456,6 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
                 return -1;
         trace_start(sup, plan->envp);
         tty_start(sup);
-        signals_start_watcher(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
 
@@ -451,6 +483,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
+        sup->ns_maker.pid = sup->ns_maker.pipe = -1;
+        sup->own_ruleset = sup->shim_ruleset = -1;
         sup->netns.chan = -1;
         sup->binder.chan = -1;
         sup->shm_root = -1;
@@ -467,11 +501,8 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         audit_init(&sup->audit);
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
-        layers_probe(&sup->layers, plan->cfg->verbose > 0);
-        if (plan->cfg->net.mode == NETPOL_MODE_HOST) {
-                sup->layers.netns = false; /* --net host: the host's network, as it says */
-                snprintf(sup->layers.why_netns, sizeof(sup->layers.why_netns), "--net host");
-        }
+        /* --net host: the host's network, as it says. */
+        layers_probe(&sup->layers, plan->cfg->verbose > 0, plan->cfg->net.mode != NETPOL_MODE_HOST);
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;

@@ -148,11 +148,20 @@ void places_remove(struct places *p, const char *path)
                 }
 }
 
+bool places_absent(const char *path)
+{
+        struct stat st;
+
+        return lstat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
 int places_add_hidden(struct places *p, const char *path, struct error *err)
 {
         char real[PATH_MAX];
         struct stat st;
 
+        if (places_absent(path))
+                return 0;
         if (!realpath(path, real) || stat(real, &st) < 0) {
                 if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)
                         return 0;

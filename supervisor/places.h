@@ -78,6 +78,10 @@ void places_remove(struct places *p, const char *path);
  * (EACCES, ELOOP: the program, with our rights at most, cannot reach it either), is left
  * out. Returns 0 or -1 with *err set. */
 int places_add_hidden(struct places *p, const char *path, struct error *err);
+/* True when `path` surely does not exist (lstat: ENOENT or ENOTDIR), so that realpath(3) of
+ * it would fail the same way: one call instead of a readlink per existing component (most
+ * of the default hidden paths are absent, and realpath'd by walls.c and grants.c). */
+bool places_absent(const char *path);
 
 /*
  * Whether the object `fd` designates (an O_PATH fd of it, typically) is a hidden place or

@@ -3,14 +3,18 @@
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int start_cleaner(struct supervisor *sup, struct error *err);
@@ -72,15 +76,145 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         return places_add(&sup->places, shm, PLACE_TREE, err);
 }
 
+enum {
+        CLEAN_DEPTH_MAX = 64, /* deeper: the shell's way (two fds a level while we walk) */
+        CLEAN_PASSES = 3,     /* readdir passes over one directory before giving up */
+};
+
+/* chmod u+rwx of the directory `fd` (O_PATH: through /proc, fchmod refuses it), as `chmod -R
+ * u+rwx` did, so that we may list it and remove what is in it. Directories only: a file is
+ * removed whatever its mode, and a hard link to a host file keeps the mode it has. */
+static void clean_make_ours(int fd)
+{
+        char proc[48];
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || (st.st_mode & 0700) == 0700)
+                return;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        (void)!chmod(proc, (st.st_mode & 07777) | 0700);
+}
+
+/* Empty the directory `dir` (an O_PATH fd), `depth` levels below the top. */
+static int clean_dir(int dir, int depth)
+{
+        int fd, r = -1;
+        DIR *d;
+
+        if (depth > CLEAN_DEPTH_MAX)
+                return -1;
+        clean_make_ours(dir);
+        fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -1;
+        }
+        /* Until a pass finds nothing: an entry removed while the stream is read must not
+         * hide another. */
+        for (int pass = 0; pass < CLEAN_PASSES && r < 0; pass++) {
+                bool any = false, failed = false;
+                struct dirent *e;
+
+                rewinddir(d);
+                while ((e = readdir(d))) {
+                        int sub;
+
+                        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                                continue;
+                        any = true;
+                        if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT)
+                                continue;
+                        if (errno != EISDIR) {
+                                failed = true;
+                                continue;
+                        }
+                        /* Never through a symlink, never back up by "..": a directory moved
+                         * away meanwhile is emptied where it went, and nothing above it. */
+                        sub = openat(fd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub < 0 || clean_dir(sub, depth + 1) < 0 ||
+                            unlinkat(fd, e->d_name, AT_REMOVEDIR) < 0)
+                                failed = true;
+                        if (sub >= 0)
+                                close(sub);
+                }
+                if (!any)
+                        r = 0;
+                else if (failed)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+int scratch_clean_tree(int dir)
+{
+        return clean_dir(dir, 0);
+}
+
+/* The shell's way, for what clean_dir does not finish (scratch_clean_tree). */
+static const char cleaner_script[] =
+        "read x\n"
+        "clean() {\n"
+        "  [ -n \"$3\" ] || return 0\n"
+        "  (cd -P /proc/self/fd/$1 && chmod -R u+rwx . && find . -mindepth 1 -delete)\n"
+        "  [ \"$(stat -c %d:%i -- \"$2\" 2>/dev/null)\" = \"$3\" ] && rmdir -- \"$2\"\n"
+        "}\n"
+        "clean 3 \"$1\" \"$2\"; clean 4 \"$3\" \"$4\"";
+
+/* The cleaner's life once the pipe ends: each directory emptied by its fd (3, 4), then
+ * removed if its path still leads to it; whatever is left goes to the shell's way. */
+static _Noreturn void cleaner(const char *dirs[2], char id[2][64])
+{
+        bool left = false;
+        char x;
+
+        for (;;) {
+                ssize_t n = read(0, &x, 1);
+
+                if (n == 0 || (n < 0 && errno != EINTR))
+                        break;
+        }
+        for (int i = 0; i < 2; i++) {
+                struct stat st;
+                char now[64];
+
+                if (!dirs[i])
+                        continue;
+                if (scratch_clean_tree(3 + i) < 0) {
+                        left = true;
+                        continue;
+                }
+                snprintf(now, sizeof(now), "%s", "");
+                if (stat(dirs[i], &st) == 0)
+                        snprintf(now, sizeof(now), "%lu:%lu", (unsigned long)st.st_dev,
+                                 (unsigned long)st.st_ino);
+                if (strcmp(now, id[i]) == 0 && rmdir(dirs[i]) < 0 && errno != ENOENT)
+                        left = true;
+        }
+        if (left)
+                execl("/bin/sh", "sh", "-c", cleaner_script, "stockade-cleaner", dirs[0], id[0],
+                      dirs[1] ? dirs[1] : "", id[1], (char *)NULL);
+        _exit(left ? 127 : 0);
+}
+
 /*
  * The cleaner: a process of its own, started before the supervisor enters its Landlock
  * domain (which may not remove the scratch directory from its parent). It waits for the end
  * of the pipe — closed when the tree is torn down, or when stockade dies, however — then
- * makes every directory in the scratch searchable (the sandbox may have made one it cannot
- * list) and removes the lot. It is our child, in a session of its own (^C and a hang-up of
- * the terminal are not its business); the teardown reaps it like the tree, so that the
- * scratch is gone when stockade exits, also as PID 1 of a pid namespace, where anything left
- * would be killed with us. It runs sh and rm: its command line is theirs, not stockade's.
+ * empties the scratch and removes it. It is our child, in a session of its own (^C and a
+ * hang-up of the terminal are not its business); the teardown reaps it like the tree, so that
+ * the scratch is gone when stockade exits, also as PID 1 of a pid namespace, where anything
+ * left would be killed with us.
+ *
+ * A fork of ours that does not exec: the end of every run waits for it, and sh running chmod,
+ * find, stat and rmdir for each directory cost about 10 ms of it (2-core VM). So its command
+ * line is stockade's (its name, stockade-clean); it holds nothing of ours but the pipe and
+ * the directories, and no thread exists yet (no lock can be held in this copy), no signal
+ * handler either. What its own walk cannot remove (scratch_clean_tree) is left to sh, as
+ * before: `chmod -R u+rwx` and `find -delete` inside each directory.
  */
 static int start_cleaner(struct supervisor *sup, struct error *err)
 {
@@ -101,6 +235,7 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
                 const char *dirs[2] = {sup->scratch, sup->tmp_scratch};
 
                 setsid();
+                prctl(PR_SET_NAME, "stockade-clean");
                 if (null < 0 || dup2(p[0], 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
                         _exit(1);
                 /* The directories by fd (3, 4), and their identity: a sandbox that can write
@@ -121,19 +256,11 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
                         snprintf(id[i], sizeof(id[i]), "%lu:%lu", (unsigned long)st.st_dev,
                                  (unsigned long)st.st_ino);
                 }
-                execl("/bin/sh", "sh", "-c",
-                      "read x\n"
-                      "clean() {\n"
-                      "  [ -n \"$3\" ] || return 0\n"
-                      "  (cd -P /proc/self/fd/$1 && chmod -R u+rwx . && find . -mindepth 1 "
-                      "-delete)\n"
-                      "  [ \"$(stat -c %d:%i -- \"$2\" 2>/dev/null)\" = \"$3\" ] && rmdir -- "
-                      "\"$2\"\n"
-                      "}\n"
-                      "clean 3 \"$1\" \"$2\"; clean 4 \"$3\" \"$4\"",
-                      "stockade-cleaner", dirs[0], id[0], dirs[1] ? dirs[1] : "", id[1],
-                      (char *)NULL);
-                _exit(127);
+                /* Nothing else of ours: a pipe's write end held here (a caller's stdout)
+                 * would keep its reader waiting for us. */
+                if (syscall(SYS_close_range, dirs[1] ? 5 : 4, ~0U, 0) < 0)
+                        _exit(1);
+                cleaner(dirs, id);
         }
         close(p[0]);
         sup->cleaner_fd = p[1];

@@ -17,6 +17,12 @@ int scratch_setup(struct supervisor *sup, struct error *err);
 /* The run is over: a cleaner process started by scratch_setup removes the run's directory
  * and everything in it (it would also if stockade were killed). */
 void scratch_remove(struct supervisor *sup);
+/* Remove everything inside the directory `dir` (an fd, O_PATH will do), by fd, never
+ * following a symlink nor going up by "..": directories are made u+rwx first (the sandbox
+ * may have made one it cannot list or write), files are removed whatever their mode.
+ * Returns 0 when `dir` is empty, -1 when something stays (too deep, or not ours to remove);
+ * the cleaner then leaves the rest to `chmod -R` and `find -delete`. */
+int scratch_clean_tree(int dir);
 /* The same without freeing the paths: the tree is being torn down, the cleaner may start. */
 void scratch_release(struct supervisor *sup);
 

@@ -286,8 +286,8 @@ void signals_on_signal(struct supervisor *sup, int sig)
  * the transition, sends SIGSTOP to every process that descends from stockade (the sandbox's
  * tree: stockade is its subreaper, so an orphan's parent is stockade; a process that made a
  * session or a group of its own is reached too). SIGCONT is stockade's
- * own business again (signals_on_signal). The watcher was forked from a process with
- * threads, so it makes raw system calls only: no allocation, no stdio.
+ * own business again (signals_on_signal). The watcher makes raw system calls only: no
+ * allocation, no stdio (it was forked from a process with threads once, and may be again).
  */
 
 /* The state letter and the parent of /proc/PID/stat; 0 when unreadable. */

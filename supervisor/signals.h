@@ -34,8 +34,8 @@ int signals_stop_signal(pid_t pid, int sig);
 void signals_after_event(struct supervisor *sup);
 /* Send `sig` to every process of the tree, through the pidfds (takes sup->lock). */
 void signals_to_tree(struct supervisor *sup, int sig);
-/* Fork the watcher that stops the tree when stockade is stopped by SIGSTOP (after the
- * spawn: it needs the root). */
+/* Fork the watcher that stops the tree when stockade is stopped by SIGSTOP (in the spawn,
+ * once the root exists and the supervisor is in its Landlock domain, before any thread). */
 void signals_start_watcher(struct supervisor *sup);
 /* The --kill-after timer (armed by a SIGTERM). */
 int signals_open(struct supervisor *sup);

@@ -217,6 +217,13 @@ bool sockmaker_inside(const struct sockmaker *m, int fd)
         return m->cookie != 0 && cookie_of(fd) == m->cookie;
 }
 
+void sockmaker_end(struct sockmaker *m)
+{
+        /* shutdown, not close: a handler may still hold the number; its request fails. */
+        if (m->chan >= 0)
+                shutdown(m->chan, SHUT_RDWR);
+}
+
 void sockmaker_stop(struct sockmaker *m)
 {
         if (m->chan >= 0)

@@ -57,6 +57,10 @@ bool sockmaker_inside(const struct sockmaker *m, int fd);
 /* Whether this kernel tells a socket's namespace (SO_NETNS_COOKIE). */
 bool sockmaker_supported(void);
 
+/* Tell the maker to end (it reads EOF) without closing our end, which a handler may still
+ * be using (its request then fails): the teardown, which reaps the maker, need not find and
+ * kill it. */
+void sockmaker_end(struct sockmaker *m);
 /* Close our end: the maker exits (reaped with the tree's teardown). */
 void sockmaker_stop(struct sockmaker *m);
 

@@ -1,4 +1,5 @@
 #include "supervisor/spawn.h"
+#include "supervisor/signals.h"
 #include "shim/ipcns.h"
 #include "supervisor/dns.h"
 #include "shim/landlock.h"
@@ -153,24 +154,71 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
  * supervisor's threads either (the uid and gid maps of an unprivileged IPC namespace are
  * written before: ipcns_prepare), and the scratch directory is removed by a cleaner started
  * before (scratch.c).
+ *
+ * The sandbox's own ruleset (scoped) is built with ours, from the same rules, and handed to
+ * the shim (sup->shim_ruleset), which enters it: each grant's path is opened once for both,
+ * not again in the child while we wait for it. Both are built early (spawn_build_rulesets,
+ * while the namespaces are being made), entered here: building grants nothing to anyone. It was built there with the same rights (the
+ * shim's before --user takes effect: ours, so a path the program's uid cannot search still
+ * gets its rule, and DAC keeps judging it) in the same mount namespace (the host's). A grant
+ * that cannot be applied is left out, which only takes rights away.
  */
-static int enter_own_domain(struct supervisor *sup, struct error *err)
+int spawn_build_rulesets(struct supervisor *sup, struct error *err)
 {
-        int abi = sup->layers.landlock_abi, fd, r;
+        int abi = sup->layers.landlock_abi, fd, shim, r;
 
-        if (!abi)
+        if (!abi || sup->own_ruleset >= 0)
                 return 0;
         fd = landlock_ruleset_create(abi, false);
         if (fd < 0)
                 return make_error(err, -fd, "create the supervisor's Landlock ruleset");
-        r = landlock_add_grants(fd, &sup->grants);
-        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++)
-                r = landlock_add_fd_rule(fd, sup->cow_roots[i], sup->cow_access);
-        if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        shim = landlock_ruleset_create(abi, true);
+        if (shim < 0) {
+                close(fd);
+                return make_error(err, -shim, "create the sandbox's Landlock ruleset (ABI %d)",
+                                  abi);
+        }
+        r = landlock_add_grants(fd, shim, &sup->grants);
+        if (r < 0) {
+                close(fd);
+                close(shim);
+                return make_error(err, -r, "add the Landlock rules");
+        }
+        sup->own_ruleset = fd;
+        sup->shim_ruleset = shim;
+        return 0;
+}
+
+/* Both rulesets complete: the copy-on-write roots, known only now (prepare_namespaces). */
+static int finish_rulesets(struct supervisor *sup, struct error *err)
+{
+        int r = 0;
+
+        if (!sup->layers.landlock_abi)
+                return 0;
+        if (spawn_build_rulesets(sup, err) < 0)
+                return -1;
+        for (size_t i = 0; r == 0 && i < sup->n_cow_roots; i++) {
+                r = landlock_add_fd_rule(sup->own_ruleset, sup->cow_roots[i], sup->cow_access);
+                if (r == 0)
+                        r = landlock_add_fd_rule(sup->shim_ruleset, sup->cow_roots[i],
+                                                 sup->cow_access);
+        }
+        return r < 0 ? make_error(err, -r, "add the Landlock rules") : 0;
+}
+
+static int enter_own_domain(struct supervisor *sup, struct error *err)
+{
+        int r = 0;
+
+        if (!sup->layers.landlock_abi)
+                return 0;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 r = -errno;
         if (r == 0)
-                r = landlock_restrict(fd);
-        close(fd);
+                r = landlock_restrict(sup->own_ruleset);
+        cleanup_closep(&sup->own_ruleset);
+        sup->own_ruleset = -1;
         if (r < 0)
                 return make_error(err, -r, "enter the supervisor's Landlock domain");
         sup->layers.landlock_self = true;
@@ -190,11 +238,7 @@ static void start_binder(struct supervisor *sup)
 {
         struct binder_walls w = {.user_fd = sup->ns_fds[0],
                                  .mnt_fd = sup->ns_fds[2],
-                                 .landlock_abi = sup->layers.landlock_abi,
-                                 .grants = &sup->grants,
-                                 .rule_fds = sup->cow_roots,
-                                 .n_rule_fds = sup->n_cow_roots,
-                                 .rule_fd_access = sup->cow_access,
+                                 .ruleset = sup->shim_ruleset,
                                  .uid = sup->cfg->set_user ? sup->cfg->uid : geteuid(),
                                  .gid = sup->cfg->set_user ? sup->cfg->gid : getegid()};
         const char *step = "";
@@ -236,7 +280,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .argv = plan->cfg->argv,
                                       .envp = plan->envp,
                                       .landlock_abi = sup->layers.landlock_abi,
-                                      .grants = &sup->grants,
+                                      .ruleset = sup->shim_ruleset,
                                       .ipc = sup->layers.ipc,
                                       .ns_user = sup->ns_fds[0],
                                       .ns_ipc = sup->ns_fds[1],
@@ -252,10 +296,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .tty_pipes = sup->tty.pipes,
                                       .tty_fds = sup->tty.slave_fd,
                                       .pass_fds = plan->cfg->pass_fds,
-                                      .n_pass_fds = plan->cfg->n_pass_fds,
-                                      .rule_fds = sup->cow_roots,
-                                      .n_rule_fds = sup->n_cow_roots,
-                                      .rule_fd_access = sup->cow_access};
+                                      .n_pass_fds = plan->cfg->n_pass_fds};
                 close(sv[0]);
                 /* The supervisor raised its own limit to hold a pidfd per task. */
                 if (sup->nofile.rlim_max)
@@ -273,6 +314,23 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
         return pid;
 }
 
+static bool namespaces_needed(const struct supervisor *sup)
+{
+        return sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns;
+}
+
+int spawn_start_namespaces(struct supervisor *sup, struct error *err)
+{
+        const char *step = "";
+        int r;
+
+        if (!namespaces_needed(sup) || sup->ns_maker.pid > 0)
+                return 0;
+        r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
+                     sup->binds, sup->n_binds, &step);
+        return r < 0 ? make_error(err, -r, "the sandbox's namespaces: %s", step) : 0;
+}
+
 /*
  * The namespaces the shim joins (shim/mntns.h): made before the Landlock domain. The view's
  * private directories then resolve through their targets as the sandbox sees them (bind-backs
@@ -286,8 +344,12 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
 
         if (sup->n_binds > MNT_BINDS_MAX)
                 return -E2BIG;
-        r = ns_prepare(sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns, sup->binds,
-                       sup->n_binds, sup->ns_fds, targets, &root, step);
+        if (sup->ns_maker.pid <= 0 &&
+            (r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
+                          sup->binds, sup->n_binds, step)) < 0)
+                return r;
+        r = ns_finish(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
+                      sup->binds, sup->n_binds, sup->ns_fds, targets, &root, step);
         if (r < 0)
                 return r;
         /* The socket maker joins the network namespace now, while we have no thread and no
@@ -354,7 +416,7 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         int sock = -1, r;
         pid_t pid;
 
-        if (sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns) {
+        if (namespaces_needed(sup)) {
                 const char *step = "";
 
                 r = prepare_namespaces(sup, &step);
@@ -363,10 +425,14 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 if (dns_open_inside(sup, err) < 0)
                         return -1;
         }
+        if (finish_rulesets(sup, err) < 0)
+                return -1;
         start_binder(sup);
         if (enter_own_domain(sup, err) < 0)
                 return -1;
         pid = fork_shim(sup, plan, &sock, err);
+        cleanup_closep(&sup->shim_ruleset); /* the shim's now */
+        sup->shim_ruleset = -1;
         for (int i = 0; i < 4; i++)
                 if (sup->ns_fds[i] >= 0) {
                         close(sup->ns_fds[i]);
@@ -382,6 +448,9 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 close(sock);
                 return child_failed(sup, pid, err);
         }
+        /* While the shim sets itself up: a fork of ours is cheapest now (no thread yet), and
+         * off the way of the command's first exec, which waits for our loop. */
+        signals_start_watcher(sup);
         sup->listener = take_listener(sock, pid, &flags);
         if (sup->listener < 0) {
                 close(sock);

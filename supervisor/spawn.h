@@ -7,6 +7,16 @@
 struct supervisor;
 struct spawn_plan;
 
+/* Start making the sandbox's namespaces (shim/mntns.h, ns_start) as soon as the view's
+ * mounts are known (walls_setup): a child of ours makes them while we compute the rest;
+ * spawn_command takes them. Nothing when the run needs none. Returns 0 or -1 with *err set. */
+int spawn_start_namespaces(struct supervisor *sup, struct error *err);
+
+/* Build the Landlock rulesets of the supervisor and of the sandbox from sup->grants (once
+ * they are computed; spawn_command enters them). Nothing without Landlock. Returns 0 or -1
+ * with *err set. */
+int spawn_build_rulesets(struct supervisor *sup, struct error *err);
+
 /* Start plan's command as sup->root with the listener watched by sup->epfd. Returns 0 or -1
  * with *err set (and no child left behind). */
 int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err);

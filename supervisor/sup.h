@@ -109,6 +109,12 @@ struct supervisor {
         char *cwd;              /* where the command starts (the shim goes there again in
                                    the mount namespace) */
         size_t n_binds;
+        /* The child making those namespaces, from spawn_start_namespaces to spawn_command
+         * (pid -1: none). */
+        struct ns_maker ns_maker;
+        /* The Landlock rulesets of the supervisor and of the sandbox, from the grants to the
+         * supervisor's domain and to the fork (spawn.c). */
+        int own_ruleset, shim_ruleset;
         char *shm_dir;  /* ... and in it, the sandbox's /dev/shm */
         int shm_root;   /* that directory as the sandbox sees it, bound over /dev/shm in its
                            mount namespace (O_PATH), or -1: then shm_dir is opened */

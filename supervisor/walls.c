@@ -307,7 +307,8 @@ static void hide_real(struct vfs_view *v, const char *path, const char *origin)
         char real[PATH_MAX];
         struct vfs_mount m;
 
-        if (!realpath(path, real) || strcmp(real, path) == 0 || vfs_view_hidden(v, real))
+        if (places_absent(path) || !realpath(path, real) || strcmp(real, path) == 0 ||
+            vfs_view_hidden(v, real))
                 return;
         if (vfs_mount_init(&m, VFS_HIDDEN, real, NULL, origin) == 0)
                 vfs_view_add(v, &m);
@@ -517,14 +518,21 @@ int walls_setup(struct supervisor *sup, struct error *err)
                 return -1;
         sup->cwd = xstrdup(cwd);
         masks_add(sup);
-        if (!sup->layers.landlock_abi) {
+        return 0;
+}
+
+int walls_grants(struct supervisor *sup, struct error *err)
+{
+        int abi = sup->layers.landlock_abi;
+
+        if (!abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)
                         fprintf(stderr, "stockade: warning: no Landlock: hidden paths (~/.ssh, "
                                         "--hide) can be read, --ro paths written\n");
                 return 0;
         }
-        if (grants_compute(&sup->grants, view, &sup->places, sup->layers.landlock_abi, err) < 0)
+        if (grants_compute(&sup->grants, &sup->view, &sup->places, abi, err) < 0)
                 return -1;
-        say_splits(sup, view);
+        say_splits(sup, &sup->view);
         return 0;
 }

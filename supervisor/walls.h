@@ -12,10 +12,13 @@
 struct supervisor;
 struct error;
 
-/* Fill sup->places and sup->grants from the default view and sup->cfg's mount flags. Bad
- * flags, missing host paths and what this run cannot enforce are errors, before anything
- * runs. Returns 0 or -1 with *err set. */
+/* Fill sup->places, and the mount namespace's binds, from the default view and sup->cfg's
+ * mount flags. Bad flags, missing host paths and what this run cannot enforce are errors,
+ * before anything runs. Returns 0 or -1 with *err set. */
 int walls_setup(struct supervisor *sup, struct error *err);
+/* Then the Landlock grants of the view (sup->grants; nothing without Landlock, which is said
+ * with -v or mount flags). Returns 0 or -1 with *err set. */
+int walls_grants(struct supervisor *sup, struct error *err);
 
 /* The invoking user's home ($HOME if absolute, else the passwd entry's), whose credential
  * stores the default view hides and which `~` in a mount path means. */

@@ -56,5 +56,17 @@ grep -qx fits <<<"$out" || fail "a small write after the full disk: $out"
 diff=$("$stockade" diff full --state-dir "$top/state" 2>&1) || fail "diff after the full disk: $diff"
 [ "$diff" = "A small2" ] || fail "the session after the full disk: $diff"
 "$stockade" discard full --state-dir "$top/state" 2>"$top/err" || fail "discard: $(cat "$top/err")"
+# A store too full for the session's metadata (written by the janitor, in parallel with the
+# rest of the start-up): the run is refused before the command starts, and no session stays.
+head -c 4M /dev/zero >"$top/state/fill" 2>/dev/null || true
+if out=$(cd "$top/ws" && "$stockade" run -q --user root --state-dir "$top/state" -- \
+        sh -c 'echo ran; echo x >ran-file' 2>"$top/err"); then
+        fail "a run with a full session store: $out"
+fi
+grep -q 'write its metadata' "$top/err" || fail "the message for a full store: $(cat "$top/err")"
+[ -z "$out" ] && [ ! -e "$top/ws/ran-file" ] || fail "the command ran with a full store: $out"
+left=$(find "$top/state/sessions" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+[ "$left" -eq 0 ] || fail "a full store kept $left session(s)"
+rm -f "$top/state/fill"
 echo "full disk checked; $fails failure(s)"
 [ $fails -eq 0 ]

@@ -259,7 +259,8 @@ static void test_dev_shm_private(void **state)
                 runner_free(&d);
         }
         unsetenv("STOCKADE_TEST_DISABLE");
-        if (scratch_dirs() != before)
+        /* More, not different: other runs on the host come and go meanwhile. */
+        if (scratch_dirs() > before)
                 fail_msg("a run left its scratch directory in /dev/shm (%d before, %d after)",
                          before, scratch_dirs());
         if (strstr(r.out, secret) || strstr(r.out, "stockade-host-"))

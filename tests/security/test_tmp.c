@@ -277,12 +277,51 @@ static void cleaner_not_redirected(void **state)
         sh("chmod 700 '%s' && rm -rf '%s' '%s'", victim, victim, tmpdir);
 }
 
+/*
+ * Whatever the sandbox leaves in its /tmp goes at the end: directories it made unlistable or
+ * read-only, a symlink to a host directory (followed by nothing: its target stays), and a tree
+ * deeper than the cleaner's own walk goes (the shell's way finishes it).
+ */
+static void cleaner_removes_what_is_left(void **state)
+{
+        char victim[PATH_MAX + 32], script[4 * PATH_MAX];
+        struct run_result r;
+        size_t before = count_scratch();
+        struct stat st;
+
+        (void)state;
+        need_ns();
+        snprintf(victim, sizeof(victim), "%s/victim2", top);
+        sh("mkdir -p '%s' && echo V > '%s/v' && chmod 777 '%s'", victim, victim, victim);
+        snprintf(script, sizeof(script),
+                 "cd /tmp && mkdir -p locked/in ro/sub && echo a > locked/in/a && "
+                 "echo b > ro/sub/b && ln -s '%s' link && mkfifo fifo && "
+                 "chmod 000 locked && chmod 500 ro/sub ro && "
+                 "d=deep; for i in $(seq 90); do d=$d/d; done; mkdir -p $d && echo z > $d/z && "
+                 "chmod 500 deep/d/d && echo left",
+                 victim);
+        run((const char *[]){"--tmp", "/tmp", NULL}, script, &r);
+        if (!strstr(r.out, "left"))
+                fail_msg("the sandbox did not leave its files: %s %s", r.out, r.err);
+        runner_free(&r);
+        if (count_scratch() > before)
+                fail_msg("a run left its private /tmp behind");
+        assert_int_equal(stat(victim, &st), 0);
+        if ((st.st_mode & 0777) != 0777)
+                fail_msg("the symlinked host directory's mode became %o",
+                         (unsigned)(st.st_mode & 0777));
+        sh("grep -qx V '%s/v' && rm -rf '%s'", victim, victim);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(tmp_is_private),         cmocka_unit_test(tmp_elsewhere),
-                cmocka_unit_test(tmp_missing_refused),    cmocka_unit_test(workspace_in_tmp),
+                cmocka_unit_test(tmp_is_private),
+                cmocka_unit_test(tmp_elsewhere),
+                cmocka_unit_test(tmp_missing_refused),
+                cmocka_unit_test(workspace_in_tmp),
                 cmocka_unit_test(cleaner_not_redirected),
+                cmocka_unit_test(cleaner_removes_what_is_left),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,23 @@
+/* Between cow.c and cow_janitor.c: the session's directory layout and the janitor. */
+#ifndef STOCKADE_COW_INT_H
+#define STOCKADE_COW_INT_H
+
+#include <stdbool.h>
+
+struct cow_state;
+struct session_meta;
+struct error;
+
+/* dir/name into out (PATH_MAX); false when too long. */
+bool cow_join(char *out, const char *dir, const char *name);
+/* Whether the directory `dir` has an entry. */
+bool cow_has_entries(const char *dir);
+/* Remove what a new session made and did not use: empty directories and the files we made. */
+void cow_remove_unused(struct cow_state *c);
+/* Fork the janitor (a grandchild: c->janitor_parent, reaped by cow_janitor_ready), which
+ * first writes `meta` as the session's metadata. Returns 0 or -1 with *err set. */
+int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err);
+/* The janitor's first answer, read once: how the metadata's write went (0 or -errno). */
+int cow_janitor_meta(struct cow_state *c);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * The copy-on-write session's janitor (cow.h): a process of its own, outside the supervisor's
+ * Landlock domain, which writes the session's metadata at the start and, at the end, brings
+ * it up to date or removes an unused session.
+ */
+#include "supervisor/cow.h"
+#include "supervisor/cow_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/error.h"
+#include "supervisor/sup.h"
+#include "supervisor/vfs/session.h"
+
+/* Whether a mount of the session holds a change: its upper directory or its journal. */
+static bool session_changed(const struct cow_state *c)
+{
+        for (size_t i = 0; i < c->n; i++) {
+                char p[PATH_MAX], idx[32];
+                struct stat st;
+
+                if (c->m[i].upper[0] && cow_has_entries(c->m[i].upper))
+                        return true;
+                snprintf(idx, sizeof(idx), "%zu/journal", i);
+                if (cow_join(p, c->dir, idx) && stat(p, &st) == 0 && st.st_size > 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The janitor's life: one byte, then the job, outside any Landlock domain. */
+static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_meta *first)
+{
+        struct session_meta meta;
+        char what = 0;
+        int r;
+
+        /* First the session's metadata (cow_setup made it): its fsync is ours, not the run's,
+         * and the supervisor reads the outcome before the sandbox starts (cow_janitor_ready). */
+        r = session_meta_write(c->dir, first);
+        (void)!write(fd, &r, sizeof(r));
+        while (read(fd, &what, 1) < 0 && errno == EINTR)
+                ;
+        /* Nothing said: stockade died (SIGKILL) and its tree with it (ptrace's EXITKILL). An
+         * unnamed new session it left without a change goes, as at a clean end. */
+        if (what == 0 && !c->named && !c->existed && !session_changed(c))
+                what = 'r';
+        if (what == 'r') {
+                cow_remove_unused(c);
+        } else if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
+                meta.updated = time(NULL);
+                session_meta_write(c->dir, &meta);
+                session_meta_free(&meta);
+        }
+        (void)!write(fd, "d", 1); /* done: the session may be unlocked */
+        _exit(0);
+}
+
+/*
+ * Not our child: the teardown kills and reaps every child of ours (loop.c). A grandchild in a
+ * session of its own, made before we become a subreaper, so that ^C to the terminal's
+ * process group does not reach it either; it answers on the socket when done.
+ */
+int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err)
+{
+        int sv[2];
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return make_error(err, errno, "run: session `%s`: socketpair", c->name);
+        pid = fork();
+        if (pid < 0) {
+                close(sv[0]);
+                close(sv[1]);
+                return make_error(err, errno, "run: session `%s`: fork", c->name);
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR);
+
+                /* Nothing of ours but the socket: a pipe's write end (the scratch cleaner's,
+                 * a caller's stdout) held here would keep its reader waiting for us. */
+                if (null < 0 || dup2(sv[1], 3) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+                    dup2(null, 2) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                        _exit(1);
+                setsid();
+                if (fork() == 0)
+                        janitor(c, 3, meta);
+                _exit(0);
+        }
+        close(sv[1]);
+        /* Not waited for here: it exits on its own while the walls are computed, and is
+         * reaped before we become the subreaper (cow_janitor_settle). */
+        c->janitor_parent = pid;
+        c->janitor_fd = sv[0];
+        return 0;
+}
+
+/* The janitor's first answer, once: how the metadata's write went (0 or -errno). */
+int cow_janitor_meta(struct cow_state *c)
+{
+        ssize_t n;
+
+        if (c->janitor_fd < 0 || c->meta_r != 1)
+                return c->meta_r == 1 ? 0 : c->meta_r;
+        while ((n = read(c->janitor_fd, &c->meta_r, sizeof(c->meta_r))) < 0 && errno == EINTR)
+                ;
+        if (n != sizeof(c->meta_r))
+                c->meta_r = -EIO; /* the janitor died */
+        return c->meta_r;
+}
+
+int cow_janitor_ready(struct supervisor *sup, struct error *err)
+{
+        struct cow_state *c = &sup->cow;
+        int r;
+
+        if (c->janitor_parent > 0)
+                while (waitpid(c->janitor_parent, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        c->janitor_parent = 0;
+        r = cow_janitor_meta(c);
+        return r < 0 ? make_error(err, -r, "run: session `%s`: write its metadata", c->name) : 0;
+}
