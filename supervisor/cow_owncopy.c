@@ -16,6 +16,7 @@
 #include "supervisor/creds.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/treemove.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,84 +29,6 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-/* Bytes [at, end) of `from` to the same offsets of `to`. */
-static int copy_range(int from, int to, off_t at, off_t end)
-{
-        char buf[65536];
-
-        while (at < end) {
-                size_t want = end - at > (off_t)(1 << 30) ? (size_t)1 << 30 : (size_t)(end - at);
-                off_t in = at, out = at;
-                ssize_t n = copy_file_range(from, &in, to, &out, want, 0);
-
-                if (n > 0) {
-                        at += n;
-                        continue;
-                }
-                if (n == 0)
-                        return -EIO; /* shorter than it said */
-                if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-                        return -errno;
-                /* another file system: by hand */
-                n = pread(from, buf, want < sizeof(buf) ? want : sizeof(buf), at);
-                if (n <= 0)
-                        return n < 0 ? -errno : -EIO;
-                for (ssize_t w = 0; w < n;) {
-                        ssize_t k = pwrite(to, buf + w, (size_t)(n - w), at + w);
-
-                        if (k < 0)
-                                return -errno;
-                        w += k;
-                }
-                at += n;
-        }
-        return 0;
-}
-
-/* The content, holes kept (as overlayfs's own copy-up keeps them): a sparse disk image of a
- * terabyte is copied as what it holds, not written out whole. */
-static int copy_data(int from, int to, off_t size)
-{
-        off_t at = 0;
-        int r;
-
-        if (ftruncate(to, size) < 0)
-                return -errno;
-        while (at < size) {
-                off_t data = lseek(from, at, SEEK_DATA), hole;
-
-                if (data < 0)
-                        return errno == ENXIO ? 0 : copy_range(from, to, at, size);
-                hole = lseek(from, data, SEEK_HOLE);
-                if (hole < 0)
-                        hole = size;
-                r = copy_range(from, to, data, hole);
-                if (r < 0)
-                        return r;
-                at = hole;
-        }
-        return 0;
-}
-
-/* user.* only: the rest belong to the system (security.capability would not fit a file of
- * the user's; trusted.* needs capabilities). Best effort, as overlayfs's own copy-up. */
-static void copy_user_xattrs(int from, int to)
-{
-        char names[4096], value[4096];
-        ssize_t len = flistxattr(from, names, sizeof(names));
-
-        for (ssize_t at = 0; at < len; at += (ssize_t)strlen(names + at) + 1) {
-                const char *name = names + at;
-                ssize_t n;
-
-                if (strncmp(name, "user.", 5) != 0)
-                        continue;
-                n = fgetxattr(from, name, value, sizeof(value));
-                if (n >= 0)
-                        (void)fsetxattr(to, name, value, (size_t)n, 0);
-        }
-}
 
 /*
  * The copies made for files another user owned, as the overlay shows them (st_dev, st_ino):
@@ -171,9 +94,9 @@ static int replace(int parent, const char *name, const struct stat *st)
                 close(from);
                 return r;
         }
-        r = copy_data(from, to, st->st_size);
+        r = vfs_copy_bytes(from, to);
         if (r == 0) {
-                copy_user_xattrs(from, to);
+                vfs_copy_user_xattrs(from, to);
                 if (fchmod(to, st->st_mode & 01777) < 0 || futimens(to, times) < 0)
                         r = -errno;
         }

@@ -97,7 +97,7 @@ static int check(const struct move *m, int parent, const char *name, int depth)
 
 /* ---- the copy ---------------------------------------------------------------------------- */
 
-static void copy_xattrs(int from, int to)
+void vfs_copy_user_xattrs(int from, int to)
 {
         char names[4096], value[4096];
         ssize_t n = flistxattr(from, names, sizeof(names));
@@ -113,27 +113,67 @@ static void copy_xattrs(int from, int to)
         }
 }
 
-int vfs_copy_bytes(int from, int to)
+/* Bytes [at, end) of `from` to the same offsets of `to`: copy_file_range, else by hand. */
+static int copy_range(int from, int to, off_t at, off_t end)
 {
         const size_t size = 65536;
-        char *buf;
-        ssize_t n;
+        char *buf = NULL;
         int r = 0;
 
-        while ((n = copy_file_range(from, NULL, to, NULL, 1 << 30, 0)) > 0)
-                ;
-        if (n == 0)
-                return 0;
-        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-                return -errno;
-        buf = xcalloc(1, size); /* not on the stack: the copy recurses */
-        while (r == 0 && (n = read(from, buf, size)) > 0)
-                for (ssize_t off = 0, w; r == 0 && off < n; off += w)
-                        if ((w = write(to, buf + off, (size_t)(n - off))) < 0)
+        while (r == 0 && at < end) {
+                size_t want = end - at > (off_t)(1 << 30) ? (size_t)1 << 30 : (size_t)(end - at);
+                off_t in = at, out = at;
+                ssize_t n = buf ? -1 : copy_file_range(from, &in, to, &out, want, 0);
+
+                if (n > 0) {
+                        at += n;
+                        continue;
+                }
+                if (n == 0) {
+                        r = -EIO; /* shorter than fstat said: the file changed */
+                        break;
+                }
+                if (!buf) {
+                        if (errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+                            errno != EOPNOTSUPP)
+                                return -errno;
+                        buf = xcalloc(1, size); /* not on the stack: the copy recurses */
+                }
+                n = pread(from, buf, want < size ? want : size, at);
+                if (n <= 0) {
+                        r = n < 0 ? -errno : -EIO;
+                        break;
+                }
+                for (ssize_t w = 0, k; r == 0 && w < n; w += k)
+                        if ((k = pwrite(to, buf + w, (size_t)(n - w), at + w)) < 0)
                                 r = -errno;
-        if (r == 0 && n < 0)
-                r = -errno;
+                at += n;
+        }
         free(buf);
+        return r;
+}
+
+int vfs_copy_bytes(int from, int to)
+{
+        struct stat st;
+        off_t at = 0;
+        int r = 0;
+
+        if (fstat(from, &st) < 0)
+                return -errno;
+        if (ftruncate(to, st.st_size) < 0)
+                return -errno;
+        while (r == 0 && at < st.st_size) {
+                off_t data = lseek(from, at, SEEK_DATA), hole;
+
+                if (data < 0)
+                        return errno == ENXIO ? 0 : copy_range(from, to, at, st.st_size);
+                hole = lseek(from, data, SEEK_HOLE);
+                if (hole < 0 || hole > st.st_size)
+                        hole = st.st_size;
+                r = copy_range(from, to, data, hole);
+                at = hole;
+        }
         return r;
 }
 
@@ -170,7 +210,7 @@ static int copy_file(struct move *m, int sp, const char *sn, int dp, const char 
         }
         r = vfs_copy_bytes(s, d);
         if (r == 0)
-                copy_xattrs(s, d);
+                vfs_copy_user_xattrs(s, d);
         close(s);
         r = finish(d, st, r);
         if (r == 0 && st->st_nlink > 1) {
@@ -214,7 +254,7 @@ static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *
         if (r == 0)
                 r = e;
         if (r == 0)
-                copy_xattrs(dirfd(dir), d);
+                vfs_copy_user_xattrs(dirfd(dir), d);
         closedir(dir);
         return finish(d, st, r);
 }

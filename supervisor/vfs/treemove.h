@@ -29,9 +29,13 @@
  */
 int treemove(int sdir, const char *sname, int ddir, const char *dname, int noreplace);
 
-/* The bytes of `from` onto `to` from where each stands: copy_file_range, else read and
- * write (the apply of a session too). Returns 0 or -errno. */
+/* The content of the regular file `from` onto the empty `to`, holes kept (SEEK_DATA,
+ * SEEK_HOLE: a sparse disk image is copied as what it holds): copy_file_range, else pread
+ * and pwrite. For the apply of a session and the own copies of cow_owncopy.c too. Returns 0
+ * or -errno. */
 int vfs_copy_bytes(int from, int to);
+/* The user.* extended attributes of `from` onto `to`, as far as they go (best effort). */
+void vfs_copy_user_xattrs(int from, int to);
 
 /*
  * Remove `name` in `parent` and everything beneath, never following a symlink (a name

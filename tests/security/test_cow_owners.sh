@@ -99,6 +99,8 @@ grep -qx 'M teamfile (content; mode 664 -> 644; times)' <<<"$diff" || grep -qx '
         fail "apply: $(cat "$top/err")"
 [ "$(cat "$top/ws/teamfile")" = "$(printf 'team\nmore')" ] || fail "teamfile after apply"
 [ "$(cat "$top/ws/rootfile")" = roo ] || fail "rootfile after apply"
+[ "$(stat -c %s "$top/ws/sparse")" = 1073741825 ] && [ "$(du -k "$top/ws/sparse" | cut -f1)" -lt 1024 ] ||
+        fail "apply wrote the sparse file's holes out: $(du -k "$top/ws/sparse")"
 [ "$(stat -c '%g %a' "$top/ws/teamfile")" = "$team 644" ] ||
         fail "teamfile's group or mode after apply: $(stat -c '%g %a' "$top/ws/teamfile")"
 echo "files of other owners checked; $fails failure(s)"
