@@ -81,6 +81,13 @@ static void fork_ghosts(int n, FILE *out)
                 if (pids[i] == 0)
                         _exit(0);
         }
+        /* One write a line: four forkers share the pipe, and a buffered stream flushes
+         * 4 KiB at a time, cutting lines that another forker's chunk then splits: "12" of one
+         * and "34\n" of another read as 1234 (the harness then wrote it to ns_last_pid:
+         * EINVAL), and a chunk that began with the "\n" of a cut line read as 0, which the
+         * attack passed to kill(): its own process group died (stockade: exit 137). Both
+         * failed CI runs of test_tree. A line is far below PIPE_BUF. */
+        setvbuf(out, NULL, _IOLBF, 0);
         for (int i = 0; i < n; i++)
                 fprintf(out, "%d\n", (int)pids[i]);
         fflush(out);
@@ -128,7 +135,11 @@ static int ghosts(int n, int forkers)
         if (!fgets(line, sizeof(line), stdin))
                 return EXIT_SETUP;
         for (int i = 0; i < got; i++) {
-                int pidfd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+                int pidfd;
+
+                if (pids[i] <= 1)
+                        continue; /* never kill(0), our own group, nor kill(-1) */
+                pidfd = (int)syscall(SYS_pidfd_open, pids[i], 0);
 
                 if (pidfd >= 0) {
                         if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
