@@ -224,6 +224,13 @@ int binder_bind(struct binder *b, int sock, int cwd, const char *path, mode_t ma
         return -err;
 }
 
+void binder_end(struct binder *b)
+{
+        /* shutdown, not close: a handler may still hold the number; its request fails. */
+        if (b->chan >= 0)
+                shutdown(b->chan, SHUT_RDWR);
+}
+
 void binder_stop(struct binder *b)
 {
         if (b->chan >= 0)

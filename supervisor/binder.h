@@ -71,6 +71,10 @@ int binder_start(struct binder *b, const struct binder_walls *w, const char **st
 int binder_bind(struct binder *b, int sock, int cwd, const char *path, mode_t mask,
                 const struct stat *dir);
 
+/* Tell the binder to end (it reads EOF) without closing our end, which a handler may still
+ * be using (its bind then fails with EIO): the teardown reaps it at once instead of finding
+ * it in /proc after 100 ms (every run's end waited that long). */
+void binder_end(struct binder *b);
 /* Close our end: the binder exits (reaped with the tree's teardown). */
 void binder_stop(struct binder *b);
 

@@ -198,6 +198,7 @@ static void reap_all(struct supervisor *sup)
          * it here while it waits for us. */
         scratch_release(sup);
         sockmaker_end(&sup->netns);
+        binder_end(&sup->binder);
         /* Our child: its number is ours until we reap it (ptrace.c forgets it then). */
         if (sup->watcher > 0)
                 kill(sup->watcher, SIGKILL);
