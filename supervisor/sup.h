@@ -93,6 +93,11 @@ struct supervisor {
          * grants the overlay whole, is no wall there, so the calls that make, remove or
          * rename a name resolve in the view (fs_path.c), never the fast way. */
         bool cow_hides;
+        /* A hidden entry lies beneath a place the sandbox may write (a --hide path in the
+         * workspace, ~/.pgpass with --rw ~): one that does not exist has no inode for
+         * Landlock to refuse, so an open that creates a new file resolves in the view
+         * (fs_open.c), never the fast way, which would make the file before judging it. */
+        bool hidden_in_writable;
         uint64_t cow_access;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
         dev_t devpts_dev;        /* st_dev of /dev/pts: the sandbox's ptys are there */

@@ -518,6 +518,9 @@ int walls_setup(struct supervisor *sup, struct error *err)
                 return -1;
         sup->cwd = xstrdup(cwd);
         masks_add(sup);
+        for (size_t i = 0; i < sup->places.n && !sup->hidden_in_writable; i++)
+                sup->hidden_in_writable = sup->places.v[i].kind == PLACE_TREE &&
+                                          grants_hidden_named_beneath(view, sup->places.v[i].path);
         return 0;
 }
 

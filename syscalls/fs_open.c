@@ -403,7 +403,18 @@ static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st
                 uint64_t resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | oc->resolve;
                 int base = oc->base == AT_FDCWD ? fs_abs_base(sup, &resolve) : oc->base;
 
-                fd = open_as(sup, oc, base, oc->path, oc->flags, resolve);
+                /* A hidden path not made yet may lie where the sandbox writes (sup.h): the
+                 * fast way only opens what exists, and a new file is made the slow way, in
+                 * the view, which refuses such a path before anything is made. */
+                if (sup->hidden_in_writable && (oc->flags & O_CREAT) && !oc->resolve) {
+                        fd = oc->flags & O_EXCL ? -EXDEV
+                                                : open_as(sup, oc, base, oc->path,
+                                                          oc->flags & ~O_CREAT, resolve);
+                        if (fd == -ENOENT)
+                                fd = -EXDEV;
+                } else {
+                        fd = open_as(sup, oc, base, oc->path, oc->flags, resolve);
+                }
         }
         /*
          * openat2's own RESOLVE_* rules bind the kernel's walk, which the view's walk does not

@@ -495,8 +495,8 @@ static void hidden_made_later(void **state)
 static void hidden_absent_not_made(void **state)
 {
         char opt[PATH_MAX + 64], dir[PATH_MAX + 64], script[4 * PATH_MAX + 512];
-        char deep[PATH_MAX + 64];
-        const char *opts[] = {"--rw", extra, "--hide", opt, "--hide", deep, NULL};
+        char deep[PATH_MAX + 64], viadir[PATH_MAX + 64];
+        const char *opts[] = {"--rw", extra, "--hide", opt, "--hide", deep, "--hide", viadir, NULL};
         struct run_result r;
         struct stat st;
 
@@ -504,6 +504,12 @@ static void hidden_absent_not_made(void **state)
         snprintf(dir, sizeof(dir), "%s/later", extra);
         memcpy(opt, dir, sizeof(opt));
         snprintf(deep, sizeof(deep), "%s/later2/secret", extra);
+        /* hd/s1 through a symlink to hd: the path as written names no hidden entry (a
+         * second review made an empty file there, 0666, refused only after the fact). */
+        snprintf(viadir, sizeof(viadir), "%s/hd", extra);
+        assert_int_equal(mkdir(viadir, 0777), 0);
+        assert_int_equal(chmod(viadir, 0777), 0);
+        snprintf(viadir, sizeof(viadir), "%s/hd/s1", extra);
         assert_int_equal(chmod(extra, 0777), 0);
         /* later2/secret by renaming a directory that holds it into place (a second review
          * planted ~/.cache/huggingface/token so), plainly and by exchange. */
@@ -513,6 +519,7 @@ static void hidden_absent_not_made(void **state)
                  "mkdir x && echo planted > x/secret && mv x later2; "
                  "mkdir y later2 && echo planted > y/secret && python3 -c \"import ctypes; "
                  "print(ctypes.CDLL(None).renameat2(-100, b'y', -100, b'later2', 2))\"; "
+                 "ln -s hd lnk; echo x > lnk/s1; echo x > lnk/../hd/s1; "
                  "mkdir visible && echo made",
                  dir, dir, extra);
         run_script(opts, script, &r);
@@ -520,12 +527,14 @@ static void hidden_absent_not_made(void **state)
                 fail_msg("a hidden name that did not exist was made: %s", r.err);
         if (lstat(deep, &st) == 0)
                 fail_msg("a hidden path was made by a rename: %s %s", r.out, r.err);
+        if (lstat(viadir, &st) == 0)
+                fail_msg("a hidden file was made through a symlink: %s %s", r.out, r.err);
         if (!strstr(r.out, "made"))
                 fail_msg("the control (mkdir beside it) failed: %s %s", r.out, r.err);
         runner_free(&r);
-        snprintf(script, sizeof(script), "rm -rf '%s/visible' '%s/later2' '%s/x' '%s/y'", extra,
-                 extra, extra, extra);
-        assert_int_equal(system(script), 0);
+        assert_int_equal(chdir(extra), 0);
+        assert_int_equal(system("rm -rf visible later2 x y hd lnk"), 0);
+        assert_int_equal(chdir(top), 0);
         assert_int_equal(chmod(extra, 0755), 0);
 }
 
