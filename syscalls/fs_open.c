@@ -380,12 +380,15 @@ static bool creates_hidden(const struct supervisor *sup, const struct open_call 
         if (oc->path[0] == '/') {
                 snprintf(path, sizeof(path), "%s", oc->path);
         } else {
-                if (fs_base_path(sup, oc->base, path, sizeof(path)) < 0)
-                        return true;
+                /* Deeper than PATH_MAX: the view names nothing there (fs_path.c name_path). */
+                int r = fs_base_path(sup, oc->base, path, sizeof(path));
+
+                if (r < 0)
+                        return r != -ENAMETOOLONG;
                 n = strlen(path);
                 if (snprintf(path + n, sizeof(path) - n, "/%s", oc->path) >=
                     (int)(sizeof(path) - n))
-                        return true;
+                        return false;
         }
         if (vfs_path_normalize(path, sizeof(path), path) < 0)
                 return true;
