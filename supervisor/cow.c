@@ -188,6 +188,10 @@ static int make_upper(const char *upper, int lower_fd)
                 return -errno;
         if (geteuid() == 0 && chown(upper, st.st_uid, st.st_gid) < 0)
                 return -errno;
+        /* Otherwise the group where the user may give it (a team's project: what is made in
+         * it takes that group, as natively). */
+        if (geteuid() != 0 && st.st_gid != getegid())
+                (void)chown(upper, (uid_t)-1, st.st_gid);
         if (utimensat(AT_FDCWD, upper, (struct timespec[]){st.st_atim, st.st_mtim}, 0) < 0)
                 return -errno;
         return chmod(upper, st.st_mode & 07777) < 0 ? -errno : 0;
@@ -421,6 +425,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                         session_meta_free(&old);
                         goto fail;
                 }
+                cow_own_dirs(sup, c->m[i].lower_fd, c->m[i].upper);
         }
         session_meta_free(&old);
         meta.n_mounts = c->n;

@@ -96,6 +96,10 @@ int cow_own_copy(struct supervisor *sup, int fd, enum cow_own_need need);
 /* `fd` is such a copy of a file another user owned: what only its owner may do (chmod,
  * chown, explicit times) is refused, as it was on the original (EPERM). */
 bool cow_own_denies(int fd);
+/* Before the overlay is mounted, in a user namespace, when the lower's root (`lower_fd`) is
+ * the user's in another group: its directories that are so too are made in `upper`
+ * beforehand, as they are (cow_owncopy.c), which overlayfs could not copy up (EOVERFLOW). */
+void cow_own_dirs(struct supervisor *sup, int lower_fd, const char *upper);
 
 /* Reap the child that forked the janitor (cow_setup does not wait for it): before we become
  * the child subreaper, so that the janitor is not our child then but init's (the teardown

@@ -18,6 +18,7 @@
 #include "supervisor/util.h"
 #include "supervisor/vfs/treemove.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -166,4 +167,133 @@ int cow_own_copy(struct supervisor *sup, int fd, enum cow_own_need need)
         }
         close(parent);
         return r < 0 ? r : 1;
+}
+
+/* ---- directories ------------------------------------------------------------------------- */
+
+/*
+ * overlayfs copies a directory up before anything is made, removed or renamed in it, and
+ * refuses one of an owner or group the namespace lacks (EOVERFLOW) as it does a file; nor
+ * can a directory be replaced by a rename as a file is (EXDEV). But before the overlay is
+ * mounted an upper directory may simply be made, and the overlay merges it with the lower
+ * one. So when the workspace's root is the user's in another group (a team's set-group-ID
+ * project: every directory of it is), each directory of it that is so too is made in the
+ * upper beforehand (with the directories on the way), with the lower's mode, group and
+ * times: nothing the sandbox sees changes. Not a directory of another owner (a
+ * world-writable one of root's): made by the user it would be the user's, who could then do
+ * what only its owner may; such a directory, and what lies beneath it, stays EOVERFLOW.
+ * Bounded by OWN_DIRS_MAX directories and OWN_DEPTH_MAX levels: past those, as before.
+ */
+enum { OWN_DIRS_MAX = 20000, OWN_DEPTH_MAX = 64 };
+
+struct dirwalk {
+        int lower, upper;
+        char **made; /* relative paths made, parents first */
+        struct timespec (*times)[2];
+        size_t n, cap, seen;
+};
+
+/* The user's, in a group the namespace does not map. */
+static bool team_dir(const struct stat *st)
+{
+        return S_ISDIR(st->st_mode) && st->st_uid == geteuid() && st->st_gid != getegid();
+}
+
+/* `rel`'s directory in the upper, as the lower's: 0, or -1 when it cannot be made. */
+static int make_dir(struct dirwalk *w, const char *rel)
+{
+        struct stat st;
+
+        if (fstatat(w->lower, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid())
+                return -1;
+        if (mkdirat(w->upper, rel, 0700) < 0)
+                return errno == EEXIST ? 0 : -1;
+        if (st.st_gid != getegid())
+                (void)fchownat(w->upper, rel, (uid_t)-1, st.st_gid, AT_SYMLINK_NOFOLLOW);
+        if (fchmodat(w->upper, rel, st.st_mode & 07777, 0) < 0)
+                return -1;
+        if (w->n == w->cap) {
+                w->cap = w->cap ? 2 * w->cap : 64;
+                w->made = xrealloc(w->made, w->cap * sizeof(*w->made));
+                w->times = xrealloc(w->times, w->cap * sizeof(*w->times));
+        }
+        w->made[w->n] = xstrdup(rel);
+        w->times[w->n][0] = st.st_atim;
+        w->times[w->n][1] = st.st_mtim;
+        w->n++;
+        return 0;
+}
+
+/* `rel` and the directories on its way. */
+static int make_chain(struct dirwalk *w, char *rel)
+{
+        for (char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+                *s = '\0';
+                if (make_dir(w, rel) < 0) {
+                        *s = '/';
+                        return -1;
+                }
+                *s = '/';
+        }
+        return make_dir(w, rel);
+}
+
+static void walk_dirs(struct dirwalk *w, char *rel, size_t len, int depth)
+{
+        int fd = openat(w->lower, len ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(d)) && w->seen < OWN_DIRS_MAX;) {
+                size_t n = strlen(de->d_name);
+                struct stat st;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) || len + n + 2 > PATH_MAX ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode))
+                        continue;
+                w->seen++;
+                snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", de->d_name);
+                if (team_dir(&st))
+                        (void)make_chain(w, rel);
+                if (depth < OWN_DEPTH_MAX)
+                        walk_dirs(w, rel, len + n + (len ? 1 : 0), depth + 1);
+                rel[len] = '\0';
+        }
+        closedir(d);
+}
+
+void cow_own_dirs(struct supervisor *sup, int lower_fd, const char *upper)
+{
+        struct dirwalk w = {.lower = lower_fd};
+        char rel[PATH_MAX] = "";
+        struct stat st;
+
+        if (sup->layers.ipc != IPC_NS_USERNS || fstat(lower_fd, &st) < 0 || !team_dir(&st))
+                return;
+        w.upper = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (w.upper < 0)
+                return;
+        w.lower = openat(lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (w.lower >= 0)
+                walk_dirs(&w, rel, 0, 0);
+        /* Times last, children before their parents, whose times each mkdir changed; the
+         * root's too (make_upper gave it the lower's). */
+        for (size_t i = w.n; i-- > 0;) {
+                (void)utimensat(w.upper, w.made[i], w.times[i], AT_SYMLINK_NOFOLLOW);
+                free(w.made[i]);
+        }
+        if (w.n)
+                (void)futimens(w.upper, (struct timespec[]){st.st_atim, st.st_mtim});
+        free(w.made);
+        free(w.times);
+        if (w.lower >= 0)
+                close(w.lower);
+        close(w.upper);
 }
