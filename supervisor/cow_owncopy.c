@@ -188,7 +188,9 @@ enum { OWN_DIRS_MAX = 20000, OWN_DEPTH_MAX = 64 };
 
 struct dirwalk {
         int lower, upper;
-        char **made; /* relative paths made, parents first */
+        dev_t state_dev; /* the state directory, which the walk never enters (the session's */
+        ino_t state_ino; /* upper may lie in the workspace, and beneath that directory) */
+        char **made;     /* relative paths made, parents first */
         struct timespec (*times)[2];
         size_t n, cap, seen;
 };
@@ -256,7 +258,8 @@ static void walk_dirs(struct dirwalk *w, char *rel, size_t len, int depth)
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
                     (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) || len + n + 2 > PATH_MAX ||
                     fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                    !S_ISDIR(st.st_mode))
+                    !S_ISDIR(st.st_mode) ||
+                    (st.st_dev == w->state_dev && st.st_ino == w->state_ino))
                         continue;
                 w->seen++;
                 snprintf(rel + len, PATH_MAX - len, "%s%s", len ? "/" : "", de->d_name);
@@ -273,10 +276,14 @@ void cow_own_dirs(struct supervisor *sup, int lower_fd, const char *upper)
 {
         struct dirwalk w = {.lower = lower_fd};
         char rel[PATH_MAX] = "";
-        struct stat st;
+        struct stat st, state;
 
         if (sup->layers.ipc != IPC_NS_USERNS || fstat(lower_fd, &st) < 0 || !team_dir(&st))
                 return;
+        if (stat(sup->cow.state, &state) == 0) {
+                w.state_dev = state.st_dev;
+                w.state_ino = state.st_ino;
+        }
         w.upper = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (w.upper < 0)
                 return;

@@ -124,6 +124,9 @@ out=$(cd "$tw" && as_user "$stockade" run -q --state-dir "$tw/state2" --session 
         fail "in the team's project: $out"
 [ "$(cd "$tw" && find . -path ./state2 -prune -o -printf '%p %m %u %g %s %T@\n' | sort)" = "$tbefore" ] ||
         fail "the team's project changed before apply"
+# The session lies in the workspace here: the walk that makes the directories never enters it.
+[ -z "$(find "$tw/state2" -path '*/upper/state2' 2>/dev/null | head -1)" ] ||
+        fail "the walk made the state directory in the session's upper"
 (cd "$tw" && as_user "$stockade" apply team --state-dir "$tw/state2" >/dev/null 2>"$top/err") ||
         fail "apply team: $(cat "$top/err")"
 [ "$(stat -c %g "$tw/sub/new2" 2>/dev/null)" = $team ] && [ "$(cat "$tw/sub/f")" = "$(printf 'f\nz')" ] ||
