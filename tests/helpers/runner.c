@@ -3,8 +3,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +205,26 @@ void runner_free(struct run_result *r)
         free(r->out);
         free(r->err);
         memset(r, 0, sizeof(*r));
+}
+
+int runner_shell(const char *fmt, ...)
+{
+        char cmd[4 * PATH_MAX];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= sizeof(cmd)) {
+                fprintf(stderr, "runner_shell: command too long: %.80s...\n", cmd);
+                return -1;
+        }
+        if (system(cmd) != 0) {
+                fprintf(stderr, "`%s` failed\n", cmd);
+                return -1;
+        }
+        return 0;
 }
 
 int runner_process_alive(const char *needle)

@@ -37,6 +37,10 @@ void runner_free(struct run_result *r);
  */
 char **runner_workspace_rw(char *const argv[]);
 
+/* system() of the command `fmt` formats (no sandbox: setting a test up, judging the host).
+ * Returns 0, or -1 after printing the command that failed (or was too long) on stderr. */
+int runner_shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* 1 if any live process's cmdline contains `needle` (used to check nothing outlived a run). */
 int runner_process_alive(const char *needle);
 

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "tests/helpers/runner.h"
+
 #include "supervisor/scratch.h"
 
 #include <fcntl.h>
@@ -21,17 +23,8 @@
 
 static char T[PATH_MAX];
 
-static void sh(const char *fmt, ...)
-{
-        char cmd[4 * PATH_MAX];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        if (system(cmd) != 0)
-                fail_msg("`%s` failed", cmd);
-}
+/* The host side of a test: a command that must succeed (runner.h). */
+#define sh(...) assert_int_equal(runner_shell(__VA_ARGS__), 0)
 
 static int setup(void **state)
 {
