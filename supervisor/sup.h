@@ -96,7 +96,9 @@ struct supervisor {
         /* A hidden entry lies beneath a place the sandbox may write (a --hide path in the
          * workspace, ~/.pgpass with --rw ~): one that does not exist has no inode for
          * Landlock to refuse, so an open that creates a new file resolves in the view
-         * (fs_open.c), never the fast way, which would make the file before judging it. */
+         * (fs_open.c), never the fast way, which would make the file before judging it, and
+         * the fast ways of the name changes ask the view about the name (fs_path.c). Where
+         * none does, those cost nothing: Landlock refuses every such name. */
         bool hidden_in_writable;
         uint64_t cow_access;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */

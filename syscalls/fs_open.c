@@ -35,7 +35,6 @@
 #include "supervisor/tmem.h"
 #include "supervisor/trace_decode.h"
 #include "supervisor/util.h"
-#include "supervisor/vfs/path.h"
 #include "supervisor/vfs/resolve.h"
 #include "supervisor/vfs/special.h"
 
@@ -362,44 +361,10 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 
 /* ---- the handler ------------------------------------------------------------------------- */
 
-/* An open that may create names a path the view hides (a --hide path that did not exist at
- * the start, which no Landlock rule carves out): the fast way would make the file before
- * the view refused what it got, so such an open takes the slow way, which resolves in the
- * view and refuses first. Only a choice of way, so the path as written, normalised
- * lexically, is enough: a '..' after a symlink may mislead it either way, into the slow way
- * (correct, only slower) or, through a symlink into such a place, into the fast way, whose
- * result is then refused after the fact, as before. */
-static bool creates_hidden(const struct supervisor *sup, const struct open_call *oc)
-{
-        const struct vfs_mount *m;
-        char path[PATH_MAX];
-        size_t n;
-
-        if (!creates(oc->flags))
-                return false;
-        if (oc->path[0] == '/') {
-                snprintf(path, sizeof(path), "%s", oc->path);
-        } else {
-                /* Deeper than PATH_MAX: the view names nothing there (fs_path.c name_path). */
-                int r = fs_base_path(sup, oc->base, path, sizeof(path));
-
-                if (r < 0)
-                        return r != -ENAMETOOLONG;
-                n = strlen(path);
-                if (snprintf(path + n, sizeof(path) - n, "/%s", oc->path) >=
-                    (int)(sizeof(path) - n))
-                        return false;
-        }
-        if (vfs_path_normalize(path, sizeof(path), path) < 0)
-                return true;
-        m = vfs_view_find(&sup->view, path);
-        return m && m->mode == VFS_HIDDEN;
-}
-
 static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st)
 {
         unsigned ptn;
-        bool fast = fast_candidate(sup, oc) && !creates_hidden(sup, oc);
+        bool fast = fast_candidate(sup, oc);
         int fd = -EXDEV, r;
 
         if (fast) {
