@@ -301,14 +301,41 @@ static bool has_dot_component(const char *path)
  * entry's exception stays visible). Something created later in a hidden place is covered by
  * its ancestor; a hidden path that appears only later is not (nor is it for Landlock).
  */
-/* A hidden entry's real path, if a symlink on the way leads elsewhere: hidden as well. */
+/* realpath(3) of `path`, or, when it does not exist, of its nearest existing ancestor with
+ * the rest appended: where the path would be made. false if none resolves. */
+static bool real_or_would_be(const char *path, char real[PATH_MAX])
+{
+        char head[PATH_MAX], rest[PATH_MAX] = "";
+        char *slash;
+
+        if (!places_absent(path))
+                return realpath(path, real) != NULL;
+        snprintf(head, sizeof(head), "%s", path);
+        while ((slash = strrchr(head, '/')) && slash != head) {
+                char tail[PATH_MAX];
+
+                snprintf(tail, sizeof(tail), "%s%s", slash, rest);
+                snprintf(rest, sizeof(rest), "%s", tail);
+                *slash = '\0';
+                if (!places_absent(head)) {
+                        if (!realpath(head, real) || strlen(real) + strlen(rest) >= PATH_MAX)
+                                return false;
+                        strcat(real, strcmp(real, "/") ? rest : rest + 1);
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* A hidden entry's real path, if a symlink on the way leads elsewhere: hidden as well, for a
+ * path that does not exist yet too (an outside review made `--hide LINK/secret`, LINK a
+ * symlink to a writable directory, as DIR/secret and read it back by the hidden name). */
 static void hide_real(struct vfs_view *v, const char *path, const char *origin)
 {
         char real[PATH_MAX];
         struct vfs_mount m;
 
-        if (places_absent(path) || !realpath(path, real) || strcmp(real, path) == 0 ||
-            vfs_view_hidden(v, real))
+        if (!real_or_would_be(path, real) || strcmp(real, path) == 0 || vfs_view_hidden(v, real))
                 return;
         if (vfs_mount_init(&m, VFS_HIDDEN, real, NULL, origin) == 0)
                 vfs_view_add(v, &m);

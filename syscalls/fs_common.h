@@ -80,6 +80,10 @@ static inline int fs_abs_base(const struct supervisor *sup, uint64_t *resolve)
  * ptys), procfs only through the /proc view (`proc_view`). Returns 0 or -errno. */
 int fs_check_result(struct supervisor *sup, int fd, bool proc_view, struct stat *out);
 
+/* The view hides `last` in the directory `dir` (an fd in the sandbox's namespace), a name
+ * that need not exist (fs_path.c); true when that cannot be told. */
+bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last);
+
 /* Find `path` in the view as the program would (fs_look.c): from `base` (our copy of its
  * dirfd or cwd; AT_FDCWD for an absolute path), AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH as
  * for fstatat. Returns an O_PATH fd of the object, or -errno (ENOENT for what the view does

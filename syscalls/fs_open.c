@@ -361,6 +361,43 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 
 /* ---- the handler ------------------------------------------------------------------------- */
 
+/*
+ * A new file for an openat2 with the program's own RESOLVE_* rules, which have the fast way
+ * only (the view's walk does not keep them), where a hidden name may lie in a writable place
+ * (sup.h): its directory found as the kernel finds it, the name asked of the view there, and
+ * made from that directory. A dangling symlink at the name is refused: where it leads is
+ * not judged. Returns the fd or -errno.
+ */
+static int create_judged(struct supervisor *sup, const struct open_call *oc, int base,
+                         uint64_t resolve)
+{
+        const char *slash = strrchr(oc->path, '/');
+        char dir[PATH_MAX];
+        struct stat st;
+        int parent, r;
+
+        if (!slash) {
+                snprintf(dir, sizeof(dir), ".");
+        } else if (slash[1] == '\0') {
+                return open_as(sup, oc, base, oc->path, oc->flags, resolve); /* EISDIR */
+        } else {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - oc->path + 1), oc->path);
+        }
+        parent = open_as(sup, oc, base, dir, O_PATH | O_DIRECTORY, resolve);
+        if (parent < 0)
+                return parent;
+        slash = slash ? slash + 1 : oc->path;
+        if (!(oc->flags & O_NOFOLLOW) && fstatat(parent, slash, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode))
+                r = -EACCES;
+        else if (fs_view_hides_name(sup, parent, slash))
+                r = -EACCES;
+        else
+                r = open_as(sup, oc, parent, slash, oc->flags, resolve);
+        close(parent);
+        return r;
+}
+
 static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st)
 {
         unsigned ptn;
@@ -374,12 +411,12 @@ static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st
                 /* A hidden path not made yet may lie where the sandbox writes (sup.h): the
                  * fast way only opens what exists, and a new file is made the slow way, in
                  * the view, which refuses such a path before anything is made. */
-                if (sup->hidden_in_writable && (oc->flags & O_CREAT) && !oc->resolve) {
-                        fd = oc->flags & O_EXCL ? -EXDEV
+                if (sup->hidden_in_writable && (oc->flags & O_CREAT)) {
+                        fd = oc->flags & O_EXCL ? -ENOENT
                                                 : open_as(sup, oc, base, oc->path,
                                                           oc->flags & ~O_CREAT, resolve);
                         if (fd == -ENOENT)
-                                fd = -EXDEV;
+                                fd = oc->resolve ? create_judged(sup, oc, base, resolve) : -EXDEV;
                 } else {
                         fd = open_as(sup, oc, base, oc->path, oc->flags, resolve);
                 }

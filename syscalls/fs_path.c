@@ -313,7 +313,7 @@ static int name_path(const struct supervisor *sup, int dir, const char *last, ch
  * made later) has no inode in places, only its path. Unsure: the slow way decides. Asked
  * only where a hidden entry lies beneath a writable place (sup->hidden_in_writable):
  * elsewhere Landlock refuses to make the name, which is no oracle for a missing one. */
-static bool view_hides_name(const struct supervisor *sup, int dir, const char *last)
+bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last)
 {
         const struct vfs_mount *m;
         char path[PATH_MAX];
@@ -360,7 +360,7 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
          * judge that): the kernel would tell an existing name from a missing one (EEXIST,
          * EADDRINUSE) before Landlock refused the change. The view answers instead. */
         if (r >= 0 && (places_hidden(&sup->places, r) != 0 || names_hidden(sup, r, pa->last) ||
-                       (sup->hidden_in_writable && view_hides_name(sup, r, pa->last)))) {
+                       (sup->hidden_in_writable && fs_view_hides_name(sup, r, pa->last)))) {
                 close(r);
                 r = -EXDEV;
         }

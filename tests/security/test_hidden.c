@@ -495,8 +495,9 @@ static void hidden_made_later(void **state)
 static void hidden_absent_not_made(void **state)
 {
         char opt[PATH_MAX + 64], dir[PATH_MAX + 64], script[4 * PATH_MAX + 512];
-        char deep[PATH_MAX + 64], viadir[PATH_MAX + 64];
-        const char *opts[] = {"--rw", extra, "--hide", opt, "--hide", deep, "--hide", viadir, NULL};
+        char deep[PATH_MAX + 64], viadir[PATH_MAX + 64], spelt[PATH_MAX + 64], real[PATH_MAX + 64];
+        const char *opts[] = {"--rw",   extra,  "--hide", opt,   "--hide", deep,
+                              "--hide", viadir, "--hide", spelt, NULL};
         struct run_result r;
         struct stat st;
 
@@ -510,6 +511,15 @@ static void hidden_absent_not_made(void **state)
         assert_int_equal(mkdir(viadir, 0777), 0);
         assert_int_equal(chmod(viadir, 0777), 0);
         snprintf(viadir, sizeof(viadir), "%s/hd/s1", extra);
+        /* hd2/s2 hidden as spelt through a symlink to hd2 (a third review made it as hd2/s2
+         * and read it back by the hidden name). */
+        snprintf(real, sizeof(real), "%s/hd2", extra);
+        assert_int_equal(mkdir(real, 0777), 0);
+        assert_int_equal(chmod(real, 0777), 0);
+        snprintf(spelt, sizeof(spelt), "%s/hd2link", extra);
+        assert_int_equal(symlink("hd2", spelt), 0);
+        snprintf(spelt, sizeof(spelt), "%s/hd2link/s2", extra);
+        snprintf(real, sizeof(real), "%s/hd2/s2", extra);
         assert_int_equal(chmod(extra, 0777), 0);
         /* later2/secret by renaming a directory that holds it into place (a second review
          * planted ~/.cache/huggingface/token so), plainly and by exchange. */
@@ -519,7 +529,12 @@ static void hidden_absent_not_made(void **state)
                  "mkdir x && echo planted > x/secret && mv x later2; "
                  "mkdir y later2 && echo planted > y/secret && python3 -c \"import ctypes; "
                  "print(ctypes.CDLL(None).renameat2(-100, b'y', -100, b'later2', 2))\"; "
-                 "ln -s hd lnk; echo x > lnk/s1; echo x > lnk/../hd/s1; "
+                 "ln -s hd lnk; echo x > lnk/s1; echo x > lnk/../hd/s1; echo x > hd2/s2; "
+                 /* openat2 with RESOLVE_BENEATH, which has the fast way only */
+                 "python3 -c \"import ctypes, os, struct; "
+                 "h = ctypes.create_string_buffer(struct.pack('QQQ', os.O_CREAT | os.O_WRONLY, "
+                 "0o644, 8)); ctypes.CDLL(None).syscall(437, -100, b'later', h, 24); "
+                 "ctypes.CDLL(None).syscall(437, -100, b'hd/s1', h, 24)\"; "
                  "mkdir visible && echo made",
                  dir, dir, extra);
         run_script(opts, script, &r);
@@ -529,11 +544,13 @@ static void hidden_absent_not_made(void **state)
                 fail_msg("a hidden path was made by a rename: %s %s", r.out, r.err);
         if (lstat(viadir, &st) == 0)
                 fail_msg("a hidden file was made through a symlink: %s %s", r.out, r.err);
+        if (lstat(real, &st) == 0)
+                fail_msg("a path hidden through a symlink was made: %s %s", r.out, r.err);
         if (!strstr(r.out, "made"))
                 fail_msg("the control (mkdir beside it) failed: %s %s", r.out, r.err);
         runner_free(&r);
         assert_int_equal(chdir(extra), 0);
-        assert_int_equal(system("rm -rf visible later2 x y hd lnk"), 0);
+        assert_int_equal(system("rm -rf visible later2 x y hd lnk hd2 hd2link"), 0);
         assert_int_equal(chdir(top), 0);
         assert_int_equal(chmod(extra, 0755), 0);
 }
