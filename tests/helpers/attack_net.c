@@ -543,6 +543,14 @@ static int proc_net_tcp(const char *path, int host_port)
         if (bind(l, (struct sockaddr *)&sa, len) < 0 || listen(l, 1) < 0 ||
             getsockname(l, (struct sockaddr *)&sa, &len) < 0)
                 return err(errno);
+        /* Another namespace numbers its ports alone: ours may be PORT by chance (a CI run saw
+         * "own:yes host:yes" so). Then take another, or "host" would be this listener. */
+        if (ntohs(sa.sin_port) == host_port) {
+                int again = proc_net_tcp(path, host_port);
+
+                close(l);
+                return again;
+        }
         if (!(f = fopen(path, "r")))
                 return err(errno);
         while (fgets(line, sizeof(line), f)) {
