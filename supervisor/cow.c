@@ -253,6 +253,23 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
         return 0;
 }
 
+/* A named session that an earlier stockade, killed while it started, left without its
+ * metadata (session_unborn) is started afresh: nothing of a run is in it. We hold its lock. */
+static int start_unborn(struct cow_state *c, struct error *err)
+{
+        _cleanup_close_ int fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r;
+
+        if (fd < 0 || !session_unborn(fd))
+                return 0;
+        r = session_clear_unborn(fd);
+        if (r < 0)
+                return make_error(err, -r, "run: session `%s`: clearing what a stopped start left",
+                                  c->name);
+        c->existed = false;
+        return 0;
+}
+
 /* A continued session must be over the same mounts. */
 static int check_same_mounts(const struct cow_state *c, const struct session_meta *old,
                              struct error *err)
@@ -400,6 +417,8 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 return 0;
         if (open_session(c, sup->cfg, err) < 0)
                 return -1;
+        if (c->existed && start_unborn(c, err) < 0)
+                goto fail;
         if (c->existed) {
                 r = session_meta_read(c->dir, &old);
                 if (r < 0) {

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,6 +44,9 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
         char what = 0;
         int r;
 
+        /* stockade may be dead already (SIGKILL while it started): the writes below must
+         * not kill us before the session is put right. */
+        signal(SIGPIPE, SIG_IGN);
         /* First the session's metadata (cow_setup made it): its fsync is ours, not the run's,
          * and the supervisor reads the outcome before the sandbox starts (cow_janitor_ready). */
         r = session_meta_write(c->dir, first);
@@ -61,6 +65,9 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                 session_meta_free(&meta);
         }
         (void)!write(fd, "d", 1); /* done: the session may be unlocked */
+        /* Sessions of this store that an earlier stockade, killed while it started, left
+         * without their metadata; nobody waits for this. */
+        session_sweep_unborn(c->state, SESSION_UNBORN_AGE);
         _exit(0);
 }
 

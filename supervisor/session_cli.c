@@ -53,7 +53,9 @@ static const char usage_sessions[] =
         "Usage: stockade sessions [--state-dir DIR]\n"
         "\n"
         "List the sessions, oldest first, one a line: name, last update, number of changes,\n"
-        "bytes held, command. A damaged session says what is wrong with it instead.\n";
+        "bytes held, command. A damaged session says what is wrong with it instead.\n"
+        "Sessions that never began (stockade killed while it started: no metadata, nothing\n"
+        "in them) and are at least ten seconds old are removed first.\n";
 
 /* ---- arguments --------------------------------------------------------------------------- */
 
@@ -224,11 +226,24 @@ static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
         sm->loaded = true;
 }
 
+static bool sess_unborn(const struct sess *s)
+{
+        _cleanup_close_ int fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        return fd >= 0 && session_unborn(fd);
+}
+
 void sess_load(struct sess *s)
 {
         int r = session_meta_read(s->dir, &s->meta);
 
-        if (r == -ENOENT)
+        if (r == -ENOENT && (s->unborn = sess_unborn(s)))
+                snprintf(s->problem, sizeof(s->problem),
+                         "it never began (stockade was stopped while it started) and holds "
+                         "nothing; `stockade discard %s` removes it, and a run with `--session "
+                         "%s` starts it afresh",
+                         s->name, s->name);
+        else if (r == -ENOENT)
                 snprintf(s->problem, sizeof(s->problem), "its `session` file is missing");
         else if (r < 0)
                 snprintf(s->problem, sizeof(s->problem), "its `session` file: %s", strerror(-r));
@@ -288,7 +303,8 @@ int sess_report(const struct sess *s)
         int n = 0;
 
         if (s->problem[0] && ++n)
-                fprintf(stderr, "stockade: session %s is damaged: %s\n", s->name, s->problem);
+                fprintf(stderr, "stockade: session %s %s: %s\n", s->name,
+                        s->unborn ? "is empty" : "is damaged", s->problem);
         for (size_t i = 0; i < s->n; i++)
                 if (s->mounts[i].problem[0] && ++n)
                         fprintf(stderr, "stockade: session %s is damaged: %s\n", s->name,
@@ -480,7 +496,9 @@ static void list_one(const char *state, const char *name)
                 human_size(bytes, size, sizeof(size));
         }
         printf("%-24s  %-16s  %11s  %7s  ", s.name, date, changes, size);
-        if (s.problem[0])
+        if (s.unborn)
+                printf("never began: stockade was stopped while it started");
+        else if (s.problem[0])
                 printf("damaged: %s", s.problem);
         else
                 print_command(s.meta.command);
@@ -549,6 +567,7 @@ int session_cli_sessions(int argc, char **argv)
                 error_print(&err);
                 return EXIT_STOCKADE;
         }
+        session_sweep_unborn(state, SESSION_UNBORN_AGE);
         n = collect(state, &v);
         for (size_t i = 0; i < n; i++)
                 list_one(state, v[i].name);

@@ -29,6 +29,7 @@ struct sess {
         char dir[PATH_MAX];
         struct session_meta meta;
         char problem[256]; /* what is wrong with the session file, "" when nothing */
+        bool unborn;       /* never began (session_unborn): problem says so */
         struct sess_mount mounts[SESSION_MOUNTS_MAX];
         size_t n; /* mounts, sorted by sandbox path */
 };

@@ -1,6 +1,7 @@
 #include "supervisor/vfs/session.h"
 #include "supervisor/vfs/journal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "supervisor/util.h"
+#include "supervisor/vfs/treemove.h"
 
 int session_state_dir(const char *dir, char *out)
 {
@@ -217,4 +219,146 @@ void session_meta_free(struct session_meta *m)
 {
         free(m->command);
         m->command = NULL;
+}
+
+/* ---- sessions that never began ------------------------------------------------------------ */
+
+/* Whether the tree at dirfd holds directories only (cow_own_dirs' copies of the lower's), at
+ * most `depth` levels deep. */
+static bool only_dirs(int dirfd, int depth)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        bool ok = d != NULL && depth > 0;
+
+        if (!d && fd >= 0)
+                close(fd);
+        for (struct dirent *e; ok && (e = readdir(d));) {
+                int sub;
+
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                        continue;
+                sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                ok = sub >= 0 && only_dirs(sub, depth - 1);
+                if (sub >= 0)
+                        close(sub);
+        }
+        if (d)
+                closedir(d);
+        return ok;
+}
+
+/* Whether mount directory `name` (in the session's dirfd) holds what a start makes: an
+ * upper of directories only, an empty journal, overlayfs's work directory. */
+static bool mount_dir_unborn(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        bool ok = d != NULL;
+
+        if (!d && fd >= 0)
+                close(fd);
+        for (struct dirent *e; ok && (e = readdir(d));) {
+                struct stat st;
+                int sub;
+
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+                    strcmp(e->d_name, "work") == 0)
+                        continue;
+                if (strcmp(e->d_name, "journal") == 0) {
+                        ok = fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                             S_ISREG(st.st_mode) && st.st_size == 0;
+                        continue;
+                }
+                ok = strcmp(e->d_name, "upper") == 0;
+                sub = ok ? openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                         : -1;
+                ok = ok && sub >= 0 && only_dirs(sub, 80);
+                if (sub >= 0)
+                        close(sub);
+        }
+        if (d)
+                closedir(d);
+        return ok;
+}
+
+bool session_unborn(int dirfd)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        struct stat st;
+        bool ok = d != NULL && fstatat(dirfd, "session", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+                  errno == ENOENT;
+
+        if (!d && fd >= 0)
+                close(fd);
+        for (struct dirent *e; ok && (e = readdir(d));) {
+                const char *n = e->d_name;
+
+                if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "lock") == 0 ||
+                    strcmp(n, ".session.new") == 0)
+                        continue;
+                ok = n[0] >= '0' && n[0] <= '9' && strspn(n, "0123456789") == strlen(n) &&
+                     mount_dir_unborn(dirfd, n);
+        }
+        if (d)
+                closedir(d);
+        return ok;
+}
+
+int session_clear_unborn(int dirfd)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+
+        if (!d) {
+                r = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        for (struct dirent *e; r == 0 && (e = readdir(d));)
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lock"))
+                        r = vfs_remove_tree(dirfd, e->d_name, true);
+        closedir(d);
+        return r;
+}
+
+void session_sweep_unborn(const char *state, time_t min_age)
+{
+        char path[PATH_MAX];
+        int sfd;
+        DIR *d;
+
+        if (snprintf(path, sizeof(path), "%s/sessions", state) >= (int)sizeof(path))
+                return;
+        sfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        d = sfd < 0 ? NULL : fdopendir(sfd);
+        if (!d) {
+                if (sfd >= 0)
+                        close(sfd);
+                return;
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+                struct stat st;
+                int fd, lock;
+
+                if (!session_name_ok(e->d_name))
+                        continue;
+                fd = openat(sfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                /* Young: a run may be between its mkdir and its lock. */
+                if (fd < 0 || fstat(fd, &st) < 0 || time(NULL) - st.st_mtime < min_age ||
+                    !session_unborn(fd)) {
+                        if (fd >= 0)
+                                close(fd);
+                        continue;
+                }
+                lock = openat(fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0 && session_unborn(fd))
+                        vfs_remove_tree(sfd, e->d_name, true);
+                if (lock >= 0)
+                        close(lock);
+                close(fd);
+        }
+        closedir(d);
 }

@@ -86,4 +86,21 @@ int session_meta_write(const char *dir, const struct session_meta *meta);
 
 void session_meta_free(struct session_meta *meta);
 
+/*
+ * A session that never began: stockade was stopped (SIGKILL, a crash of the machine) after it
+ * made the session's directory and before its metadata was written, which happens before
+ * the sandbox starts. It has no `session` file, and holds only what a start makes: `lock`,
+ * per mount an upper of directories only (the team directories made before the mount), an
+ * empty journal and overlayfs's work directory. Anything else (a `session` file deleted by
+ * hand beside changes) makes it damaged, not unborn. `dirfd`: the session's directory.
+ */
+bool session_unborn(int dirfd);
+/* Remove everything of an unborn session but its lock (held by the caller, who starts it
+ * afresh). Returns 0 or -errno. */
+int session_clear_unborn(int dirfd);
+/* Remove the unborn sessions of the store STATE that are at least min_age seconds old (a
+ * younger one may be a run between its mkdir and its lock) and not locked. */
+void session_sweep_unborn(const char *state, time_t min_age);
+#define SESSION_UNBORN_AGE 10 /* seconds */
+
 #endif

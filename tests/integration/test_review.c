@@ -451,7 +451,10 @@ static void listing_and_damage(void **state)
         fd = open(at("state/sessions/cut/session"), O_WRONLY | O_CLOEXEC);
         assert_int_equal(ftruncate(fd, lseek(fd, 0, SEEK_END) - 4), 0); /* "end\n" gone */
         close(fd);
-        wdir(at("state/sessions/nofile"));
+        wdir(at("state/sessions/nofile")); /* with content: damaged, not a start cut short */
+        wdir(at("state/sessions/nofile/0"));
+        wdir(at("state/sessions/nofile/0/upper"));
+        wfile(at("state/sessions/nofile/0/upper/x"), "x", 0644);
         session("noupper", false, 1600000000, "y");
         assert_int_equal(rmdir(at("state/sessions/noupper/0/upper")), 0);
 

@@ -340,6 +340,49 @@ grep -qx 'A legit' "$top/out" && grep -q 'deeper than PATH_MAX' "$top/err" ||
         fail "apply of a deep session's other change: $(cat "$top/err")"
 "$stockade" discard deep "${st[@]}" 2>"$top/err" || fail "discard of a deep session: $(cat "$top/err")"
 
+# 13. stockade killed while it starts. An unnamed run's session that was given its metadata
+# goes with the run (its janitor must survive writing to a dead stockade); one killed before
+# that holds no `session` file: it "never began", a run with its name starts it afresh, and
+# one older than ten seconds is swept by `stockade sessions`. A session with content stays.
+kst=$top/kstate
+kws=$top/own/kill-ws
+mkdir -p "$kws"
+for rep in 1 2; do
+        for d in 0 0.001 0.002 0.003 0.004 0.005 0.006 0.007 0.008 0.010 0.012 0.015; do
+                (cd "$kws" && exec "$stockade" run -q "${user[@]}" --state-dir "$kst" -- sleep 5) \
+                        >/dev/null 2>&1 &
+                pid=$!
+                sleep $d
+                kill -KILL $pid 2>/dev/null || true
+                wait $pid 2>/dev/null || true
+        done
+done
+with_meta() { find "$kst/sessions" -mindepth 2 -maxdepth 2 -name session 2>/dev/null; }
+for _ in $(seq 50); do # the janitors end once the sandboxes are gone
+        [ -z "$(with_meta)" ] && break
+        sleep 0.2
+done
+[ -z "$(with_meta)" ] || fail "runs killed while they started left sessions: $(with_meta)"
+mkdir -p "$kst/sessions/unborn/0/upper/d" "$kst/sessions/unborn/0/work"
+: >"$kst/sessions/unborn/lock"
+: >"$kst/sessions/unborn/0/journal"
+cp -a "$kst/sessions/unborn" "$kst/sessions/20200101-000000-0abc"
+cp -a "$kst/sessions/unborn" "$kst/sessions/20200101-000000-1abc"
+echo work >"$kst/sessions/20200101-000000-1abc/0/upper/d/f"
+touch -d @1577836800 "$kst/sessions/20200101-000000-0abc" "$kst/sessions/20200101-000000-1abc"
+"$stockade" sessions --state-dir "$kst" >"$top/out" 2>"$top/err" || fail "sessions: $(cat "$top/err")"
+grep -q '^unborn .*never began' "$top/out" || fail "an unborn session's listing: $(cat "$top/out")"
+[ ! -e "$kst/sessions/20200101-000000-0abc" ] || fail "an old unborn session was not swept"
+grep -q '^20200101-000000-1abc .*damaged' "$top/out" && [ -e "$kst/sessions/20200101-000000-1abc" ] ||
+        fail "a session with content and no metadata was not kept as damaged: $(cat "$top/out")"
+"$stockade" diff unborn --state-dir "$kst" >/dev/null 2>"$top/err" && fail "diff of an unborn session succeeded"
+grep -q 'never began' "$top/err" || fail "diff of an unborn session: $(cat "$top/err")"
+(cd "$kws" && "$stockade" run -q "${user[@]}" --state-dir "$kst" --session unborn -- sh -c \
+        'echo x >made') 2>"$top/err" || fail "a run in an unborn session: $(cat "$top/err")"
+"$stockade" diff unborn --state-dir "$kst" >"$top/out" 2>"$top/err" && grep -qx 'A made' "$top/out" ||
+        fail "the unborn session started afresh: $(cat "$top/out" "$top/err")"
+[ ! -e "$kws/made" ] || fail "the run in an unborn session wrote the host"
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]

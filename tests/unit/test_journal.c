@@ -303,6 +303,50 @@ static void names_and_lock(void **state)
         rmdir(dir);
 }
 
+/* session_unborn: what a stopped start leaves, and each thing that makes it more than that. */
+static int unborn_with(const char *top, const char *extra)
+{
+        char cmd[1024];
+        int fd, r;
+
+        snprintf(cmd, sizeof(cmd),
+                 "rm -rf %s/s && mkdir -p %s/s/0/upper/a/b %s/s/0/work/work && : >%s/s/lock && "
+                 ": >%s/s/0/journal && cd %s/s && %s",
+                 top, top, top, top, top, top, extra);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "%s/s", top);
+        fd = open(cmd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        r = session_unborn(fd);
+        if (r) { /* and what clearing it leaves: the lock alone */
+                assert_int_equal(session_clear_unborn(fd), 0);
+                snprintf(cmd, sizeof(cmd), "test \"$(ls -A %s/s)\" = lock", top);
+                assert_int_equal(system(cmd), 0);
+        }
+        close(fd);
+        return r;
+}
+
+static void unborn_sessions(void **state)
+{
+        char dir[] = "/var/tmp/test_unborn.XXXXXX", cmd[128];
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        assert_true(unborn_with(dir, "true"));
+        assert_true(unborn_with(dir, ": >.session.new && mkdir 1 && mkdir 1/upper"));
+        assert_false(unborn_with(dir, ": >session"));
+        assert_false(unborn_with(dir, "echo x >0/journal"));
+        assert_false(unborn_with(dir, ": >0/upper/a/f"));
+        assert_false(unborn_with(dir, "ln -s / 0/upper/a/l"));
+        assert_false(unborn_with(dir, "mkfifo 0/upper/p"));
+        assert_false(unborn_with(dir, ": >stray"));
+        assert_false(unborn_with(dir, "mkdir 0/other"));
+        assert_false(unborn_with(dir, "rm 0/journal && ln -s /etc/passwd 0/journal"));
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -316,6 +360,7 @@ int main(void)
                 cmocka_unit_test(describe_append_load),
                 cmocka_unit_test(session_meta_round_trip_and_cuts),
                 cmocka_unit_test(names_and_lock),
+                cmocka_unit_test(unborn_sessions),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
