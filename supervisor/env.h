@@ -18,4 +18,13 @@ void env_report_removed(char *const *host, const struct config *cfg, FILE *out);
 /* The value of `name` in env, or NULL. */
 const char *env_get(char *const *env, const char *name);
 
+/*
+ * env with the package managers' cache variables (XDG_CACHE_HOME, npm_config_cache,
+ * GOMODCACHE) pointed into the private /tmp where env leaves them unset and `writable` says
+ * the command could not write their default place beneath HOME. Returns a new array (for
+ * env_free), or NULL when nothing is added. With `verbose`, one line says what was set.
+ */
+char **env_with_caches(char *const *env, bool (*writable)(const char *path, void *ctx), void *ctx,
+                       FILE *verbose);
+
 #endif

@@ -7,6 +7,7 @@
 #include "supervisor/loop.h"
 #include "supervisor/publish.h"
 #include "supervisor/dns.h"
+#include "supervisor/env.h"
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
@@ -426,8 +427,16 @@ static void block_signals(void)
         sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
+static void free_envp(char ***p)
+{
+        env_free(*p);
+}
+
 static int supervise(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
+        __attribute__((cleanup(free_envp))) char **envp = NULL;
+        struct spawn_plan run = *plan;
+
         /* The pty first: the walls grant the sandbox its own terminal, not the user's. */
         if (check_layers(sup, err) < 0 ||
             tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
@@ -452,10 +461,14 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
          * since it reads what the program sends. */
         if (dns_start(sup, err) < 0 || publish_open(sup, err) < 0)
                 return -1;
-        if (open_sources(sup, err) < 0 || spawn_command(sup, plan, err) < 0 ||
+        /* The command's environment, with the tool caches the view needs (walls_env). */
+        envp = walls_env(sup, plan->envp);
+        if (envp)
+                run.envp = envp;
+        if (open_sources(sup, err) < 0 || spawn_command(sup, &run, err) < 0 ||
             dns_serve(sup, err) < 0 || publish_start(sup, err) < 0)
                 return -1;
-        trace_start(sup, plan->envp);
+        trace_start(sup, run.envp);
         tty_start(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);

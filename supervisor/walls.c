@@ -1,6 +1,7 @@
 #include "syscalls/fs_common.h"
 #include "supervisor/walls.h"
 #include "supervisor/vfs/path.h"
+#include "supervisor/env.h"
 #include "supervisor/error.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
@@ -512,6 +513,26 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
         if (sup->layers.mntns && sup->shm_dir && is_dir("/dev/shm"))
                 add_bind(sup, sup->shm_dir, "/dev/shm", false);
         return 0;
+}
+
+/* Whether the command may write the canonical sandbox path `path` (a place to make). */
+static bool view_writable(const char *path, void *ctx)
+{
+        const struct supervisor *sup = ctx;
+        const struct vfs_mount *m = vfs_view_find(&sup->view, path);
+
+        return m && (m->mode == VFS_RW || m->mode == VFS_COW || m->mode == VFS_TMP);
+}
+
+char **walls_env(struct supervisor *sup, char *const *envp)
+{
+        const struct vfs_mount *tmp = vfs_view_mount_at(&sup->view, "/tmp");
+
+        /* /tmp shared with the host: a cache there is one other users could fill. */
+        if (sup->cfg->clear_env || !sup->layers.mntns || !tmp || tmp->mode != VFS_TMP ||
+            (tmp->host && strcmp(tmp->host, "/tmp") == 0))
+                return NULL;
+        return env_with_caches(envp, view_writable, sup, sup->cfg->verbose ? stderr : NULL);
 }
 
 int walls_setup(struct supervisor *sup, struct error *err)

@@ -24,4 +24,10 @@ int walls_grants(struct supervisor *sup, struct error *err);
  * stores the default view hides and which `~` in a mount path means. */
 const char *walls_user_home(void);
 
+/* The environment the command gets: `envp` with the package managers' caches moved into the
+ * private /tmp where their default places are not writable in the view (env_with_caches).
+ * Nothing is added without a private /tmp or with --clear-env. Returns a new array for
+ * env_free, or NULL to keep envp. */
+char **walls_env(struct supervisor *sup, char *const *envp);
+
 #endif

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,63 @@ static void environment(void **state)
         assert_string_equal(r.out, "FOO=bar\n");
         runner_free(&r);
         unsetenv("GITHUB_TOKEN");
+}
+
+/* Package managers' caches: pointed into the private /tmp where the home's are read-only,
+ * left alone where the user chose one or the home's place is writable; nothing on the host. */
+static void tool_caches(void **state)
+{
+        static const char show[] = "echo \"$XDG_CACHE_HOME|$npm_config_cache|$GOMODCACHE\"";
+        char script[512], home[] = "/var/tmp/test_caches.XXXXXX", host_file[128];
+        struct run_result r;
+        bool private_tmp;
+
+        (void)state;
+        r = run((const char *[]){"-v", "--", "/bin/true", NULL});
+        private_tmp = strstr(r.err, "private directories (--tmp)  yes") != NULL;
+        runner_free(&r);
+
+        snprintf(host_file, sizeof(host_file), "/tmp/.npm/stockade-test-%d", (int)getpid());
+        snprintf(script, sizeof(script),
+                 "%s && mkdir -p \"$npm_config_cache\" && echo made >\"$npm_config_cache/"
+                 "stockade-test-%d\" && cat \"$npm_config_cache/stockade-test-%d\"",
+                 show, (int)getpid(), (int)getpid());
+        unsetenv("XDG_CACHE_HOME");
+        unsetenv("npm_config_cache");
+        unsetenv("NPM_CONFIG_CACHE");
+        unsetenv("GOMODCACHE");
+        unsetenv("GOPATH");
+        /* A home the run cannot write (the test's cwd, given --rw, may be the real one). */
+        r = run((const char *[]){"--env", "HOME=/nonexistent", "--", "/bin/sh", "-c", script,
+                                 NULL});
+        if (private_tmp) {
+                assert_string_equal(r.out, "/tmp/.cache|/tmp/.npm|/tmp/go/pkg/mod\nmade\n");
+                assert_int_equal(access(host_file, F_OK), -1);
+        } else { /* /tmp is the host's: no cache there */
+                assert_string_equal(r.out, "||\n");
+        }
+        runner_free(&r);
+
+        /* The user's own choice stays, and GOPATH moves the module cache itself. */
+        setenv("XDG_CACHE_HOME", "/elsewhere", 1);
+        setenv("GOPATH", "/gp", 1);
+        r = run((const char *[]){"--env", "HOME=/nonexistent", "--", "/bin/sh", "-c", show, NULL});
+        assert_string_equal(r.out, private_tmp ? "/elsewhere|/tmp/.npm|\n" : "/elsewhere||\n");
+        runner_free(&r);
+        unsetenv("XDG_CACHE_HOME");
+        unsetenv("GOPATH");
+
+        r = run((const char *[]){"--clear-env", "--", "/bin/sh", "-c", show, NULL});
+        assert_string_equal(r.out, "||\n");
+        runner_free(&r);
+
+        /* A home the run may write keeps its caches where they are. */
+        assert_non_null(mkdtemp(home));
+        snprintf(script, sizeof(script), "HOME=%s", home);
+        r = run((const char *[]){"--env", script, "--rw", home, "--", "/bin/sh", "-c", show, NULL});
+        assert_string_equal(r.out, "||\n");
+        runner_free(&r);
+        rmdir(home);
 }
 
 static void timeout_kills_tree(void **state)
@@ -591,6 +649,7 @@ int main(void)
                 cmocka_unit_test(scoped_lookups_retried),
                 cmocka_unit_test(missing_and_not_executable),
                 cmocka_unit_test(environment),
+                cmocka_unit_test(tool_caches),
                 cmocka_unit_test(timeout_kills_tree),
                 cmocka_unit_test(nothing_outlives_the_root),
                 cmocka_unit_test(max_procs_refuses_forks),
