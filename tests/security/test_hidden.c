@@ -555,6 +555,56 @@ static void hidden_absent_not_made(void **state)
         assert_int_equal(chmod(extra, 0755), 0);
 }
 
+/* Patterns are matched at every look-up, not only against what matched at the start: a
+ * name that comes to match (made by the host during the run, or by the sandbox by any call)
+ * is neither read nor made. Judged from outside: nothing at the matching names, no secret
+ * in the output, the control beside them made. */
+static void hidden_patterns_later(void **state)
+{
+        char p1[PATH_MAX + 128], p2[PATH_MAX + 128], pk[PATH_MAX + 64], cmd[12 * PATH_MAX];
+        const char *opts[] = {"--rw", extra, "--hide", p1, "--hide", p2, NULL};
+        static const char *const made[] = {"a/id", "new.key", "n/id", "m.key", "s.key", "x.key"};
+        struct run_result r;
+        struct stat st;
+
+        (void)state;
+        snprintf(pk, sizeof(pk), "%s/pk", extra);
+        snprintf(p1, sizeof(p1), "%s/*/id", pk);
+        snprintf(p2, sizeof(p2), "%s/*.key", pk);
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p '%s/a' '%s/b' '%s/../free' && echo old > '%s/b/id' && "
+                 "chmod -R a+rwX '%s' '%s/../free' && chmod a+rwx '%s' && (sleep 0.5; echo "
+                 "SECRET-LATER > '%s/host.key'; "
+                 "echo SECRET-LATER > '%s/a/id'; chmod a+r '%s/host.key' '%s/a/id') &",
+                 pk, pk, pk, pk, pk, pk, extra, pk, pk, pk, pk);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "cd '%s' && echo x > pk/a/id; echo x > pk/new.key; mkdir pk/n; "
+                 "echo x > pk/n/id; echo x > free/w1 && mv free/w1 pk/m.key; ln -s /etc/hostname "
+                 "pk/s.key; echo x > free/w2 && ln free/w2 pk/x.key; "
+                 "python3 -c \"import ctypes, os, struct; "
+                 "h = ctypes.create_string_buffer(struct.pack('QQQ', os.O_CREAT | os.O_WRONLY, "
+                 "0o644, 8)); ctypes.CDLL(None).syscall(437, -100, b'pk/new.key', h, 24)\"; "
+                 "sleep 1.5; cat pk/host.key pk/a/id pk/b/id; python3 -c \"import os; "
+                 "[print(open(p).read()) for p in ('pk/host.key', 'pk/a/id') "
+                 "if os.path.exists(p)]\"; ls pk pk/a; echo ok > free/control && echo finished",
+                 extra);
+        run_script(opts, cmd, &r);
+        for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++) {
+                snprintf(cmd, sizeof(cmd), "%s/%s", pk, made[i]);
+                if (strcmp(made[i], "a/id") != 0 && lstat(cmd, &st) == 0)
+                        fail_msg("a name matching a pattern was made: %s\n%s%s", made[i], r.out,
+                                 r.err);
+        }
+        if (strstr(r.out, "SECRET") || strstr(r.out, "old") || strstr(r.out, "host.key") ||
+            !strstr(r.out, "finished"))
+                fail_msg("a name matching a pattern was read or listed:\n%s%s", r.out, r.err);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/free' '%s/w1' '%s/w2'", pk, extra, extra,
+                 extra);
+        assert_int_equal(system(cmd), 0);
+        runner_free(&r);
+}
+
 /* The calls the kernel resolves itself — chdir, an O_PATH open and its fstat, getxattr,
  * inotify — find nothing of a hidden path where a mount namespace can be made: it is covered
  * there (supervisor/cow_masks.c). Judged from outside by the real inode, size and xattr. */
@@ -625,6 +675,7 @@ int main(void)
                 cmocka_unit_test(kernel_side_calls),
                 cmocka_unit_test(hidden_made_later),
                 cmocka_unit_test(hidden_absent_not_made),
+                cmocka_unit_test(hidden_patterns_later),
                 cmocka_unit_test(masks_and_patterns),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
