@@ -161,6 +161,29 @@ static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_di
         return 0;
 }
 
+/*
+ * A --ro, --rw or --cow path spelt through a symlink (`--rw ~/proj` where ~/proj leads to
+ * /data/proj) is the directory it leads to, as a bind mount would take it: the mount is made
+ * at the real path, which every spelling reaches through the host's symlinks. Otherwise the
+ * view held two mounts of one directory, and with the default view's current directory at
+ * the real path, a `--rw` given through the symlink was silently copy-on-write (the
+ * namespace's overlay lies under both). A path that does not resolve is left for
+ * vfs_view_open to name.
+ */
+static void canonical_mount(struct vfs_mount *m)
+{
+        char real[PATH_MAX];
+
+        if ((m->mode != VFS_RO && m->mode != VFS_RW && m->mode != VFS_COW) || !m->host ||
+            strcmp(m->host, m->sandbox) != 0 || !realpath(m->host, real) ||
+            strcmp(real, m->host) == 0)
+                return;
+        free(m->host);
+        free(m->sandbox);
+        m->host = xstrdup(real);
+        m->sandbox = xstrdup(real);
+}
+
 /* The default view plus the flags, in order (a later flag for the same path wins). */
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
                       const char *home, bool private_dirs, struct error *err)
@@ -200,6 +223,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                         free(m.origin);
                         m.origin = xstrdup(cfg->mounts[i].origin);
                 }
+                canonical_mount(&m);
                 if (check_enforceable(&m, private_dirs, err) < 0) {
                         vfs_mount_free(&m);
                         return -1;

@@ -383,6 +383,19 @@ grep -q 'never began' "$top/err" || fail "diff of an unborn session: $(cat "$top
         fail "the unborn session started afresh: $(cat "$top/out" "$top/err")"
 [ ! -e "$kws/made" ] || fail "the run in an unborn session wrote the host"
 
+# 14. --rw of the workspace spelt through a symlink is the workspace: writes by either
+# spelling reach the host, and no session is made (it was silently copy-on-write).
+lw=$top/own/link-real
+mkdir -p "$lw" "$top/lstate"
+ln -s link-real "$top/own/link-ws"
+(cd "$lw" && "$stockade" run -q "${user[@]}" --state-dir "$top/lstate" --rw "$top/own/link-ws" \
+        -- sh -c "echo a >viacwd && echo b >'$top/own/link-ws/vialink'") 2>"$top/err" ||
+        fail "the run with --rw through a symlink: $(cat "$top/err")"
+[ "$(cat "$lw/viacwd" "$lw/vialink" 2>/dev/null)" = "$(printf 'a\nb')" ] ||
+        fail "--rw through a symlink did not write the host: $(ls -A "$lw")"
+[ -z "$(ls -A "$top/lstate/sessions" 2>/dev/null)" ] ||
+        fail "--rw through a symlink made a session: $(ls "$top/lstate/sessions")"
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
