@@ -12,6 +12,7 @@
 #include "syscalls/table.h"
 #include "supervisor/vfs/view.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <stdbool.h>
@@ -184,6 +185,38 @@ static void canonical_mount(struct vfs_mount *m)
         m->sandbox = xstrdup(real);
 }
 
+/*
+ * The host's network devices beneath /sys/devices: each interface of /sys/class/net that is
+ * not virtual leads to DEVICE/net/IFACE, whose files tell its name, MAC address, driver and
+ * statistics. The `net` directory is hidden (ENOENT; covered by a mask where a mount
+ * namespace is made), whatever path reaches it (/sys/class/net/IFACE, /sys/bus/.../net).
+ * Virtual ones (/sys/devices/virtual/net) are the namespace's own sysfs where the sandbox
+ * has a network namespace (shim/netns.c).
+ */
+static void hide_net_devices(struct vfs_view *view)
+{
+        DIR *d = opendir("/sys/class/net");
+
+        for (struct dirent *e; d && (e = readdir(d));) {
+                char link[PATH_MAX], real[PATH_MAX], *slash;
+                struct vfs_mount m;
+
+                if (e->d_name[0] == '.' ||
+                    snprintf(link, sizeof(link), "/sys/class/net/%s", e->d_name) >=
+                            (int)sizeof(link) ||
+                    !realpath(link, real) || !vfs_path_has_prefix(real, "/sys/devices") ||
+                    vfs_path_has_prefix(real, "/sys/devices/virtual"))
+                        continue;
+                slash = strrchr(real, '/');
+                *slash = '\0'; /* DEVICE/net */
+                if (strcmp(slash - 4, "/net") == 0 && !vfs_view_hidden(view, real) &&
+                    vfs_mount_init(&m, VFS_HIDDEN, real, NULL, "default view") == 0)
+                        vfs_view_add(view, &m);
+        }
+        if (d)
+                closedir(d);
+}
+
 /* The default view plus the flags, in order (a later flag for the same path wins). */
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
                       const char *home, bool private_dirs, struct error *err)
@@ -201,6 +234,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
 
         if (r < 0)
                 return make_error(err, -r, "the default view (HOME=%s)", home);
+        hide_net_devices(view);
         /* The trace file is not the sandbox's to see: stat, listings and opens find nothing
          * there (its mode and place already keep it from being opened or written). */
         if (cfg->trace_path && strncmp(cfg->trace_path, "unix:", 5) != 0) {

@@ -8,7 +8,8 @@
  *     network namespace: through a twin of the host's namespace they named every host
  *     interface and read eth0's driver and permanent MAC (syscalls/filter.c);
  *   - with the namespace, /sys/class/net, /sys/devices/virtual/net and /proc/sys/net are the
- *     namespace's: lo alone (shim/netns.c netns_sysfs, the socket maker's opens).
+ *     namespace's: lo alone (shim/netns.c netns_sysfs, the socket maker's opens);
+ *   - the physical interfaces' directories beneath /sys/devices are hidden either way.
  */
 #include "tests/helpers/runner.h"
 
@@ -129,12 +130,49 @@ static void namespace_views(void **state)
         runner_free(&r);
 }
 
+/* The host's physical interfaces beneath /sys/devices (name, MAC, driver) are hidden, with or
+ * without the namespace, by every path: /sys/class/net, the device's own, /sys/bus. Judged by
+ * the MAC addresses the host shows natively. */
+static void physical_devices_hidden(void **state)
+{
+        static const char native[] =
+                "for i in /sys/class/net/*; do r=$(realpath $i); case $r in "
+                "/sys/devices/virtual/*) ;; /sys/devices/*) cat $r/address;; esac; done";
+        static const char script[] =
+                "for i in /sys/class/net/*; do cat $i/address; done 2>/dev/null; "
+                "cat /sys/bus/*/devices/*/net/*/address /sys/bus/*/devices/*/*/net/*/address "
+                "2>/dev/null; find /sys/devices -path '*/net/*' -name address 2>/dev/null | "
+                "grep -v '^/sys/devices/virtual/' | xargs -r cat; echo finished";
+        struct run_result r;
+        char macs[512];
+
+        (void)state;
+        assert_int_equal(runner_run((char *const[]){"/bin/sh", "-c", (char *)native, NULL}, NULL,
+                                    TIMEOUT_S, &r),
+                         0);
+        snprintf(macs, sizeof(macs), "%s", r.out);
+        runner_free(&r);
+        if (!macs[0]) {
+                print_message("  skipped: this host has no physical network interface\n");
+                skip();
+        }
+        run(NULL, script, &r);
+        for (char *save = NULL, *mac = strtok_r(macs, "\n", &save); mac;
+             mac = strtok_r(NULL, "\n", &save))
+                if (strcmp(mac, "00:00:00:00:00:00") != 0 && strstr(r.out, mac))
+                        fail_msg("the host's MAC %s showed:\n%s%s", mac, r.out, r.err);
+        if (!strstr(r.out, "finished"))
+                fail_msg("the script did not finish:\n%s%s", r.out, r.err);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(device_queries),
                 cmocka_unit_test(multicast_joins),
                 cmocka_unit_test(namespace_views),
+                cmocka_unit_test(physical_devices_hidden),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
