@@ -185,8 +185,15 @@ int call_replace_fd(struct supervisor *sup, struct call *call, int fd, int targe
                                                 .newfd = (__u32)target,
                                                 .newfd_flags = cloexec ? O_CLOEXEC : 0};
 
-        /* Not ADDFD_FLAG_SEND: the call's answer is 0, not the fd number. */
-        if (addfd(sup, call, &addfd_req) < 0)
+        /*
+         * Not ADDFD_FLAG_SEND: the call's answer is 0, not the fd number. And not held on our
+         * CPU (addfd): the callers are the network's (a connect, a UDP socket's first send out
+         * of the namespace; syscalls/net_*.c), which have just woken a peer from this thread,
+         * and there the hold's affinity calls (~7-10 us on the 2-core VM) cost more than the
+         * wake-ups they save: a connect loop through a host twin took 72 us an iteration
+         * without, 80-83 us with (interleaved runs of bench/net.sh's connect loop).
+         */
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd_req) < 0)
                 return -errno;
         call_return(call, 0);
         return 0;

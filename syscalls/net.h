@@ -56,16 +56,18 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
  * With a network namespace of the sandbox's own (supervisor/sockmaker.h), a socket of the
  * sandbox's that is allowed out (NET_VIA_HOST) is replaced by a twin made in the host's
  * namespace: same domain, type and protocol, its file flags (O_NONBLOCK, O_ASYNC), and the
- * socket options the program changed (those of a table: reuse, keepalive, linger, timeouts,
- * TCP's and IP's usual ones, buffer sizes). Not carried: a local address the program bound
- * (the twin gets an ephemeral port of the host's), and what another thread does on the old
- * socket meanwhile. net_host_twin returns the twin or -errno; net_swap_to_host puts it at
- * the call's fd number (ADDFD with SETFD, the caller's O_CLOEXEC kept; the call's answer is
- * then 0 unless the caller sets another) and makes it s->fd, the old copy closed.
+ * socket options the program changed (those of a table that act on the socket's protocol:
+ * reuse, keepalive, linger, timeouts, TCP's and IP's usual ones, buffer sizes). Not carried:
+ * a local address the program bound (the twin gets an ephemeral port of the host's), and what
+ * another thread does on the old socket meanwhile. net_host_twin returns the twin or -errno;
+ * net_swap_to_host puts it at the call's fd number (ADDFD with SETFD, the caller's O_CLOEXEC
+ * kept; the call's answer is then 0 unless the caller sets another) and makes it s->fd, the
+ * old copy closed.
  */
 int net_host_twin(struct supervisor *sup, const struct net_sock *s);
 int net_swap_to_host(struct supervisor *sup, struct call *call, struct net_sock *s, int twin);
-/* Whether fd `fd` of thread `tid` is close-on-exec (its fdinfo). */
+/* Whether fd `fd` of thread `tid` is close-on-exec (its fdinfo; the notifier thread keeps the
+ * last one it opened, and reads it again when asked about the same thread and fd number). */
 bool net_caller_cloexec(pid_t tid, int fd);
 
 /* What net_dns_redirect answers besides NET_ANSWERED (a refusal, answered). */

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -146,62 +147,110 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         return inside && netpol_classify(&a) != NETPOL_LOOPBACK ? NET_VIA_HOST : NET_ALLOWED;
 }
 
-/* A socket option copied to the host's twin (net_host_twin) when it differs from the twin's
- * default. */
+/*
+ * A socket option copied to the host's twin (net_host_twin) when it differs from the twin's
+ * default, on the sockets whose behaviour it changes (`protos`: NETPOL_TCP, NETPOL_UDP). Each
+ * is a getsockopt on every connect out of the namespace (~0.25 us each on the 2-core VM), so
+ * those that change nothing on a protocol are not read there, and their getsockopt on the
+ * twin reads the default: SO_BROADCAST and multicast only concern datagrams; keepalive,
+ * linger, out-of-band data and SO_RCVLOWAT only streams (UDP's close and receive ignore
+ * them). SO_PASSCRED (only unix and netlink sockets pass credentials) and
+ * IP_BIND_ADDRESS_NO_PORT (only bind reads it, and a twin is never bound: net_bind.c) change
+ * nothing on either and are not in the table.
+ */
 struct twin_opt {
         int level, name;
+        unsigned protos;
 };
 
+#define TWIN_TCP  NETPOL_TCP
+#define TWIN_UDP  NETPOL_UDP
+#define TWIN_BOTH (NETPOL_TCP | NETPOL_UDP)
+
 static const struct twin_opt twin_opts[] = {
-        {SOL_SOCKET, SO_REUSEADDR},
-        {SOL_SOCKET, SO_KEEPALIVE},
-        {SOL_SOCKET, SO_BROADCAST},
-        {SOL_SOCKET, SO_LINGER},
-        {SOL_SOCKET, SO_OOBINLINE},
-        {SOL_SOCKET, SO_RCVTIMEO_NEW},
-        {SOL_SOCKET, SO_SNDTIMEO_NEW},
-        {SOL_SOCKET, SO_PRIORITY},
-        {SOL_SOCKET, SO_RCVLOWAT},
-        {SOL_SOCKET, SO_TIMESTAMP_NEW},
-        {SOL_SOCKET, SO_PASSCRED},
-        {IPPROTO_TCP, TCP_NODELAY},
-        {IPPROTO_TCP, TCP_MAXSEG},
-        {IPPROTO_TCP, TCP_KEEPIDLE},
-        {IPPROTO_TCP, TCP_KEEPINTVL},
-        {IPPROTO_TCP, TCP_KEEPCNT},
-        {IPPROTO_TCP, TCP_SYNCNT},
-        {IPPROTO_TCP, TCP_USER_TIMEOUT},
-        {IPPROTO_TCP, TCP_NOTSENT_LOWAT},
-        {IPPROTO_TCP, TCP_FASTOPEN_CONNECT},
-        {IPPROTO_TCP, TCP_CONGESTION},
-        {IPPROTO_TCP, TCP_QUICKACK},
-        {IPPROTO_IP, IP_TOS},
-        {IPPROTO_IP, IP_TTL},
-        {IPPROTO_IP, IP_RECVERR},
-        {IPPROTO_IP, IP_PKTINFO},
-        {IPPROTO_IP, IP_RECVTOS},
-        {IPPROTO_IP, IP_RECVTTL},
-        {IPPROTO_IP, IP_MTU_DISCOVER},
-        {IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT},
-        {IPPROTO_IP, IP_MULTICAST_TTL},
-        {IPPROTO_IP, IP_MULTICAST_LOOP},
-        {IPPROTO_IPV6, IPV6_V6ONLY},
-        {IPPROTO_IPV6, IPV6_TCLASS},
-        {IPPROTO_IPV6, IPV6_UNICAST_HOPS},
-        {IPPROTO_IPV6, IPV6_RECVERR},
-        {IPPROTO_IPV6, IPV6_RECVPKTINFO},
-        {IPPROTO_IPV6, IPV6_MTU_DISCOVER},
-        {IPPROTO_IPV6, IPV6_MULTICAST_HOPS},
-        {IPPROTO_IPV6, IPV6_MULTICAST_LOOP},
+        {SOL_SOCKET, SO_REUSEADDR, TWIN_BOTH},
+        {SOL_SOCKET, SO_KEEPALIVE, TWIN_TCP},
+        {SOL_SOCKET, SO_BROADCAST, TWIN_UDP},
+        {SOL_SOCKET, SO_LINGER, TWIN_TCP},
+        {SOL_SOCKET, SO_OOBINLINE, TWIN_TCP},
+        {SOL_SOCKET, SO_RCVTIMEO_NEW, TWIN_BOTH},
+        {SOL_SOCKET, SO_SNDTIMEO_NEW, TWIN_BOTH},
+        {SOL_SOCKET, SO_PRIORITY, TWIN_BOTH},
+        {SOL_SOCKET, SO_RCVLOWAT, TWIN_TCP},
+        {SOL_SOCKET, SO_TIMESTAMP_NEW, TWIN_BOTH},
+        {IPPROTO_TCP, TCP_NODELAY, TWIN_TCP},
+        {IPPROTO_TCP, TCP_MAXSEG, TWIN_TCP},
+        {IPPROTO_TCP, TCP_KEEPIDLE, TWIN_TCP},
+        {IPPROTO_TCP, TCP_KEEPINTVL, TWIN_TCP},
+        {IPPROTO_TCP, TCP_KEEPCNT, TWIN_TCP},
+        {IPPROTO_TCP, TCP_SYNCNT, TWIN_TCP},
+        {IPPROTO_TCP, TCP_USER_TIMEOUT, TWIN_TCP},
+        {IPPROTO_TCP, TCP_NOTSENT_LOWAT, TWIN_TCP},
+        {IPPROTO_TCP, TCP_FASTOPEN_CONNECT, TWIN_TCP},
+        {IPPROTO_TCP, TCP_CONGESTION, TWIN_TCP},
+        {IPPROTO_TCP, TCP_QUICKACK, TWIN_TCP},
+        {IPPROTO_IP, IP_TOS, TWIN_BOTH},
+        {IPPROTO_IP, IP_TTL, TWIN_BOTH},
+        {IPPROTO_IP, IP_RECVERR, TWIN_BOTH},
+        /* TCP too: the error queue's timestamps carry these control messages. */
+        {IPPROTO_IP, IP_PKTINFO, TWIN_BOTH},
+        {IPPROTO_IP, IP_RECVTOS, TWIN_BOTH},
+        {IPPROTO_IP, IP_RECVTTL, TWIN_BOTH},
+        {IPPROTO_IP, IP_MTU_DISCOVER, TWIN_BOTH},
+        {IPPROTO_IP, IP_MULTICAST_TTL, TWIN_UDP},
+        {IPPROTO_IP, IP_MULTICAST_LOOP, TWIN_UDP},
+        /* The IPv6 ones on AF_INET6 sockets only. */
+        {IPPROTO_IPV6, IPV6_V6ONLY, TWIN_BOTH},
+        {IPPROTO_IPV6, IPV6_TCLASS, TWIN_BOTH},
+        {IPPROTO_IPV6, IPV6_UNICAST_HOPS, TWIN_BOTH},
+        {IPPROTO_IPV6, IPV6_RECVERR, TWIN_BOTH},
+        /* TCP too: IPV6_2292PKTOPTIONS reads what these ask to keep. */
+        {IPPROTO_IPV6, IPV6_RECVPKTINFO, TWIN_BOTH},
+        {IPPROTO_IPV6, IPV6_MTU_DISCOVER, TWIN_BOTH},
+        {IPPROTO_IPV6, IPV6_MULTICAST_HOPS, TWIN_UDP},
+        {IPPROTO_IPV6, IPV6_MULTICAST_LOOP, TWIN_UDP},
 };
+
+/*
+ * The fdinfo file of the last fd this notifier thread asked about, kept open: opening a /proc
+ * file costs ~5 us on the 2-core VM, reading an open one again ~1.5 us, and a program that
+ * connects in a loop asks about the same thread's same fd number each time. The file is the
+ * fd NUMBER's of that very thread (each read looks the number up in the thread's fd table
+ * again) and is bound to the thread, not to its tid: once the thread is gone a read fails,
+ * and a tid reused meanwhile is opened afresh.
+ */
+static __thread int fdinfo_fd = -1;
+static __thread pid_t fdinfo_tid;
+static __thread int fdinfo_num;
+
+/* The "flags:" of /proc/TID/fdinfo/FD (octal), or -1. */
+static long fdinfo_flags(pid_t tid, int fd)
+{
+        char buf[256], *p;
+        ssize_t n = -1;
+
+        if (fdinfo_fd >= 0 && fdinfo_tid == tid && fdinfo_num == fd)
+                n = pread(fdinfo_fd, buf, sizeof(buf) - 1, 0);
+        if (n <= 0) {
+                if (fdinfo_fd >= 0)
+                        close(fdinfo_fd);
+                snprintf(buf, sizeof(buf), "/proc/%d/fdinfo/%d", (int)tid, fd);
+                fdinfo_fd = open(buf, O_RDONLY | O_CLOEXEC);
+                fdinfo_tid = tid;
+                fdinfo_num = fd;
+                n = fdinfo_fd < 0 ? -1 : pread(fdinfo_fd, buf, sizeof(buf) - 1, 0);
+        }
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        p = strstr(buf, "\nflags:");
+        return p ? strtol(p + strlen("\nflags:"), NULL, 8) : -1;
+}
 
 bool net_caller_cloexec(pid_t tid, int fd)
 {
-        char path[64];
-        long flags;
+        long flags = fdinfo_flags(tid, fd);
 
-        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
-        flags = fs_proc_field(path, "\nflags:", 8);
         return flags > 0 && (flags & O_CLOEXEC);
 }
 
@@ -233,11 +282,9 @@ static int inside_default(struct supervisor *sup, const struct net_sock *s, int 
 /* Whether option `o` applies to socket `s` (a getsockopt saved). */
 static bool twin_opt_applies(const struct twin_opt *o, const struct net_sock *s)
 {
-        if (o->level == IPPROTO_TCP)
-                return s->proto == NETPOL_TCP;
-        if (o->level == IPPROTO_IPV6)
-                return s->domain == AF_INET6;
-        return true;
+        if (o->level == IPPROTO_IPV6 && s->domain != AF_INET6)
+                return false;
+        return (o->protos & s->proto) != 0;
 }
 
 /* The options of a fresh socket of the host's of s's kind, read once (they are the

@@ -6,6 +6,12 @@
  *
  *   tcp ADDR PORT           blocking connect, read the reply
  *   tcp-nb ADDR PORT        non-blocking connect, poll, SO_ERROR, read the reply
+ *   tcp-opts ADDR PORT      four times on the same fd number (close-on-exec the first two
+ *                           times, non-blocking every second time): set socket options,
+ *                           connect, and print the options, the fd flags and the reply as
+ *                           the connected socket has them ("fd:cloexec=C nonblock=N",
+ *                           "opts:NAME=VALUE ...", "got:REPLY"); the test compares with the
+ *                           same run natively
  *   udp ADDR PORT           sendto
  *   udp-msg ADDR PORT       sendmsg with msg_name
  *   udp-mmsg ADDR P1 P2     sendmmsg of two datagrams, to P1 then P2
@@ -50,6 +56,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,6 +66,7 @@
 #include <string.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +140,116 @@ static int tcp(const char *host, int port, bool nonblocking)
                         return err(e);
         }
         read_reply(s);
+        return 0;
+}
+
+/* The options tcp-opts sets (and reads back once connected), with the values it sets. */
+static const struct {
+        const char *name;
+        int level, opt, v4, v6; /* v4 / v6: the value on that family's socket (-1: not set) */
+} tcp_opts_set[] = {
+        {"SO_KEEPALIVE", SOL_SOCKET, SO_KEEPALIVE, 1, 1},
+        {"SO_OOBINLINE", SOL_SOCKET, SO_OOBINLINE, 1, 1},
+        {"SO_PRIORITY", SOL_SOCKET, SO_PRIORITY, 3, 3},
+        {"SO_REUSEADDR", SOL_SOCKET, SO_REUSEADDR, 1, 1},
+        {"SO_RCVBUF", SOL_SOCKET, SO_RCVBUF, 50000, 50000},
+        {"SO_SNDBUF", SOL_SOCKET, SO_SNDBUF, 40000, 40000},
+        {"SO_RCVLOWAT", SOL_SOCKET, SO_RCVLOWAT, 7, 7},
+        {"TCP_NODELAY", IPPROTO_TCP, TCP_NODELAY, 1, 1},
+        {"TCP_MAXSEG", IPPROTO_TCP, TCP_MAXSEG, 1000, 1000},
+        {"TCP_KEEPIDLE", IPPROTO_TCP, TCP_KEEPIDLE, 77, 77},
+        {"TCP_KEEPINTVL", IPPROTO_TCP, TCP_KEEPINTVL, 11, 11},
+        {"TCP_KEEPCNT", IPPROTO_TCP, TCP_KEEPCNT, 4, 4},
+        {"TCP_SYNCNT", IPPROTO_TCP, TCP_SYNCNT, 3, 3},
+        {"TCP_USER_TIMEOUT", IPPROTO_TCP, TCP_USER_TIMEOUT, 12345, 12345},
+        {"TCP_NOTSENT_LOWAT", IPPROTO_TCP, TCP_NOTSENT_LOWAT, 16384, 16384},
+        {"IP_TOS", IPPROTO_IP, IP_TOS, 0x10, -1},
+        {"IP_TTL", IPPROTO_IP, IP_TTL, 33, -1},
+        {"IP_RECVERR", IPPROTO_IP, IP_RECVERR, 1, -1},
+        {"IPV6_TCLASS", IPPROTO_IPV6, IPV6_TCLASS, -1, 0x20},
+        {"IPV6_UNICAST_HOPS", IPPROTO_IPV6, IPV6_UNICAST_HOPS, -1, 44},
+        {"IPV6_RECVERR", IPPROTO_IPV6, IPV6_RECVERR, -1, 1},
+};
+
+static void tcp_opts_print(int s, bool v6)
+{
+        struct linger lg;
+        struct timeval tv;
+        socklen_t n;
+
+        printf("opts:");
+        for (size_t i = 0; i < sizeof(tcp_opts_set) / sizeof(*tcp_opts_set); i++) {
+                int v = -1;
+
+                n = sizeof(v);
+                if ((v6 ? tcp_opts_set[i].v6 : tcp_opts_set[i].v4) < 0)
+                        continue;
+                if (getsockopt(s, tcp_opts_set[i].level, tcp_opts_set[i].opt, &v, &n) < 0)
+                        v = -errno;
+                printf("%s=%d ", tcp_opts_set[i].name, v);
+        }
+        n = sizeof(lg);
+        if (getsockopt(s, SOL_SOCKET, SO_LINGER, &lg, &n) == 0)
+                printf("SO_LINGER=%d,%d ", lg.l_onoff, lg.l_linger);
+        n = sizeof(tv);
+        if (getsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, &n) == 0)
+                printf("SO_RCVTIMEO=%ld.%06ld ", (long)tv.tv_sec, (long)tv.tv_usec);
+        n = sizeof(tv);
+        if (getsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, &n) == 0)
+                printf("SO_SNDTIMEO=%ld.%06ld", (long)tv.tv_sec, (long)tv.tv_usec);
+        printf("\n");
+}
+
+static int tcp_opts(const char *host, int port)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = make_addr(host, port, &ss);
+        bool v6 = ss.ss_family == AF_INET6;
+        struct linger lg = {.l_onoff = 1, .l_linger = 5};
+        struct timeval rcv = {.tv_sec = 3, .tv_usec = 250000}, snd = {.tv_sec = 4};
+        int first = -1;
+
+        /* Close-on-exec in the first two rounds only, so that for any number of threads
+         * taking the supervisor's notifications in turn, one thread sees the same fd number
+         * of the same thread with the flag, then without it. */
+        for (int round = 0; round < 4; round++) {
+                int s = socket(ss.ss_family,
+                               SOCK_STREAM | (round < 2 ? SOCK_CLOEXEC : 0) |
+                                       (round & 1 ? SOCK_NONBLOCK : 0),
+                               0);
+
+                for (size_t i = 0; i < sizeof(tcp_opts_set) / sizeof(*tcp_opts_set); i++) {
+                        int v = v6 ? tcp_opts_set[i].v6 : tcp_opts_set[i].v4;
+
+                        if (v >= 0 && setsockopt(s, tcp_opts_set[i].level, tcp_opts_set[i].opt, &v,
+                                                 sizeof(v)) < 0)
+                                printf("set %s: %s\n", tcp_opts_set[i].name, strerror(errno));
+                }
+                setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+                setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv));
+                setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
+                if (connect(s, (struct sockaddr *)&ss, len) < 0) {
+                        struct pollfd p = {.fd = s, .events = POLLOUT};
+                        int e = 0;
+                        socklen_t elen = sizeof(e);
+
+                        if (errno != EINPROGRESS)
+                                return err(errno);
+                        printf("inprogress\n");
+                        if (poll(&p, 1, 10000) != 1 ||
+                            getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+                                e = ETIMEDOUT;
+                        if (e)
+                                return err(e);
+                }
+                printf("fd:cloexec=%d nonblock=%d%s\n", (fcntl(s, F_GETFD) & FD_CLOEXEC) != 0,
+                       (fcntl(s, F_GETFL) & O_NONBLOCK) != 0,
+                       round && s != first ? " another-number" : "");
+                first = s;
+                tcp_opts_print(s, v6);
+                read_reply(s);
+                close(s);
+        }
         return 0;
 }
 
@@ -575,6 +693,8 @@ int main(int argc, char **argv)
                 return tcp(argv[2], atoi(argv[3]), false);
         if (argc == 4 && strcmp(argv[1], "tcp-nb") == 0)
                 return tcp(argv[2], atoi(argv[3]), true);
+        if (argc == 4 && strcmp(argv[1], "tcp-opts") == 0)
+                return tcp_opts(argv[2], atoi(argv[3]));
         if (argc == 4 && strcmp(argv[1], "udp") == 0)
                 return udp(argv[2], atoi(argv[3]), 0, atoi(argv[3]));
         if (argc == 4 && strcmp(argv[1], "udp-msg") == 0)

@@ -520,6 +520,31 @@ static void rule_reaches_host(void **state)
         runner_free(&r);
 }
 
+/* A connect through a host twin keeps what the program set on its socket: the options (the
+ * twin's table, net_common.c), O_NONBLOCK and the fd's close-on-exec, read back on the
+ * connected socket exactly as natively, for IPv4 and IPv6. The helper connects four times on
+ * the same fd number, close-on-exec the first two times only: the supervisor keeps the last
+ * fdinfo each notifier thread read open (net_caller_cloexec), and must read the flag afresh. */
+static void twin_keeps_options(void **state)
+{
+        char rule[64];
+        const char *opts[] = {"--allow-net", rule, NULL};
+        const char *script = "$A tcp-opts 127.0.0.1 $T; $A tcp-opts ::ffff:127.0.0.1 $T";
+        struct run_result r, native;
+
+        (void)state;
+        snprintf(rule, sizeof(rule), "tcp/127.0.0.1:%d", lsns[L_TCP].port);
+        run_native(script, &native);
+        assert_null(strstr(native.out, "err:"));
+        assert_null(strstr(native.out, "another-number"));
+        reset();
+        run(opts, script, &r);
+        expect(&r, native.out);
+        assert_int_equal(atomic_load(&lsns[L_TCP].got), 8);
+        runner_free(&r);
+        runner_free(&native);
+}
+
 /* UDP: a rule naming the host's listener delivers to it (sendto, sendmsg, sendmmsg, a
  * connected socket); without a rule the same datagrams are sent into the namespace. */
 static void udp_rule(void **state)
@@ -773,6 +798,7 @@ int main(void)
                 cmocka_unit_test(sandbox_server_unreachable),
                 cmocka_unit_test(host_port_free_inside),
                 cmocka_unit_test(rule_reaches_host),
+                cmocka_unit_test(twin_keeps_options),
                 cmocka_unit_test(twin_cannot_serve_host),
                 cmocka_unit_test(udp_rule),
                 cmocka_unit_test(abstract_host_name),
