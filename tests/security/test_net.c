@@ -634,10 +634,18 @@ static void publish_note(void **state)
         struct run_result r;
 
         (void)state;
-        assert_true(listen_on(&free_port, "127.0.0.1", 0, SOCK_DGRAM, NULL) > 0);
-        close(free_port.fd); /* a TCP port free on the host, most likely */
-        snprintf(port, sizeof(port), "%d", free_port.port);
-        run(v, false, "echo ran", &r);
+        /* A TCP port free on the host: bind(0) picks one no TCP socket holds (a UDP pick
+         * could be an outgoing connection's local port, busy under load). A port taken
+         * between the pick and the run is picked again. */
+        for (int tries = 0;; tries++) {
+                assert_true(listen_on(&free_port, "127.0.0.1", 0, SOCK_STREAM, NULL) > 0);
+                close(free_port.fd);
+                snprintf(port, sizeof(port), "%d", free_port.port);
+                run(v, false, "echo ran", &r);
+                if (r.exit_code != 125 || !strstr(r.err, "Address already in use") || tries == 4)
+                        break;
+                runner_free(&r);
+        }
         expect(&r, "ran\n");
         if (!strstr(r.err, "--publish") ||
             (!netns && !strstr(r.err, "no network namespace on this run")))
