@@ -100,13 +100,18 @@ int grants_hidden_named_beneath(const struct vfs_view *v, const char *path)
         return 0;
 }
 
-int grants_hidden_beneath(const struct vfs_view *v, const char *path)
+static int hidden_beneath(const struct vfs_view *v, const char *path, bool carved_only)
 {
         for (size_t i = 0; i < v->n_mounts; i++)
-                if (v->mounts[i].mode == VFS_HIDDEN && entry_beneath(&v->mounts[i], path) &&
-                    entry_exists(&v->mounts[i]))
+                if (v->mounts[i].mode == VFS_HIDDEN && !(carved_only && v->mounts[i].view_only) &&
+                    entry_beneath(&v->mounts[i], path) && entry_exists(&v->mounts[i]))
                         return 1;
         return 0;
+}
+
+int grants_hidden_beneath(const struct vfs_view *v, const char *path)
+{
+        return hidden_beneath(v, path, false);
 }
 
 /* Inodes, by st_dev/st_ino: Landlock attaches a rule to an inode, so a rule on any alias of a
@@ -369,14 +374,16 @@ static bool ro_beneath(const struct vfs_view *v, const char *path)
 /* What the walk leaves out, and where it must split: by the view's paths, and by inode. */
 static bool excluded(const struct walk *w, const char *path, const struct stat *st)
 {
-        return vfs_view_hidden(w->hidden, path) || (w->write && ro_at(w->hidden, path)) ||
+        const struct vfs_mount *h = vfs_view_hidden(w->hidden, path);
+
+        return (h && !h->view_only) || (w->write && ro_at(w->hidden, path)) ||
                inodes_has(&w->c->self, st);
 }
 
 static bool split_needed(const struct walk *w, const char *path, const struct stat *st)
 {
-        return grants_hidden_beneath(w->hidden, path) ||
-               (w->write && ro_beneath(w->hidden, path)) || inodes_has(&w->c->above, st);
+        return hidden_beneath(w->hidden, path, true) || (w->write && ro_beneath(w->hidden, path)) ||
+               inodes_has(&w->c->above, st);
 }
 
 static void split(struct walk *w, const char *dir);
@@ -456,7 +463,7 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         /* The hidden paths are carved out of both (found once: a realpath and a stat of
          * each, and of each directory above), the read-only ones out of the writes only. */
         for (size_t i = 0; i < hidden->n_mounts; i++)
-                if (hidden->mounts[i].mode == VFS_HIDDEN)
+                if (hidden->mounts[i].mode == VFS_HIDDEN && !hidden->mounts[i].view_only)
                         carve_entry(&reads, &hidden->mounts[i]);
         inodes_copy(&writes.self, &reads.self);
         inodes_copy(&writes.above, &reads.above);

@@ -24,10 +24,13 @@ struct vfs_mount {
         char *host;    /* canonical host path; NULL for hidden, dev, proc (and tmp until
                               the run picks its directory) */
         enum vfs_mode mode;
-        bool pattern; /* hidden only: `sandbox` holds fnmatch(3) patterns per component */
-        char *except; /* hidden only: a path the entry never hides, nor its ancestors */
-        char *origin; /* where the entry comes from, for messages: "--ro /srv/x:/data" */
-        int host_fd;  /* O_PATH of the host root once the view is open; -1 before */
+        bool pattern;   /* hidden only: `sandbox` holds fnmatch(3) patterns per component */
+        char *except;   /* hidden only: a path the entry never hides, nor its ancestors */
+        bool view_only; /* hidden only: not carved out of Landlock's reads (grants.c): it
+                         * holds no secret, and splitting the directories around it costs
+                         * more than it protects; the view and the masks hide it */
+        char *origin;   /* where the entry comes from, for messages: "--ro /srv/x:/data" */
+        int host_fd;    /* O_PATH of the host root once the view is open; -1 before */
 };
 
 /* "ro", "rw", "tmp", "hidden", "cow", "dev", "proc". */
