@@ -15,6 +15,12 @@
  *              makes a round trip to the supervisor, which finds the caller in
  *              its tree and answers CONTINUE; the kernel work is next to none.
  *   statmissing stat of a file that does not exist (a PATH or sys.path search).
+ *   statcwd    stat of a missing name relative to the cwd (AT_FDCWD).
+ *   statrel    fstatat(dirfd, name) of an existing file relative to a directory fd,
+ *              as find and ls -l do (the directory is the cwd's "."; the file is
+ *              made there if missing, so run it in a writable place).
+ *   listdir    getdents64 of the cwd from its start (lseek to 0, then read until
+ *              the end: two calls for a small directory), as one readdir loop.
  *   openclose  open + fstat + close of a small file that is always present:
  *              DESIGN.md's "open+fstat+close loop", what a program really does.
  *
@@ -40,6 +46,10 @@ static const char *const small_files[] = {
 };
 
 static const char *open_path;
+static int dir_fd = -1;
+
+/* The file statrel looks at, made in the cwd if missing. */
+#define REL_NAME "stockade-bench-statrel"
 
 static void die(const char *what)
 {
@@ -107,6 +117,57 @@ static void loop_statmissing(long n)
                         die("stat of a missing file");
 }
 
+static void loop_statcwd(long n)
+{
+        struct stat st;
+
+        for (long i = 0; i < n; i++)
+                if (stat("nonexistent-stockade-bench", &st) == 0 || errno != ENOENT)
+                        die("stat of a missing relative name");
+}
+
+static void loop_statrel(long n)
+{
+        struct stat st;
+
+        for (long i = 0; i < n; i++)
+                if (fstatat(dir_fd, REL_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        die("fstatat(dirfd, name)");
+}
+
+static void loop_listdir(long n)
+{
+        char buf[32768];
+
+        for (long i = 0; i < n; i++) {
+                long r;
+
+                if (lseek(dir_fd, 0, SEEK_SET) < 0)
+                        die("lseek");
+                do
+                        r = syscall(SYS_getdents64, dir_fd, buf, sizeof(buf));
+                while (r > 0);
+                if (r < 0)
+                        die("getdents64");
+        }
+}
+
+static void open_dir(const char *mode)
+{
+        struct stat st;
+        int fd;
+
+        dir_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                die(".");
+        if (strcmp(mode, "statrel") != 0 || fstatat(dir_fd, REL_NAME, &st, 0) == 0)
+                return;
+        fd = openat(dir_fd, REL_NAME, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+                die(REL_NAME);
+        close(fd);
+}
+
 static const char *pick_small_file(void)
 {
         for (size_t i = 0; i < sizeof(small_files) / sizeof(small_files[0]); i++) {
@@ -126,10 +187,9 @@ static const struct {
         const char *name;
         void (*loop)(long n);
 } modes[] = {
-        {"kernel", loop_kernel},
-        {"notify", loop_notify},
-        {"openclose", loop_openclose},
-        {"statmissing", loop_statmissing},
+        {"kernel", loop_kernel},           {"notify", loop_notify},   {"openclose", loop_openclose},
+        {"statmissing", loop_statmissing}, {"statcwd", loop_statcwd}, {"statrel", loop_statrel},
+        {"listdir", loop_listdir},
 };
 
 static void usage(FILE *out)
@@ -143,6 +203,9 @@ static void usage(FILE *out)
               "  notify     getpgid(0) - one supervisor round trip\n"
               "  openclose  open + fstat + close of a small file\n"
               "  statmissing stat of a file that does not exist\n"
+              "  statcwd    stat of a missing name relative to the cwd\n"
+              "  statrel    fstatat(dirfd, name) of a file in the cwd (made if missing)\n"
+              "  listdir    getdents64 of the cwd from its start to its end\n"
               "\n"
               "Example:\n"
               "  syscall_cost notify 100000\n",
@@ -169,8 +232,8 @@ int main(int argc, char **argv)
                         loop = modes[i].loop;
         if (!loop) {
                 fprintf(stderr,
-                        "syscall_cost: unknown mode `%s` (kernel, notify, openclose or "
-                        "statmissing)\n",
+                        "syscall_cost: unknown mode `%s` (kernel, notify, openclose, "
+                        "statmissing, statcwd, statrel or listdir)\n",
                         argv[1]);
                 return 2;
         }
@@ -182,6 +245,7 @@ int main(int argc, char **argv)
                 return 2;
         }
         open_path = pick_small_file();
+        open_dir(argv[1]);
 
         /*
          * Warm up with a tenth of the run (at least 1000 calls): faults in the
