@@ -6,6 +6,7 @@
 #define STOCKADE_VFS_MOUNT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct error;
 
@@ -31,6 +32,10 @@ struct vfs_mount {
                          * more than it protects; the view and the masks hide it */
         char *origin;   /* where the entry comes from, for messages: "--ro /srv/x:/data" */
         int host_fd;    /* O_PATH of the host root once the view is open; -1 before */
+        /* Set by vfs_view_add (0 before): strlen(sandbox) and its number of components, so
+         * that a look-up passes over an entry of another length (a pattern: another depth)
+         * without comparing. */
+        size_t len, depth;
 };
 
 /* "ro", "rw", "tmp", "hidden", "cow", "dev", "proc". */

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,8 +19,25 @@ static bool is_visible_mount(const struct vfs_mount *m)
         return m->mode != VFS_HIDDEN;
 }
 
+/* The number of components, as a pattern is matched (mount.c): runs between slashes. */
+static size_t components(const char *p)
+{
+        size_t n = 0;
+
+        for (;;) {
+                while (*p == '/')
+                        p++;
+                if (!*p)
+                        return n;
+                n++;
+                p += strcspn(p, "/");
+        }
+}
+
 void vfs_view_add(struct vfs_view *v, struct vfs_mount *m)
 {
+        m->len = strlen(m->sandbox);
+        m->depth = components(m->sandbox);
         for (size_t i = 0; i < v->n_mounts && is_visible_mount(m); i++) {
                 struct vfs_mount *old = &v->mounts[i];
                 if (is_visible_mount(old) && strcmp(old->sandbox, m->sandbox) == 0) {
@@ -34,11 +52,32 @@ void vfs_view_add(struct vfs_view *v, struct vfs_mount *m)
         *m = (struct vfs_mount){.host_fd = -1};
 }
 
+/*
+ * Asked for every component of every path the handlers judge, over a table that holds a
+ * hundred hidden entries (default.c): an entry of another length, or a pattern of another
+ * depth, cannot hide the path (vfs_mount_hides compares whole strings, or component by
+ * component), so it is passed over without a comparison.
+ */
 const struct vfs_mount *vfs_view_hidden(const struct vfs_view *v, const char *path)
 {
-        for (size_t i = 0; i < v->n_mounts; i++)
-                if (vfs_mount_hides(&v->mounts[i], path))
-                        return &v->mounts[i];
+        size_t len = strlen(path), depth = SIZE_MAX;
+
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+
+                if (m->mode != VFS_HIDDEN)
+                        continue;
+                if (m->len && !m->pattern && m->len != len)
+                        continue;
+                if (m->len && m->pattern) {
+                        if (depth == SIZE_MAX)
+                                depth = components(path);
+                        if (m->depth != depth)
+                                continue;
+                }
+                if (vfs_mount_hides(m, path))
+                        return m;
+        }
         return NULL;
 }
 
