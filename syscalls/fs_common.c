@@ -6,6 +6,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -41,6 +43,34 @@ long fs_status_field(pid_t tid, const char *field, int base)
 
         snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
         return fs_proc_field(path, field, base);
+}
+
+/* Where this thread's working directory goes back to (dir_path); -1: not opened yet. */
+static __thread int home = -1;
+
+/* The fds a thread keeps are closed when it ends (a run leaks none: loop.c counts them). */
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void kept_close(void *unused)
+{
+        (void)unused;
+        if (home >= 0)
+                close(home);
+        home = -1;
+}
+
+static void kept_init(void)
+{
+        if (pthread_key_create(&kept_key, kept_close) != 0)
+                abort(); /* out of keys: as out of memory */
+}
+
+/* Called after a thread opens an fd to keep: its end will close them. */
+static void kept_register(void)
+{
+        pthread_once(&kept_once, kept_init);
+        pthread_setspecific(kept_key, &home);
 }
 
 int fs_take_base(struct supervisor *sup, const struct call *call, int dirfd, const char *path,
@@ -171,6 +201,47 @@ void fs_sandbox_path(const struct supervisor *sup, char *path, size_t size)
         snprintf(path, size, "/dev/shm%s", rest);
 }
 
+/*
+ * The path of directory `base` by getcwd, through this thread's own working directory
+ * (notify_own_fs): fchdir there, getcwd, and back. getcwd prints the path as readlink of
+ * /proc/self/fd/N does (both are the kernel's prepend_path of the same object, at that
+ * moment), without the look-up of four /proc names that costs most of the readlink; an
+ * object beneath another root (the sandbox's mount namespace) is prefixed "(unreachable)",
+ * which readlink leaves out. Returns 0 or -errno (ENOTDIR, EACCES for fchdir, ENOENT for a
+ * removed directory, ERANGE): the caller then asks /proc.
+ */
+static int dir_path(int base, char *out, size_t size)
+{
+        static const char unreachable[] = "(unreachable)";
+        static __thread bool off = false; /* going back failed once: ask /proc */
+        long n;
+        int r;
+
+        if (!notify_own_fs || off)
+                return -ENOSYS;
+        if (home < 0) {
+                home = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (home < 0)
+                        return -errno;
+                kept_register();
+        }
+        if (fchdir(base) < 0)
+                return -errno;
+        n = syscall(SYS_getcwd, out, size);
+        r = n < 0 ? -errno : 0;
+        if (fchdir(home) < 0) {
+                /* As the program (fs_as_enter), our own directory may be closed to it: this
+                 * thread's working directory is used for nothing else (bind_at moves it and
+                 * back), so it only stays where it is, and this thread stops moving it. */
+                off = true;
+                return -errno;
+        }
+        if (r == 0 && strncmp(out, unreachable, sizeof(unreachable) - 1) == 0)
+                memmove(out, out + sizeof(unreachable) - 1,
+                        strlen(out + sizeof(unreachable) - 1) + 1);
+        return r == 0 && out[0] != '/' ? -ENOENT : r;
+}
+
 int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
 {
         char link[48];
@@ -178,6 +249,10 @@ int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
 
         if (base == AT_FDCWD) {
                 snprintf(out, size, "/");
+                return 0;
+        }
+        if (dir_path(base, out, size) == 0) {
+                fs_sandbox_path(sup, out, size);
                 return 0;
         }
         snprintf(link, sizeof(link), "/proc/self/fd/%d", base);
@@ -218,12 +293,15 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
 
 bool fs_view_shows(const struct supervisor *sup, int fd)
 {
-        const struct vfs_mount *m;
         char path[PATH_MAX];
 
-        if (fs_base_path(sup, fd, path, sizeof(path)) < 0)
-                return false;
-        m = vfs_view_find(&sup->view, path);
+        return fs_base_path(sup, fd, path, sizeof(path)) == 0 && fs_view_shows_path(sup, path);
+}
+
+bool fs_view_shows_path(const struct supervisor *sup, const char *path)
+{
+        const struct vfs_mount *m = vfs_view_find(&sup->view, path);
+
         if (m)
                 return m->mode != VFS_HIDDEN;
         return vfs_view_above_mount(&sup->view, path);

@@ -58,6 +58,8 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
  * it: not hidden, nor beneath a hidden entry, nor outside every mount. For what Landlock does
  * not refuse by itself: listing a directory (READ_DIR is granted everywhere). */
 bool fs_view_shows(const struct supervisor *sup, int fd);
+/* The same for a sandbox path the caller has just taken from the object (fs_base_path). */
+bool fs_view_shows_path(const struct supervisor *sup, const char *path);
 
 /* The magic links of a process directory (/proc/PID/{exe,cwd,root}, fd/N, map_files/...,
  * ns/...), which only a last component may follow: `host` is a host path under /proc. */

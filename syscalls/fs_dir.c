@@ -106,10 +106,12 @@ static bool may_hide_children(const struct vfs_view *v, const char *dir)
                 if (m->mode != VFS_HIDDEN)
                         continue;
                 if (m->pattern) {
-                        if (components(m->sandbox) == depth)
+                        if ((m->len ? m->depth : components(m->sandbox)) == depth)
                                 return true;
                         continue;
                 }
+                if (m->len && m->len <= len)
+                        continue; /* too short to name a child of `dir` */
                 slash = strrchr(m->sandbox, '/');
                 if (slash && (size_t)(slash - m->sandbox) == len &&
                     strncmp(m->sandbox, dir, len) == 0)
@@ -132,7 +134,7 @@ static int choose_filter(struct dir_call *dc, int fd, pid_t tid)
         if (r < 0)
                 return r == -ENOENT ? 0 : r; /* a directory with no path left: nothing hidden */
         if (st.st_dev != sup->proc_dev && st.st_dev != sup->dev_dev &&
-            st.st_dev != sup->devpts_dev && !fs_view_shows(sup, fd)) {
+            st.st_dev != sup->devpts_dev && !fs_view_shows_path(sup, dc->path)) {
                 dc->filter = DF_ALL; /* hidden itself, or beneath a hidden entry */
                 return 0;
         }
@@ -194,10 +196,10 @@ static size_t old_reclen(size_t namelen)
  * Read entries into `out` (`size` bytes, the caller's count capped), in the caller's
  * format. Returns the bytes filled, 0 at the end, or -errno.
  */
-static long list(struct dir_call *dc, int fd, bool old, char *out, size_t size)
+static long list(struct dir_call *dc, int fd, bool old, int64_t start, char *in, char *out,
+                 size_t size)
 {
-        char *in = xcalloc(1, size ? size : 1);
-        int64_t last_off = lseek(fd, 0, SEEK_CUR); /* after the last entry taken or dropped */
+        int64_t last_off = start; /* after the last entry taken or dropped */
         size_t filled = 0;
         long n, r = 0;
 
@@ -235,14 +237,18 @@ static long list(struct dir_call *dc, int fd, bool old, char *out, size_t size)
                                        len - offsetof(struct dirent_old, d_name) - namelen - 1);
                                 out[filled + len - 1] = (char)d->d_type;
                         } else {
-                                memcpy(out + filled, d, len);
+                                /* The kernel leaves the padding after the name's NUL unwritten:
+                                 * ours would be the supervisor's heap, so it is cleared. */
+                                size_t used = offsetof(struct dirent64_k, d_name) + namelen + 1;
+
+                                memcpy(out + filled, d, used);
+                                memset(out + filled + used, 0, len - used);
                         }
                         filled += len;
                         last_off = d->d_off;
                 }
         }
 out:
-        free(in);
         return r < 0 ? r : (long)filled;
 }
 
@@ -255,7 +261,7 @@ int fs_dir(struct supervisor *sup, struct call *call)
         size_t size = (unsigned)a[2] < DIR_BUF_MAX ? (unsigned)a[2] : DIR_BUF_MAX;
         struct dir_call dc = {.sup = sup};
         off_t start;
-        char *out;
+        char *in, *out;
         long r;
         int fd;
 
@@ -270,13 +276,17 @@ int fs_dir(struct supervisor *sup, struct call *call)
         }
         start = lseek(fd, 0, SEEK_CUR);
         r = choose_filter(&dc, fd, tid);
-        out = xcalloc(1, size ? size : 1);
+        /* Nothing to clear: list() writes each byte of `out` it returns, padding included,
+         * and reads of `in` only what getdents64 wrote. */
+        in = xrealloc(NULL, size ? size : 1);
+        out = xrealloc(NULL, size ? size : 1);
         if (r == 0)
-                r = list(&dc, fd, old, out, size);
+                r = list(&dc, fd, old, start, in, out, size);
         if (r > 0 && tmem_write(tid, a[1], out, (size_t)r) < 0) {
                 lseek(fd, start, SEEK_SET); /* nothing was listed: as the kernel leaves it */
                 r = -EFAULT;
         }
+        free(in);
         free(out);
         close(fd);
         if (r < 0)
