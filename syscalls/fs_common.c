@@ -19,6 +19,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
 long fs_proc_field(const char *path, const char *field, int base)
 {
         char buf[1024], *p;
@@ -45,8 +49,37 @@ long fs_status_field(pid_t tid, const char *field, int base)
         return fs_proc_field(path, field, base);
 }
 
+/*
+ * The last caller of this notifier thread: its pidfd and its /proc/TID directory, kept
+ * between calls, since a program mostly calls again from the same thread (pidfd_open and
+ * close cost more than the copy they serve; /proc/TID is looked up once, not at every cwd).
+ *
+ * This cannot mistake one task for another: both fds hold the struct pid of the task they
+ * were opened for, never its number. A struct pid keeps its number for life (an exec by
+ * another thread moves the leader's struct pid to that thread, number and all), and once no
+ * task has it (reaped) pidfd_getfd says ESRCH and a look-up in the directory ENOENT, even if
+ * the number names another task by then. So a kept fd reaches the task that holds number
+ * `tid` now, as a fresh pidfd_open or open of /proc/TID would, or fails, and then the
+ * handler opens afresh. The rights are checked at each use (pidfd_getfd's and the cwd
+ * link's ptrace access check), and ID_VALID after the copy, as before, tells that the
+ * caller is still that task.
+ */
+static __thread struct {
+        pid_t tid;
+        int pidfd;   /* -1: not opened yet */
+        int procdir; /* O_PATH of /proc/TID; -1: not opened yet */
+} caller = {.pidfd = -1, .procdir = -1};
 /* Where this thread's working directory goes back to (dir_path); -1: not opened yet. */
 static __thread int home = -1;
+
+static void caller_forget(void)
+{
+        if (caller.pidfd >= 0)
+                close(caller.pidfd);
+        if (caller.procdir >= 0)
+                close(caller.procdir);
+        caller.pidfd = caller.procdir = -1;
+}
 
 /* The fds a thread keeps are closed when it ends (a run leaks none: loop.c counts them). */
 static pthread_key_t kept_key;
@@ -55,6 +88,7 @@ static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 static void kept_close(void *unused)
 {
         (void)unused;
+        caller_forget();
         if (home >= 0)
                 close(home);
         home = -1;
@@ -70,7 +104,63 @@ static void kept_init(void)
 static void kept_register(void)
 {
         pthread_once(&kept_once, kept_init);
-        pthread_setspecific(kept_key, &home);
+        pthread_setspecific(kept_key, &caller);
+}
+
+static void caller_switch(pid_t tid)
+{
+        if (caller.tid != tid) {
+                caller_forget();
+                caller.tid = tid;
+        }
+}
+
+int fs_caller_fd(pid_t tid, int fd)
+{
+        int copy;
+
+        caller_switch(tid);
+        for (int fresh = caller.pidfd < 0;; fresh = 1) {
+                if (caller.pidfd < 0) {
+                        caller.pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+                        if (caller.pidfd < 0 && errno == EINVAL) /* before 6.9: leaders only */
+                                caller.pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+                        if (caller.pidfd < 0)
+                                return -ESRCH;
+                        kept_register();
+                }
+                copy = (int)syscall(SYS_pidfd_getfd, caller.pidfd, fd, 0);
+                if (copy >= 0)
+                        return copy;
+                if (errno != ESRCH || fresh)
+                        return -errno;
+                caller_forget(); /* the task kept is gone: the number may be another's now */
+                caller.tid = tid;
+        }
+}
+
+int fs_caller_cwd(pid_t tid)
+{
+        char dir[32];
+        int fd;
+
+        caller_switch(tid);
+        for (int fresh = caller.procdir < 0;; fresh = 1) {
+                if (caller.procdir < 0) {
+                        snprintf(dir, sizeof(dir), "/proc/%d", (int)tid);
+                        caller.procdir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (caller.procdir < 0)
+                                return errno == ENOENT ? -ESRCH : -errno;
+                        kept_register();
+                }
+                fd = openat(caller.procdir, "cwd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOENT || fresh)
+                        return errno == ENOENT ? -ESRCH : -errno;
+                caller_forget();
+                caller.tid = tid;
+        }
 }
 
 int fs_take_base(struct supervisor *sup, const struct call *call, int dirfd, const char *path,
@@ -81,7 +171,7 @@ int fs_take_base(struct supervisor *sup, const struct call *call, int dirfd, con
 
         *base = -1;
         if (path[0] != '/') {
-                fd = dirfd == AT_FDCWD ? tfd_cwd(tid) : tfd_take(tid, dirfd);
+                fd = dirfd == AT_FDCWD ? fs_caller_cwd(tid) : fs_caller_fd(tid, dirfd);
                 if (fd < 0)
                         return fd;
         }

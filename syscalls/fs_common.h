@@ -28,6 +28,12 @@ long fs_status_field(pid_t tid, const char *field, int base);
 struct call;
 int fs_take_base(struct supervisor *sup, const struct call *call, int dirfd, const char *path,
                  int *base);
+/* tfd_take and tfd_cwd (tfd.h) for the file-system handlers, with the caller's pidfd and
+ * /proc/TID directory kept by this notifier thread from one call to the next (why that
+ * cannot race: fs_common.c). The same answers: a copy of fd `fd` of thread `tid`, or its
+ * working directory O_PATH; -ESRCH when the thread is gone. */
+int fs_caller_fd(pid_t tid, int fd);
+int fs_caller_cwd(pid_t tid);
 /* The caller's umask; 022 if it cannot be read. */
 mode_t fs_caller_umask(pid_t tid);
 /* The facts the /proc and /dev views need about caller `tid`. Returns 0 or -ESRCH. */

@@ -18,7 +18,6 @@
  */
 #include "syscalls/fs_common.h"
 #include "supervisor/notify.h"
-#include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/special.h"
@@ -265,7 +264,7 @@ int fs_dir(struct supervisor *sup, struct call *call)
         long r;
         int fd;
 
-        fd = tfd_take(tid, (int)a[0]);
+        fd = fs_caller_fd(tid, (int)a[0]);
         if (fd >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0) {
                 close(fd);
                 fd = -ESRCH;
