@@ -1,6 +1,8 @@
 /*
- * The mount table. Look-ups are linear: a view has a few dozen entries and the resolver asks
- * once per path component; an index can come when a benchmark asks for it.
+ * The mount table. The handlers ask it several times for each component of every path they
+ * judge, and the default view holds about a hundred hidden entries (default.c), so the
+ * hidden entries are indexed (a binary search for the exact ones, the few patterns by
+ * depth) and the look-ups for mounts pass over them (view.h).
  */
 #include "supervisor/vfs/view.h"
 #include "supervisor/vfs/path.h"
@@ -11,6 +13,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -34,6 +37,34 @@ static size_t components(const char *p)
         }
 }
 
+static int by_path(const void *a, const void *b, void *arg)
+{
+        const struct vfs_mount *mounts = arg;
+        size_t i = *(const size_t *)a, j = *(const size_t *)b;
+        int c = strcmp(mounts[i].sandbox, mounts[j].sandbox);
+
+        return c ? c : (i > j) - (i < j);
+}
+
+/* The hidden entries' index (view.h), made again after each change of the table: a view
+ * has a few hundred entries at most, and is made once, before anything runs. */
+static void index_hidden(struct vfs_view *v)
+{
+        v->exact = xrealloc(v->exact, (v->n_mounts + 1) * sizeof(*v->exact));
+        v->patterns = xrealloc(v->patterns, (v->n_mounts + 1) * sizeof(*v->patterns));
+        v->visible = xrealloc(v->visible, (v->n_mounts + 1) * sizeof(*v->visible));
+        v->n_exact = v->n_patterns = v->n_visible = 0;
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                if (is_visible_mount(&v->mounts[i]))
+                        v->visible[v->n_visible++] = i;
+                else if (v->mounts[i].pattern)
+                        v->patterns[v->n_patterns++] = i;
+                else
+                        v->exact[v->n_exact++] = i;
+        }
+        qsort_r(v->exact, v->n_exact, sizeof(*v->exact), by_path, v->mounts);
+}
+
 void vfs_view_add(struct vfs_view *v, struct vfs_mount *m)
 {
         m->len = strlen(m->sandbox);
@@ -44,57 +75,64 @@ void vfs_view_add(struct vfs_view *v, struct vfs_mount *m)
                         vfs_mount_free(old);
                         *old = *m;
                         *m = (struct vfs_mount){.host_fd = -1};
+                        index_hidden(v);
                         return;
                 }
         }
         v->mounts = xrealloc(v->mounts, (v->n_mounts + 1) * sizeof(*v->mounts));
         v->mounts[v->n_mounts++] = *m;
         *m = (struct vfs_mount){.host_fd = -1};
+        index_hidden(v);
 }
 
 /*
  * Asked for every component of every path the handlers judge, over a table that holds a
- * hundred hidden entries (default.c): an entry of another length, or a pattern of another
- * depth, cannot hide the path (vfs_mount_hides compares whole strings, or component by
- * component), so it is passed over without a comparison.
+ * hundred hidden entries (default.c): the exact entries are found by a binary search of
+ * the index, and a pattern of another depth (matched component by component) is passed
+ * over. The answer is the one a walk of the table would give: the first entry in table
+ * order that hides the path (equal paths are sorted by index).
  */
 const struct vfs_mount *vfs_view_hidden(const struct vfs_view *v, const char *path)
 {
-        size_t len = strlen(path), depth = SIZE_MAX;
+        size_t lo = 0, hi = v->n_exact, best = SIZE_MAX, depth = components(path);
 
-        for (size_t i = 0; i < v->n_mounts; i++) {
-                const struct vfs_mount *m = &v->mounts[i];
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
 
-                if (m->mode != VFS_HIDDEN)
-                        continue;
-                if (m->len && !m->pattern && m->len != len)
-                        continue;
-                if (m->len && m->pattern) {
-                        if (depth == SIZE_MAX)
-                                depth = components(path);
-                        if (m->depth != depth)
-                                continue;
-                }
-                if (vfs_mount_hides(m, path))
-                        return m;
+                if (strcmp(v->mounts[v->exact[mid]].sandbox, path) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
         }
-        return NULL;
+        for (; lo < v->n_exact && strcmp(v->mounts[v->exact[lo]].sandbox, path) == 0; lo++)
+                if (vfs_mount_hides(&v->mounts[v->exact[lo]], path)) {
+                        best = v->exact[lo];
+                        break;
+                }
+        for (size_t i = 0; i < v->n_patterns && v->patterns[i] < best; i++) {
+                const struct vfs_mount *m = &v->mounts[v->patterns[i]];
+
+                if (m->depth == depth && vfs_mount_hides(m, path)) {
+                        best = v->patterns[i];
+                        break;
+                }
+        }
+        return best == SIZE_MAX ? NULL : &v->mounts[best];
 }
 
 const struct vfs_mount *vfs_view_mount_at(const struct vfs_view *v, const char *path)
 {
-        for (size_t i = 0; i < v->n_mounts; i++)
-                if (is_visible_mount(&v->mounts[i]) && strcmp(v->mounts[i].sandbox, path) == 0)
-                        return &v->mounts[i];
+        for (size_t i = 0; i < v->n_visible; i++)
+                if (strcmp(v->mounts[v->visible[i]].sandbox, path) == 0)
+                        return &v->mounts[v->visible[i]];
         return NULL;
 }
 
 bool vfs_view_above_mount(const struct vfs_view *v, const char *path)
 {
-        for (size_t i = 0; i < v->n_mounts; i++) {
-                const struct vfs_mount *m = &v->mounts[i];
-                if (is_visible_mount(m) && strcmp(m->sandbox, path) != 0 &&
-                    vfs_path_has_prefix(m->sandbox, path))
+        for (size_t i = 0; i < v->n_visible; i++) {
+                const struct vfs_mount *m = &v->mounts[v->visible[i]];
+                if (strcmp(m->sandbox, path) != 0 && vfs_path_has_prefix(m->sandbox, path))
                         return true;
         }
         return false;
@@ -104,10 +142,9 @@ const struct vfs_mount *vfs_view_mount_of(const struct vfs_view *v, const char *
 {
         const struct vfs_mount *best = NULL;
 
-        for (size_t i = 0; i < v->n_mounts; i++) {
-                const struct vfs_mount *m = &v->mounts[i];
-                if (is_visible_mount(m) && vfs_path_has_prefix(path, m->sandbox) &&
-                    (!best || strlen(m->sandbox) > strlen(best->sandbox)))
+        for (size_t i = 0; i < v->n_visible; i++) {
+                const struct vfs_mount *m = &v->mounts[v->visible[i]];
+                if ((!best || m->len > best->len) && vfs_path_has_prefix(path, m->sandbox))
                         best = m;
         }
         return best;
@@ -195,6 +232,8 @@ void vfs_view_free(struct vfs_view *v)
         for (size_t i = 0; i < v->n_mounts; i++)
                 vfs_mount_free(&v->mounts[i]);
         free(v->mounts);
-        v->mounts = NULL;
-        v->n_mounts = 0;
+        free(v->exact);
+        free(v->patterns);
+        free(v->visible);
+        *v = (struct vfs_view){0};
 }

@@ -16,6 +16,12 @@ struct error;
 struct vfs_view {
         struct vfs_mount *mounts;
         size_t n_mounts;
+        /* Indexed by vfs_view_add (indices into mounts): the hidden entries, the exact ones
+         * sorted by path (then by index) and the patterns in table order; the other
+         * mounts in table order. */
+        size_t *exact, n_exact;
+        size_t *patterns, n_patterns;
+        size_t *visible, n_visible;
 };
 
 /*
