@@ -255,6 +255,11 @@ if command -v taskset >/dev/null && (($(nproc) > 1)); then
 fi
 bench_loop openclose openclose "$OPENCLOSE_ITERS" "open+fstat+close loop" abs 5000
 bench_loop statmissing statmissing "$OPENCLOSE_ITERS" "stat of a missing file" abs 3000
+# The other ways the calls that look are made (issues 6 and 7): a relative name from the cwd,
+# fstatat(dirfd, name) as find and ls do, and a listing of the scratch directory.
+bench_loop statcwd statcwd "$OPENCLOSE_ITERS" "stat of a missing relative name" info 0
+bench_loop statrel statrel "$OPENCLOSE_ITERS" "fstatat(dirfd, name) loop" info 0
+bench_loop listdir listdir "$OPENCLOSE_ITERS" "getdents64 of a directory, to its end" info 0
 
 bench_cmd true "/bin/true start-up" abs 5000000 /bin/true
 
