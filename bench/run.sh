@@ -259,7 +259,7 @@ bench_loop statmissing statmissing "$OPENCLOSE_ITERS" "stat of a missing file" a
 # fstatat(dirfd, name) as find and ls do, and a listing of the scratch directory.
 bench_loop statcwd statcwd "$OPENCLOSE_ITERS" "stat of a missing relative name" info 0
 bench_loop statrel statrel "$OPENCLOSE_ITERS" "fstatat(dirfd, name) loop" info 0
-bench_loop listdir listdir "$OPENCLOSE_ITERS" "getdents64 of a directory, to its end" info 0
+bench_loop listdir listdir "$OPENCLOSE_ITERS" "getdents64 of a dir, to its end" info 0
 
 bench_cmd true "/bin/true start-up" abs 5000000 /bin/true
 
