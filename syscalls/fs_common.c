@@ -50,9 +50,10 @@ long fs_status_field(pid_t tid, const char *field, int base)
 }
 
 /*
- * The last caller of this notifier thread: its pidfd and its /proc/TID directory, kept
- * between calls, since a program mostly calls again from the same thread (pidfd_open and
- * close cost more than the copy they serve; /proc/TID is looked up once, not at every cwd).
+ * The last callers of this notifier thread (a few: a program's threads, git's lstat
+ * workers, take turns on the notifier threads): each one's pidfd and /proc/TID directory,
+ * kept between calls (pidfd_open and close cost more than the copy they serve; /proc/TID is
+ * looked up once, not at every cwd). The least recently used gives way.
  *
  * This cannot mistake one task for another: both fds hold the struct pid of the task they
  * were opened for, never its number. A struct pid keeps its number for life (an exec by
@@ -64,21 +65,27 @@ long fs_status_field(pid_t tid, const char *field, int base)
  * link's ptrace access check), and ID_VALID after the copy, as before, tells that the
  * caller is still that task.
  */
-static __thread struct {
-        pid_t tid;
-        int pidfd;   /* -1: not opened yet */
-        int procdir; /* O_PATH of /proc/TID; -1: not opened yet */
-} caller = {.pidfd = -1, .procdir = -1};
+#define KEPT_CALLERS 8
+
+struct kept_caller {
+        pid_t tid;          /* 0: a free entry */
+        int pidfd;          /* -1: not opened yet */
+        int procdir;        /* O_PATH of /proc/TID; -1: not opened yet */
+        unsigned long used; /* when it last served */
+};
+
+static __thread struct kept_caller callers[KEPT_CALLERS];
+static __thread unsigned long callers_clock; /* 0: the entries are not set up yet */
 /* Where this thread's working directory goes back to (dir_path); -1: not opened yet. */
 static __thread int home = -1;
 
-static void caller_forget(void)
+static void caller_forget(struct kept_caller *c)
 {
-        if (caller.pidfd >= 0)
-                close(caller.pidfd);
-        if (caller.procdir >= 0)
-                close(caller.procdir);
-        caller.pidfd = caller.procdir = -1;
+        if (c->pidfd >= 0)
+                close(c->pidfd);
+        if (c->procdir >= 0)
+                close(c->procdir);
+        c->pidfd = c->procdir = -1;
 }
 
 /* The fds a thread keeps are closed when it ends (a run leaks none: loop.c counts them). */
@@ -88,7 +95,8 @@ static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 static void kept_close(void *unused)
 {
         (void)unused;
-        caller_forget();
+        for (size_t i = 0; callers_clock && i < KEPT_CALLERS; i++)
+                caller_forget(&callers[i]);
         if (home >= 0)
                 close(home);
         home = -1;
@@ -104,62 +112,75 @@ static void kept_init(void)
 static void kept_register(void)
 {
         pthread_once(&kept_once, kept_init);
-        pthread_setspecific(kept_key, &caller);
+        pthread_setspecific(kept_key, &home);
 }
 
-static void caller_switch(pid_t tid)
+/* The entry of `tid`, made (in place of the least recently used) if there is none. */
+static struct kept_caller *caller_of(pid_t tid)
 {
-        if (caller.tid != tid) {
-                caller_forget();
-                caller.tid = tid;
+        struct kept_caller *c = NULL;
+
+        if (!callers_clock)
+                for (size_t i = 0; i < KEPT_CALLERS; i++)
+                        callers[i] = (struct kept_caller){.pidfd = -1, .procdir = -1};
+        callers_clock++;
+        for (size_t i = 0; i < KEPT_CALLERS; i++) {
+                if (callers[i].tid == tid) {
+                        callers[i].used = callers_clock;
+                        return &callers[i];
+                }
+                if (!c || callers[i].used < c->used)
+                        c = &callers[i];
         }
+        caller_forget(c);
+        c->tid = tid;
+        c->used = callers_clock;
+        return c;
 }
 
 int fs_caller_fd(pid_t tid, int fd)
 {
+        struct kept_caller *c = caller_of(tid);
         int copy;
 
-        caller_switch(tid);
-        for (int fresh = caller.pidfd < 0;; fresh = 1) {
-                if (caller.pidfd < 0) {
-                        caller.pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-                        if (caller.pidfd < 0 && errno == EINVAL) /* before 6.9: leaders only */
-                                caller.pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
-                        if (caller.pidfd < 0)
+        for (int fresh = c->pidfd < 0;; fresh = 1) {
+                if (c->pidfd < 0) {
+                        c->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+                        if (c->pidfd < 0 && errno == EINVAL) /* before 6.9: leaders only */
+                                c->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+                        if (c->pidfd < 0)
                                 return -ESRCH;
                         kept_register();
                 }
-                copy = (int)syscall(SYS_pidfd_getfd, caller.pidfd, fd, 0);
+                copy = (int)syscall(SYS_pidfd_getfd, c->pidfd, fd, 0);
                 if (copy >= 0)
                         return copy;
                 if (errno != ESRCH || fresh)
                         return -errno;
-                caller_forget(); /* the task kept is gone: the number may be another's now */
-                caller.tid = tid;
+                caller_forget(c); /* the task kept is gone: the number may be another's now */
         }
 }
 
 int fs_caller_cwd(pid_t tid)
 {
+        struct kept_caller *c = caller_of(tid);
         char dir[32];
         int fd;
 
-        caller_switch(tid);
-        for (int fresh = caller.procdir < 0;; fresh = 1) {
-                if (caller.procdir < 0) {
+        for (int fresh = c->procdir < 0;; fresh = 1) {
+                if (c->procdir < 0) {
                         snprintf(dir, sizeof(dir), "/proc/%d", (int)tid);
-                        caller.procdir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (caller.procdir < 0)
+                        c->procdir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (c->procdir < 0)
                                 return errno == ENOENT ? -ESRCH : -errno;
                         kept_register();
                 }
-                fd = openat(caller.procdir, "cwd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                fd = openat(c->procdir, "cwd", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (fd >= 0)
                         return fd;
                 if (errno != ENOENT || fresh)
                         return errno == ENOENT ? -ESRCH : -errno;
-                caller_forget();
-                caller.tid = tid;
+                caller_forget(c);
         }
 }
 
