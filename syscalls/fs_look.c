@@ -200,6 +200,14 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
                 else if (strcmp(res->rest, "thread-self") == 0)
                         snprintf(lc->made_link, sizeof(lc->made_link), "%d/task/%d", (int)ctx.tgid,
                                  (int)ctx.tid);
+                /* lstat of the link itself: the one procfs inode every process sees there
+                 * (ours is the same object, whoever opens it). */
+                if (lc->made_link[0] && !lc->follow) {
+                        fd = open(strcmp(res->rest, "self") == 0 ? "/proc/self"
+                                                                 : "/proc/thread-self",
+                                  O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        return fd < 0 ? -errno : fd;
+                }
                 r = vfs_proc_map(res->rest, &ctx, &sp);
         } else {
                 r = vfs_dev_map(res->rest, &ctx, &sp);

@@ -367,6 +367,24 @@ static void host_only_proc_files(void **state)
         runner_free(&r);
 }
 
+/* /proc/self and /proc/thread-self are symlinks to lstat, as natively, by any spelling
+ * (they showed as the directories they lead to). */
+static void self_links_are_links(void **state)
+{
+        const char *script = "stat -c '%F %a' /proc/self /proc/thread-self; cd /proc && "
+                             "stat -c '%F' self thread-self; stat -L -c '%F' self";
+        struct run_result native, r;
+
+        (void)state;
+        both(script, &native, &r);
+        assert_string_equal(native.out, "symbolic link 777\nsymbolic link 777\nsymbolic link\n"
+                                        "symbolic link\ndirectory\n");
+        if (strcmp(r.out, native.out) != 0)
+                fail_msg("native:\n%sunder stockade:\n%s%s", native.out, r.out, r.err);
+        runner_free(&native);
+        runner_free(&r);
+}
+
 /* A mount beneath /proc (binfmt_misc's place: its register file gave host root) cannot be
  * written through a working directory or dirfd on it. Root only, in a mount namespace of
  * the test's own, with a tmpfs standing in for binfmt_misc. */
@@ -427,6 +445,7 @@ int main(void)
                 cmocka_unit_test(test_host_terminal_and_devices),
                 cmocka_unit_test(test_dev_shm_private),
                 cmocka_unit_test(host_only_proc_files),
+                cmocka_unit_test(self_links_are_links),
                 cmocka_unit_test(hidden_without_landlock),
                 cmocka_unit_test(other_users_directory),
                 cmocka_unit_test(mount_beneath_proc),
