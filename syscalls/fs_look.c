@@ -126,6 +126,126 @@ static int find_as(struct supervisor *sup, const struct look_call *lc, int dirfd
         return r;
 }
 
+static bool has_dotdot(const char *path)
+{
+        for (const char *p = path; (p = strstr(p, "..")); p += 2)
+                if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+                        return true;
+        return false;
+}
+
+/* The object's mount: ENOENT outside every mount, -EXDEV where the view must answer. */
+static int judge_mount(struct supervisor *sup, const char *path)
+{
+        const struct vfs_mount *m = vfs_view_mount_of(&sup->view, path);
+
+        if (!m || m->mode == VFS_HIDDEN)
+                return vfs_view_above_mount(&sup->view, path) ? -EXDEV : -ENOENT;
+        return m->mode == VFS_DEV || m->mode == VFS_PROC ? -EXDEV : 0;
+}
+
+/*
+ * What the lexical path leaves out: "d/g/.." is ENOTDIR natively when g is a file, ENOENT
+ * when it is missing. Each directory a ".." leaves (the lexical path just before a run of
+ * "..") must be one, reached as the program, without symlinks; anything else is the slow
+ * way's to answer (it walks for real). walk_shown has judged every name on the way.
+ */
+static bool dotdot_parents_ok(struct supervisor *sup, const struct look_call *lc, const char *start)
+{
+        char lex[PATH_MAX];
+        size_t len = strcmp(start, "/") == 0 ? 0 : strlen(start);
+        bool named = false; /* the last component was a name, not yet checked */
+
+        if (len >= sizeof(lex))
+                return false;
+        memcpy(lex, start, len);
+        lex[len] = '\0';
+        for (const char *p = lc->path; *p;) {
+                const char *end = strchrnul(p, '/');
+                size_t n = (size_t)(end - p);
+
+                if (n == 2 && p[0] == '.' && p[1] == '.') {
+                        if (named) {
+                                uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+                                                   RESOLVE_NO_MAGICLINKS;
+                                int fd = find_as(sup, lc, fs_abs_base(sup, &resolve),
+                                                 len ? lex : "/", true, resolve);
+                                struct stat st;
+                                bool dir = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+
+                                if (fd >= 0)
+                                        close(fd);
+                                if (!dir)
+                                        return false;
+                                named = false;
+                        }
+                        char *slash = strrchr(lex, '/');
+                        len = slash ? (size_t)(slash - lex) : 0;
+                        lex[len] = '\0';
+                } else if (n && !(n == 1 && p[0] == '.')) {
+                        if (len + 1 + n >= sizeof(lex))
+                                return false;
+                        lex[len++] = '/';
+                        memcpy(lex + len, p, n);
+                        len += n;
+                        lex[len] = '\0';
+                        named = true;
+                }
+                p = *end ? end + 1 : end;
+        }
+        return true;
+}
+
+/*
+ * The fast way of a path with "..": the base's path is taken first, the path made lexical
+ * from it (walk_shown: every directory on the way one the view shows), and that absolute
+ * path walked from the root, without symlinks, so that what is judged is what is walked. A
+ * walk of "base/../.." by the kernel would follow the base's real parents at the time of the
+ * walk: a thread renaming them between that walk and the reading of the base's path made
+ * the lexical judgment name another place than the one reached (an outside review stat'ed
+ * a hidden file so). Against a concurrent rename the answer is the tree's at the walk, seen
+ * from where the base was a moment before: a valid order of the two calls.
+ */
+static int find_fast_dotdot(struct supervisor *sup, struct look_call *lc)
+{
+        uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
+        char start[PATH_MAX], path[PATH_MAX];
+        const struct vfs_mount *m;
+        int fd, r = 0;
+
+        if (lc->path[0] == '/') {
+                snprintf(start, sizeof(start), "/");
+        } else {
+                struct stat st;
+
+                /* A dirfd that is no directory: ENOTDIR, the slow way's to say. */
+                if (fstat(lc->base, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return -EXDEV;
+                r = fs_base_path(sup, lc->base, start, sizeof(start));
+                if (r < 0)
+                        return -EXDEV;
+                /* The base itself, with its ancestors: a cwd that chdir (the kernel's) took
+                 * into a hidden directory. */
+                m = vfs_view_find(&sup->view, start);
+                if (!m || m->mode == VFS_HIDDEN)
+                        return -EXDEV;
+        }
+        if (!walk_shown(&sup->view, start, lc->path, path, sizeof(path)) ||
+            !dotdot_parents_ok(sup, lc, start))
+                return -EXDEV;
+        fd = find_as(sup, lc, fs_abs_base(sup, &resolve), path, lc->follow, resolve);
+        if (fd == -ELOOP || fd == -EACCES || fd == -ENOTDIR || fd == -EXDEV)
+                return -EXDEV;
+        if (fd < 0)
+                return fd; /* ENOENT, ENAMETOOLONG...: the kernel's answer, on shown ground */
+        r = judge_mount(sup, path);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
 /*
  * The fast way. Returns the O_PATH fd, -EXDEV when only the view can decide, or the
  * kernel's -errno for this walk (ENOENT, ENOTDIR, EACCES of a search right, ...).
@@ -138,6 +258,8 @@ static int find_fast(struct supervisor *sup, struct look_call *lc)
 
         if (fs_starts_special(sup, lc->path, lc->base))
                 return -EXDEV;
+        if (has_dotdot(lc->path))
+                return find_fast_dotdot(sup, lc);
         {
                 uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
                 int base = lc->base == AT_FDCWD ? fs_abs_base(sup, &resolve) : lc->base;
@@ -168,15 +290,10 @@ static int find_fast(struct supervisor *sup, struct look_call *lc)
                         return -EXDEV;
                 return fd; /* ENOENT, ENAMETOOLONG...: the kernel's answer, on shown ground */
         }
-        if (r == 0) {
-                /* walk_shown checked every directory on the way, and the base's ancestors were
-                 * checked above: what is left is which mount the object is on. */
-                m = vfs_view_mount_of(&sup->view, path);
-                if (!m || m->mode == VFS_HIDDEN)
-                        r = vfs_view_above_mount(&sup->view, path) ? -EXDEV : -ENOENT;
-                else if (m->mode == VFS_DEV || m->mode == VFS_PROC)
-                        r = -EXDEV;
-        }
+        if (r == 0) /* walk_shown checked every directory on the way, and the base's
+                     * ancestors were checked above: what is left is which mount the object
+                     * is on. */
+                r = judge_mount(sup, path);
         if (r < 0) {
                 close(fd);
                 return r;

@@ -4,11 +4,13 @@
  * after one line on stdout; 122 for bad usage, 123 when the preparation failed.
  *
  *     attack_fs OP PATH [ARG]
+ *     attack_fs dotdot_race ROOT REL SIZE
  *
  * Like probe.c it links nothing but libc, so that run natively it is the control.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
@@ -152,6 +154,48 @@ static int race_other(const char *how, const char *in, const char *out, const ch
         return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SETUP;
 }
 
+/* dotdot_race ROOT REL SIZE: for three seconds a thread swaps ROOT/a with ROOT/z/a while this
+ * one stats REL (a path with "..") from an fd on ROOT/a/b; prints how many answers had the
+ * size SIZE planted on a hidden file. */
+static const char *dd_root;
+static volatile int dd_stop;
+
+static void *dd_mover(void *unused)
+{
+        char a[PATH_MAX], za[PATH_MAX];
+
+        (void)unused;
+        snprintf(a, sizeof(a), "%s/a", dd_root);
+        snprintf(za, sizeof(za), "%s/z/a", dd_root);
+        while (!dd_stop)
+                if (rename(a, za) == 0)
+                        rename(za, a);
+        return NULL;
+}
+
+static int dotdot_race(const char *root, const char *rel, long size)
+{
+        char b[PATH_MAX];
+        unsigned long ok = 0, leaks = 0;
+        time_t end = time(NULL) + 3;
+        struct stat st;
+        pthread_t t;
+        int fd;
+
+        dd_root = root;
+        snprintf(b, sizeof(b), "%s/a/b", root);
+        fd = open_or_die(b, O_PATH | O_DIRECTORY);
+        if (pthread_create(&t, NULL, dd_mover, NULL) != 0)
+                return EXIT_SETUP;
+        while (time(NULL) < end)
+                if (fstatat(fd, rel, &st, 0) == 0 && ++ok && st.st_size == size)
+                        leaks++;
+        dd_stop = 1;
+        pthread_join(t, NULL);
+        printf("dotdot_race: %lu found, leaks=%lu\n", ok, leaks);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         const char *op = argc > 1 ? argv[1] : "", *path = argc > 2 ? argv[2] : "";
@@ -206,6 +250,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(op, "removexattr"))
                 return done(op, syscall(SYS_removexattr, path, "user.keep"));
+        if (!strcmp(op, "dotdot_race") && argc > 4)
+                return dotdot_race(path, argv[3], atol(argv[4]));
         if (!strcmp(op, "race") && argc > 4)
                 return race(path, argv[3], argv[4]);
         if (!strncmp(op, "race_", 5) && argc > 4)
