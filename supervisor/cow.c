@@ -137,7 +137,7 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
          * directly in /var/tmp, which a temporary-file user does (README). */
         if (session_state_dir(NULL, def) == 0 &&
             store_writable(view, realpath(def, canon) ? canon : def) &&
-            vfs_mount_init(&m, VFS_HIDDEN, realpath(def, canon) ? canon : def, NULL,
+            vfs_mount_init_literal(&m, VFS_HIDDEN, realpath(def, canon) ? canon : def, NULL,
                            "the session store") == 0)
                 vfs_view_add(view, &m);
         if (!has_cow(view))
@@ -156,7 +156,7 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                                   c->state);
         /* The sandbox never sees a session, its own included. */
         if (!realpath(c->state, canon) ||
-            vfs_mount_init(&m, VFS_HIDDEN, canon, NULL, "--state-dir") < 0)
+            vfs_mount_init_literal(&m, VFS_HIDDEN, canon, NULL, "--state-dir") < 0)
                 return make_error(err, errno, "run: the state directory `%s`", c->state);
         snprintf(c->state, sizeof(c->state), "%s", canon);
         vfs_view_add(view, &m);

@@ -212,7 +212,7 @@ static void hide_net_devices(struct vfs_view *view)
                 slash = strrchr(real, '/');
                 *slash = '\0'; /* DEVICE/net */
                 if (strcmp(slash - 4, "/net") == 0 && !vfs_view_hidden(view, real) &&
-                    vfs_mount_init(&m, VFS_HIDDEN, real, NULL, "default view") == 0) {
+                    vfs_mount_init_literal(&m, VFS_HIDDEN, real, NULL, "default view") == 0) {
                         m.view_only = true;
                         vfs_view_add(view, &m);
                 }
@@ -248,7 +248,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                 snprintf(abs, sizeof(abs), "%s%s%s", cfg->trace_path[0] == '/' ? "" : cwd,
                          cfg->trace_path[0] == '/' ? "" : "/", cfg->trace_path);
                 if (vfs_path_normalize(canon, sizeof(canon), abs) >= 0 &&
-                    vfs_mount_init(&m, VFS_HIDDEN, canon, NULL, "--trace") == 0)
+                    vfs_mount_init_literal(&m, VFS_HIDDEN, canon, NULL, "--trace") == 0)
                         vfs_view_add(view, &m);
         }
         for (size_t i = 0; i < cfg->n_mounts; i++) {
@@ -400,7 +400,7 @@ static void hide_real(struct vfs_view *v, const char *path, const char *origin)
 
         if (!real_or_would_be(path, real) || strcmp(real, path) == 0 || vfs_view_hidden(v, real))
                 return;
-        if (vfs_mount_init(&m, VFS_HIDDEN, real, NULL, origin) == 0)
+        if (vfs_mount_init_literal(&m, VFS_HIDDEN, real, NULL, origin) == 0)
                 vfs_view_add(v, &m);
 }
 

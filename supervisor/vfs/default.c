@@ -133,11 +133,14 @@ static const char *const hidden_system[] = {
         "/etc/security/opasswd", "/etc/ssh/*_key", "/etc/ssl/private",
 };
 
+/* `pattern`: sandbox is one of the patterns below; else it names itself, whatever a HOME in
+ * it holds (vfs_mount_init_literal). */
 static int add(struct vfs_view *v, enum vfs_mode mode, const char *sandbox, const char *host,
-               const char *except)
+               const char *except, bool pattern)
 {
         struct vfs_mount m;
-        int r = vfs_mount_init(&m, mode, sandbox, host, "default view");
+        int r = pattern ? vfs_mount_init(&m, mode, sandbox, host, "default view")
+                        : vfs_mount_init_literal(&m, mode, sandbox, host, "default view");
 
         if (r < 0)
                 return r;
@@ -156,19 +159,20 @@ static int add_hidden(struct vfs_view *v, const char *home, uid_t uid, bool is_r
                 if (snprintf(path, sizeof(path), "%s/%s", home, vfs_default_hidden_home[i]) >=
                     (int)sizeof(path))
                         return -ENAMETOOLONG;
-                r = add(v, VFS_HIDDEN, path, NULL, NULL);
+                r = add(v, VFS_HIDDEN, path, NULL, NULL, false);
         }
         for (size_t i = 0; i < ARRAY_SIZE(hidden_system) && r >= 0; i++)
-                r = add(v, VFS_HIDDEN, hidden_system[i], NULL, NULL);
+                r = add(v, VFS_HIDDEN, hidden_system[i], NULL, NULL,
+                        strchr(hidden_system[i], '*') != NULL);
         /* The user's session: D-Bus and systemd --user (a way out of any sandbox), agents. */
         snprintf(path, sizeof(path), "/run/user/%u", (unsigned)uid);
         if (r >= 0)
-                r = add(v, VFS_HIDDEN, path, NULL, NULL);
+                r = add(v, VFS_HIDDEN, path, NULL, NULL, false);
         /* Other users' homes; the exception keeps the user's own (and its ancestors). */
         if (r >= 0)
-                r = add(v, VFS_HIDDEN, "/home/*", NULL, home);
+                r = add(v, VFS_HIDDEN, "/home/*", NULL, home, true);
         if (r >= 0 && !is_root)
-                r = add(v, VFS_HIDDEN, "/root", NULL, home);
+                r = add(v, VFS_HIDDEN, "/root", NULL, home, false);
         return r;
 }
 
@@ -183,15 +187,15 @@ int vfs_default_view(struct vfs_view *v, const struct vfs_default *d)
         if (r >= 0)
                 r = vfs_path_normalize(cwd, sizeof(cwd), d->cwd);
         if (r >= 0)
-                r = add(v, VFS_RO, "/", "/", NULL);
+                r = add(v, VFS_RO, "/", "/", NULL, false);
         if (r >= 0)
-                r = add(v, VFS_TMP, "/tmp", d->tmp, NULL);
+                r = add(v, VFS_TMP, "/tmp", d->tmp, NULL, false);
         if (r >= 0)
-                r = add(v, VFS_DEV, "/dev", NULL, NULL);
+                r = add(v, VFS_DEV, "/dev", NULL, NULL, false);
         if (r >= 0)
-                r = add(v, VFS_PROC, "/proc", NULL, NULL);
+                r = add(v, VFS_PROC, "/proc", NULL, NULL, false);
         /* Writing anywhere on the host is never a default, even when started from "/". */
         if (r >= 0 && strcmp(cwd, "/") != 0)
-                r = add(v, d->cwd_cow ? VFS_COW : VFS_RW, cwd, cwd, NULL);
+                r = add(v, d->cwd_cow ? VFS_COW : VFS_RW, cwd, cwd, NULL, false);
         return r < 0 ? r : add_hidden(v, home, d->uid, d->is_root);
 }

@@ -155,6 +155,16 @@ int vfs_mount_init(struct vfs_mount *m, enum vfs_mode mode, const char *sandbox,
         return 0;
 }
 
+int vfs_mount_init_literal(struct vfs_mount *m, enum vfs_mode mode, const char *sandbox,
+                           const char *host, const char *origin)
+{
+        int r = vfs_mount_init(m, mode, sandbox, host, origin);
+
+        if (r == 0)
+                m->pattern = false;
+        return r;
+}
+
 /* Copy the next component of *p into buf[PATH_MAX] and advance; false at the end. */
 static bool next_component(const char **p, char *buf)
 {

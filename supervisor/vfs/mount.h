@@ -60,6 +60,11 @@ int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, c
  */
 int vfs_mount_init(struct vfs_mount *m, enum vfs_mode mode, const char *sandbox, const char *host,
                    const char *origin);
+/* The same for a path that names itself, never a pattern, whatever it holds: a HOME such as
+ * `/home/a[1]` composed into `~/.ssh`, a real path, the session store (an outside review read
+ * ~/.ssh under such a HOME: as a pattern, the entry matched `/home/a1/.ssh` instead). */
+int vfs_mount_init_literal(struct vfs_mount *m, enum vfs_mode mode, const char *sandbox,
+                           const char *host, const char *origin);
 
 /*
  * True if hidden entry `m` hides the canonical sandbox path `path` itself (not counting

@@ -605,6 +605,63 @@ static void hidden_patterns_later(void **state)
         runner_free(&r);
 }
 
+/* A stat through ".." is judged on the path it walks: a thread swapping the base's ancestors
+ * between the walk and the reading of the base's path made an outside review's stats of
+ * "../../../hid/secret.txt" reach the hidden file (its planted size told). hid is not
+ * masked (a --rw lies beneath it), so only the view stands there. */
+static void dotdot_race_judged(void **state)
+{
+        char hid[PATH_MAX + 64], pub[PATH_MAX + 64], cmd[8 * PATH_MAX];
+        const char *opts[] = {"--rw", extra, "--hide", hid, "--rw", pub, NULL};
+        struct run_result r;
+
+        (void)state;
+        snprintf(hid, sizeof(hid), "%s/hid", extra);
+        snprintf(pub, sizeof(pub), "%s/hid/pub", extra);
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p '%s' '%s/race/a/b' '%s/race/z' && truncate -s 4242 '%s/secret.txt' && "
+                 "chmod -R a+rwX '%s' '%s/race'",
+                 pub, extra, extra, hid, hid, extra);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "%s dotdot_race '%s/race' ../../../hid/secret.txt 4242",
+                 ATTACK_FS, extra);
+        run_script(opts, cmd, &r);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/race'", hid, extra);
+        assert_int_equal(system(cmd), 0);
+        if (!strstr(r.out, "dotdot_race: ") || !strstr(r.out, "leaks=0\n"))
+                fail_msg("a hidden file's metadata through a raced '..':\n%s%s", r.out, r.err);
+        runner_free(&r);
+}
+
+/* A HOME whose name holds `[`, `*`, `?` or `\` keeps its credentials hidden: composed into
+ * the defaults, it made each of them a pattern that matched another path (an outside review
+ * read ~/.ssh/id_rsa under HOME=.../hb[1]). */
+static void home_with_glob_characters(void **state)
+{
+        char hb[PATH_MAX + 64], cmd[8 * PATH_MAX], *saved = getenv("HOME");
+        struct run_result r;
+
+        (void)state;
+        saved = saved ? strdup(saved) : NULL;
+        snprintf(hb, sizeof(hb), "%s/hb[1]", top);
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p '%s/.ssh' && echo SECRET-BRACKET > '%s/.ssh/id_rsa' && "
+                 "chmod -R a+rX '%s'",
+                 hb, hb, hb);
+        assert_int_equal(system(cmd), 0);
+        setenv("HOME", hb, 1);
+        snprintf(cmd, sizeof(cmd), "cat '%s/.ssh/id_rsa'; ls -a '%s'; echo finished", hb, hb);
+        run_script(NULL, cmd, &r);
+        if (saved)
+                setenv("HOME", saved, 1);
+        free(saved);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", hb);
+        assert_int_equal(system(cmd), 0);
+        if (strstr(r.out, "SECRET") || strstr(r.out, ".ssh") || !strstr(r.out, "finished"))
+                fail_msg("credentials under a HOME with glob characters:\n%s%s", r.out, r.err);
+        runner_free(&r);
+}
+
 /* The calls the kernel resolves itself — chdir, an O_PATH open and its fstat, getxattr,
  * inotify — find nothing of a hidden path where a mount namespace can be made: it is covered
  * there (supervisor/cow_masks.c). Judged from outside by the real inode, size and xattr. */
@@ -676,6 +733,8 @@ int main(void)
                 cmocka_unit_test(hidden_made_later),
                 cmocka_unit_test(hidden_absent_not_made),
                 cmocka_unit_test(hidden_patterns_later),
+                cmocka_unit_test(dotdot_race_judged),
+                cmocka_unit_test(home_with_glob_characters),
                 cmocka_unit_test(masks_and_patterns),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
