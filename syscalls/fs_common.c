@@ -178,7 +178,9 @@ int fs_caller_cwd(pid_t tid)
                 fd = openat(c->procdir, "cwd", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (fd >= 0)
                         return fd;
-                if (errno != ENOENT || fresh)
+                /* A reaped task's directory answers ESRCH (proc_pid_permission) or ENOENT:
+                 * the number may be another task's by now (an outside review reused it). */
+                if ((errno != ENOENT && errno != ESRCH) || fresh)
                         return errno == ENOENT ? -ESRCH : -errno;
                 caller_forget(c);
         }
