@@ -65,9 +65,6 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                 session_meta_free(&meta);
         }
         (void)!write(fd, "d", 1); /* done: the session may be unlocked */
-        /* Sessions of this store that an earlier stockade, killed while it started, left
-         * without their metadata; nobody waits for this. */
-        session_sweep_unborn(c->state, SESSION_UNBORN_AGE);
         _exit(0);
 }
 

@@ -27,9 +27,10 @@ struct vfs_mount {
         enum vfs_mode mode;
         bool pattern;   /* hidden only: `sandbox` holds fnmatch(3) patterns per component */
         char *except;   /* hidden only: a path the entry never hides, nor its ancestors */
-        bool view_only; /* hidden only: not carved out of Landlock's reads (grants.c): it
-                         * holds no secret, and splitting the directories around it costs
-                         * more than it protects; the view and the masks hide it */
+        bool view_only; /* hidden only: not carved out of Landlock's reads (grants.c) nor
+                         * masked (cow_masks.c): it holds no secret, and the split around it
+                         * and the mount cost every start more than they protect; the view
+                         * alone hides it */
         char *origin;   /* where the entry comes from, for messages: "--ro /srv/x:/data" */
         int host_fd;    /* O_PATH of the host root once the view is open; -1 before */
         /* Set by vfs_view_add (0 before): strlen(sandbox) and its number of components, so

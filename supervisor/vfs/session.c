@@ -340,10 +340,14 @@ void session_sweep_unborn(const char *state, time_t min_age)
                 return;
         }
         for (struct dirent *e; (e = readdir(d));) {
+                char meta[SESSION_NAME_MAX + 16];
                 struct stat st;
                 int fd, lock;
 
-                if (!session_name_ok(e->d_name))
+                /* One look for the usual case, a session with its metadata. */
+                if (!session_name_ok(e->d_name) ||
+                    (snprintf(meta, sizeof(meta), "%s/session", e->d_name) < (int)sizeof(meta) &&
+                     fstatat(sfd, meta, &st, AT_SYMLINK_NOFOLLOW) == 0))
                         continue;
                 fd = openat(sfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 /* Young: a run may be between its mkdir and its lock. */

@@ -23,7 +23,9 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -1065,6 +1067,59 @@ static void special_views(void **state)
         }
 }
 
+/* The hidden-entry index answers as a walk of the table would: the first entry, in table
+ * order, that hides the path. Random tables of exact paths (repeated ones among them, some
+ * with exceptions), patterns of every depth and visible mounts, asked about random paths. */
+static const struct vfs_mount *linear_hidden(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (vfs_mount_hides(&v->mounts[i], path))
+                        return &v->mounts[i];
+        return NULL;
+}
+
+static void hidden_index_agrees(void **state)
+{
+        static const char *const parts[] = {"a", "b", "c", "*", "?", "[ab]", ".x"};
+        unsigned seed = 12345;
+
+        (void)state;
+        for (int round = 0; round < 200; round++) {
+                struct vfs_view v = {0};
+
+                for (int e = 0; e < 40; e++) {
+                        char path[64] = "";
+                        int depth = 1 + (int)(rand_r(&seed) % 4);
+                        bool pattern = rand_r(&seed) % 4 == 0, visible = rand_r(&seed) % 5 == 0;
+                        struct vfs_mount m;
+
+                        for (int d = 0; d < depth; d++)
+                                snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
+                                         parts[rand_r(&seed) % (pattern ? 7 : 3)]);
+                        assert_int_equal(vfs_mount_init(&m, visible ? VFS_RO : VFS_HIDDEN, path,
+                                                        visible ? "/" : NULL, "test"),
+                                         0);
+                        if (!visible && rand_r(&seed) % 6 == 0)
+                                m.except = xstrdup("/a/b");
+                        vfs_view_add(&v, &m);
+                }
+                for (int q = 0; q < 200; q++) {
+                        char path[64] = "";
+                        int depth = (int)(rand_r(&seed) % 5);
+
+                        for (int d = 0; d < depth; d++)
+                                snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
+                                         parts[rand_r(&seed) % 3]);
+                        if (!depth)
+                                strcpy(path, "/");
+                        if (vfs_view_hidden(&v, path) != linear_hidden(&v, path))
+                                fail_msg("round %d: %s: the index and the table disagree", round,
+                                         path);
+                }
+                vfs_view_free(&v);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1083,6 +1138,7 @@ int main(void)
                 cmocka_unit_test(default_view_variants),
                 cmocka_unit_test(default_view_host),
                 cmocka_unit_test(special_views),
+                cmocka_unit_test(hidden_index_agrees),
         };
         return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }
