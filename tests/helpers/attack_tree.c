@@ -10,6 +10,9 @@
  *                     then try to kill each pid (pidfd_open + pidfd_send_signal, and kill) and
  *                     exit 0. Each number is by then free on the host, or taken by a victim
  *                     the harness (pidreuse.c) put there.
+ *   cwdreuse          child A stats A/f by a relative name and dies; its pid and READY are
+ *                     printed; after a line on stdin child B (given A's number by pidreuse
+ *                     PIDREUSE_STEER) stats B/f the same way and prints what it found.
  *   linger SECONDS    for SECONDS, rounds of: a TCP socket with SO_LINGER {1, 3600}, unsent
  *                     data and a peer that never reads, on which two threads call
  *                     pidfd_send_signal while the round's process closes it, dies of SIGKILL
@@ -150,6 +153,47 @@ static int ghosts(int n, int forkers)
                         kill_killed++;
         }
         printf("signalled: %d by pidfd, %d by kill\n", pidfd_killed, kill_killed);
+        return 0;
+}
+
+/* ---- cwdreuse: a new task with an old task's number ---------------------------------- */
+
+/* Child A stats "f" relative to its cwd A (sixteen times: each notifier thread keeps it) and
+ * dies; its number is printed with READY; after GO (pidreuse PIDREUSE_STEER gives the next
+ * fork that number), child B stats "f" relative to its cwd B and prints what it found: B's
+ * own file (size), never A's, never an error. */
+static int cwdreuse(void)
+{
+        char line[16];
+        struct stat st;
+        pid_t a = fork(), b;
+
+        if (a < 0)
+                setup_failed("fork A");
+        if (a == 0) {
+                if (chdir("A") < 0)
+                        _exit(EXIT_SETUP);
+                for (int i = 0; i < 16; i++)
+                        (void)!stat("f", &st);
+                _exit(0);
+        }
+        waitpid(a, NULL, 0);
+        printf("%d\nREADY\n", (int)a);
+        fflush(stdout);
+        if (!fgets(line, sizeof(line), stdin))
+                return EXIT_SETUP;
+        b = fork();
+        if (b < 0)
+                setup_failed("fork B");
+        if (b == 0) {
+                int r = chdir("B") < 0 ? -1 : stat("f", &st);
+
+                printf("B reused=%d stat=%s size=%lld\n", getpid() == a,
+                       r < 0 ? strerror(errno) : "ok", r < 0 ? -1LL : (long long)st.st_size);
+                fflush(stdout);
+                _exit(0);
+        }
+        waitpid(b, NULL, 0);
         return 0;
 }
 
@@ -472,6 +516,8 @@ static int stress(double seconds, int threads)
 int main(int argc, char **argv)
 {
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc >= 2 && strcmp(argv[1], "cwdreuse") == 0)
+                return cwdreuse();
         if (argc == 3 && strcmp(argv[1], "execghosts") == 0)
                 return execghosts(atoi(argv[2]));
         if ((argc == 3 || argc == 4) && strcmp(argv[1], "ghosts") == 0)

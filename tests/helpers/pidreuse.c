@@ -17,6 +17,10 @@
  * stockade exited 0; 1 if a victim died or stockade failed; 3 if the run could not be set
  * up; 77 (with the reason) if this host cannot give us the namespaces.
  *
+ * With PIDREUSE_STEER set, no victim is placed: the first number is written to
+ * ns_last_pid so that the sandbox's next fork takes it, and the attack's lines and stockade's
+ * status are printed (exit 0 if stockade exited 0).
+ *
  * Pid 1 never execs, so it keeps the capabilities of its user namespace: it may write
  * ns_last_pid itself. Stockade, exec'd as a non-root uid, has none of them.
  */
@@ -203,6 +207,25 @@ static int init_main(int argc, char **argv)
                 kill(sup, SIGKILL);
                 waitpid(sup, NULL, 0);
                 return EXIT_SETUP;
+        }
+        /* PIDREUSE_STEER: no victim; the sandbox's own next fork is to get the first number
+         * (a task of its own in place of one it had: the supervisor's kept per-task fds). */
+        if (getenv("PIDREUSE_STEER") && n > 0) {
+                char last[32];
+
+                snprintf(last, sizeof(last), "%d", (int)pids[0] - 1);
+                if (write_file("/proc/sys/kernel/ns_last_pid", last) < 0)
+                        fail(EXIT_SETUP, "write /proc/sys/kernel/ns_last_pid");
+                if (write(in, "GO\n", 3) != 3)
+                        fail(EXIT_SETUP, "tell the attack to go");
+                while (read_line(out, line, sizeof(line), 30000))
+                        printf("attack: %s", line);
+                close(in);
+                close(out);
+                waitpid(sup, &status, 0);
+                printf("stockade: %s %d\n", WIFEXITED(status) ? "exit" : "signal",
+                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+                return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : EXIT_KILLED;
         }
         for (int i = 0; i < n; i++)
                 if (pids[i] > 1 && (victims[placed] = place_victim(pids[i])) > 0)

@@ -186,6 +186,60 @@ static void test_dead_child_number_not_kept_unscoped(void **state)
         ghost_runs(true);
 }
 
+/*
+ * A notifier thread keeps, for its last callers, their pidfd and /proc/TID directory
+ * (syscalls/fs_common.c). A task that takes a dead task's number must be resolved from its
+ * own working directory: neither the dead one's (a kept fd holds the struct pid, not the
+ * number) nor an error (a reaped task's /proc/TID answers ESRCH, which must reopen; an
+ * outside review found every cwd-relative call failing with ESRCH after such a reuse).
+ */
+static void test_reused_number_own_cwd(void **state)
+{
+        char dir[] = "/var/tmp/test_cwdreuse.XXXXXX", cmd[256], here[4096];
+        const char *argv[8];
+        struct run_result r;
+        size_t k = 0;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir %s/A %s/B && truncate -s 111 %s/A/f && truncate -s 222 %s/B/f && "
+                 "chmod -R a+rwX %s",
+                 dir, dir, dir, dir, dir);
+        assert_int_equal(system(cmd), 0);
+        setenv("PIDREUSE_ATTACK", "cwdreuse", 1);
+        setenv("PIDREUSE_STEER", "1", 1);
+        argv[k++] = pidreuse();
+        argv[k++] = runner_stockade();
+        argv[k++] = attack_tree();
+        argv[k++] = "1";
+        argv[k++] = "--rw";
+        argv[k++] = dir;
+        if (root_user_option())
+                argv[k++] = root_user_option();
+        argv[k] = NULL;
+        assert_non_null(getcwd(here, sizeof(here)));
+        assert_int_equal(chdir(dir), 0);
+        assert_int_equal(runner_run((char *const *)argv, NULL, 120, &r), 0);
+        assert_int_equal(chdir(here), 0);
+        unsetenv("PIDREUSE_ATTACK");
+        unsetenv("PIDREUSE_STEER");
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+        if (r.exit_code == SKIPPED) {
+                print_message("  %s", r.err);
+                runner_free(&r);
+                skip();
+        }
+        if (!strstr(r.out, "attack: B reused=1 "))
+                print_message("  note: the number was not reused (another fork took it)\n");
+        if (r.exit_code != 0 || !strstr(r.out, "stat=ok size=222\n")) {
+                show("pidreuse", &r);
+                fail_msg("a task with a dead task's number was not resolved from its own cwd");
+        }
+        runner_free(&r);
+}
+
 /* ---- 2. a lingering close does not wedge the supervisor -------------------------------- */
 
 static char *linger_argv[] = {
@@ -481,6 +535,7 @@ int main(void)
                 cmocka_unit_test(test_dead_child_number_not_kept_unscoped),
                 cmocka_unit_test(test_exec_ghost_number_not_kept),
                 cmocka_unit_test(test_exec_ghost_number_not_kept_unscoped),
+                cmocka_unit_test(test_reused_number_own_cwd),
                 cmocka_unit_test(test_lingering_close_timeout),
                 cmocka_unit_test(test_lingering_close_sigterm),
                 cmocka_unit_test_teardown(test_unreadable_exec_killed, hidden_teardown),
