@@ -171,7 +171,7 @@ static int init_main(int argc, char **argv)
         char *sargv[MAX_ARGS + 8], line[256];
         int n = 0, placed = 0, killed = 0, in, out, status = 0, ghosts = atoi(argv[3]);
         pid_t sup, pids[MAX_PIDS];
-        bool ready = false;
+        bool ready = false, steer = getenv("PIDREUSE_STEER") != NULL;
 
         /* Stockade reads /proc/PID/...: it must see this namespace's numbers. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -210,24 +210,14 @@ static int init_main(int argc, char **argv)
         }
         /* PIDREUSE_STEER: no victim; the sandbox's own next fork is to get the first number
          * (a task of its own in place of one it had: the supervisor's kept per-task fds). */
-        if (getenv("PIDREUSE_STEER") && n > 0) {
+        if (steer && n > 0) {
                 char last[32];
 
                 snprintf(last, sizeof(last), "%d", (int)pids[0] - 1);
                 if (write_file("/proc/sys/kernel/ns_last_pid", last) < 0)
                         fail(EXIT_SETUP, "write /proc/sys/kernel/ns_last_pid");
-                if (write(in, "GO\n", 3) != 3)
-                        fail(EXIT_SETUP, "tell the attack to go");
-                while (read_line(out, line, sizeof(line), 30000))
-                        printf("attack: %s", line);
-                close(in);
-                close(out);
-                waitpid(sup, &status, 0);
-                printf("stockade: %s %d\n", WIFEXITED(status) ? "exit" : "signal",
-                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-                return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : EXIT_KILLED;
         }
-        for (int i = 0; i < n; i++)
+        for (int i = 0; !steer && i < n; i++)
                 if (pids[i] > 1 && (victims[placed] = place_victim(pids[i])) > 0)
                         placed++;
 
@@ -260,7 +250,7 @@ static int init_main(int argc, char **argv)
         fflush(stdout);
         if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return EXIT_KILLED;
-        return placed > 0 ? 0 : EXIT_SETUP;
+        return placed > 0 || steer ? 0 : EXIT_SETUP;
 }
 
 int main(int argc, char **argv)
