@@ -358,8 +358,11 @@ for rep in 1 2; do
         done
 done
 with_meta() { find "$kst/sessions" -mindepth 2 -maxdepth 2 -name session 2>/dev/null; }
-for _ in $(seq 50); do # the janitors end once the sandboxes are gone
-        [ -z "$(with_meta)" ] && break
+# Wait for every process of those runs (a janitor, the cleaner: forks of stockade, so their
+# command lines name $kst) to end: a janitor may write its metadata after the kill, then
+# remove the session once its stockade is gone. Checking before that caught it in between.
+for _ in $(seq 150); do
+        pgrep -f -- "--state-dir $kst" >/dev/null || break
         sleep 0.2
 done
 [ -z "$(with_meta)" ] || fail "runs killed while they started left sessions: $(with_meta)"
