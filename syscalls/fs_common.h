@@ -67,6 +67,11 @@ bool fs_view_shows(const struct supervisor *sup, int fd);
 /* The same for a sandbox path the caller has just taken from the object (fs_base_path). */
 bool fs_view_shows_path(const struct supervisor *sup, const char *path);
 
+/* An open's result `fd` (its fstat `st`, the call's `flags`): a file of /proc/PID/net where
+ * the sandbox has no network namespace is replaced by a sealed memfd of what the view shows
+ * of it (fs_procnet.c); anything else is returned as it is. Returns an fd or -errno. */
+int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struct stat *st);
+
 /* The magic links of a process directory (/proc/PID/{exe,cwd,root}, fd/N, map_files/...,
  * ns/...), which only a last component may follow: `host` is a host path under /proc. */
 bool fs_magic_last(const char *host);

@@ -13,6 +13,9 @@
  */
 #include "tests/helpers/runner.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,13 +169,56 @@ static void physical_devices_hidden(void **state)
         runner_free(&r);
 }
 
+/* /proc/net shows no host connection, interface or address, with or without the namespace
+ * (without it the files are the host's, filtered: syscalls/fs_procnet.c). Judged by a
+ * listener the test holds on the host's loopback and by the host's interface names. */
+static void proc_net_shows_no_host(void **state)
+{
+        static const char script[] =
+                "cat /proc/net/tcp /proc/net/tcp6 /proc/self/net/tcp /proc/net/unix "
+                "/proc/net/dev /proc/net/if_inet6 /proc/net/fib_trie /proc/net/route "
+                "/proc/net/arp /proc/net/igmp /proc/net/dev_mcast 2>/dev/null; echo finished";
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(a);
+        int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        char port[16], names[1024] = "";
+        struct run_result r;
+
+        (void)state;
+        assert_true(l >= 0);
+        assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+        assert_int_equal(listen(l, 1), 0);
+        assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
+        snprintf(port, sizeof(port), ":%04X ", ntohs(a.sin_port));
+        assert_int_equal(runner_run((char *const[]){"/bin/sh", "-c", "ls /sys/class/net", NULL},
+                                    NULL, TIMEOUT_S, &r),
+                         0);
+        snprintf(names, sizeof(names), "%s", r.out);
+        runner_free(&r);
+        run(NULL, script, &r);
+        close(l);
+        if (strstr(r.out, port))
+                fail_msg("the host's listener (%s) shows in /proc/net:\n%s", port, r.out);
+        for (char *save = NULL, *n = strtok_r(names, "\n", &save); n;
+             n = strtok_r(NULL, "\n", &save)) {
+                char field[64];
+
+                snprintf(field, sizeof(field), " %s", n);
+                if (strcmp(n, "lo") != 0 && strstr(r.out, field))
+                        fail_msg("the host's interface %s shows in /proc/net:\n%s", n, r.out);
+        }
+        if (!strstr(r.out, " lo:") || !strstr(r.out, "finished"))
+                fail_msg("/proc/net/dev lacks lo, or the script did not finish:\n%s%s", r.out,
+                         r.err);
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(device_queries),
-                cmocka_unit_test(multicast_joins),
-                cmocka_unit_test(namespace_views),
-                cmocka_unit_test(physical_devices_hidden),
+                cmocka_unit_test(device_queries),         cmocka_unit_test(multicast_joins),
+                cmocka_unit_test(namespace_views),        cmocka_unit_test(physical_devices_hidden),
+                cmocka_unit_test(proc_net_shows_no_host),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,199 @@
+/*
+ * /proc/net where the sandbox has no network namespace of its own (a host without user
+ * namespaces): the files are the host's, and tell its connections (tcp, udp: every local and
+ * remote address and port, with the owner's uid), its unix sockets' paths, its interfaces,
+ * addresses, routes and neighbours. The netlink view shows the sandbox `lo` alone; these
+ * files now show what that view shows, and no host address (issue 8, item 6):
+ *
+ *   the socket tables and route, arp, igmp, ptype ...   their header line, no entry
+ *   dev                                                 its two header lines and lo's line
+ *   if_inet6, igmp6, dev_mcast, ipv6_route, anycast6     lo's lines
+ *   snmp, snmp6, netstat, sockstat(6), protocols, ...   as they are (counters, no address)
+ *   anything else (fib_trie lists every local address)  empty
+ *
+ * The program gets a sealed memfd with that text, whatever way it opened the file (a path,
+ * /proc/self/net, a reopen of an O_PATH fd through /proc/self/fd/N): the filter is applied to
+ * the file an open found, by what it is, not by the path asked for. With the namespace the
+ * files are the namespace's (its own lo and sockets) and pass as they are.
+ */
+#include "syscalls/fs_common.h"
+#include "supervisor/sup.h"
+#include "supervisor/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum procnet_kind { PN_EMPTY, PN_HEADER, PN_DEV, PN_LO, PN_PASS };
+
+static const struct {
+        const char *name;
+        enum procnet_kind kind;
+} procnet_files[] = {
+        {"tcp", PN_HEADER},        {"tcp6", PN_HEADER},     {"udp", PN_HEADER},
+        {"udp6", PN_HEADER},       {"udplite", PN_HEADER},  {"udplite6", PN_HEADER},
+        {"raw", PN_HEADER},        {"raw6", PN_HEADER},     {"icmp", PN_HEADER},
+        {"icmp6", PN_HEADER},      {"unix", PN_HEADER},     {"packet", PN_HEADER},
+        {"netlink", PN_HEADER},    {"route", PN_HEADER},    {"arp", PN_HEADER},
+        {"igmp", PN_HEADER},       {"mcfilter", PN_HEADER}, {"mcfilter6", PN_HEADER},
+        {"ptype", PN_HEADER},      {"rt_cache", PN_HEADER}, {"wireless", PN_HEADER},
+        {"dev", PN_DEV},           {"if_inet6", PN_LO},     {"igmp6", PN_LO},
+        {"dev_mcast", PN_LO},      {"ipv6_route", PN_LO},   {"anycast6", PN_LO},
+        {"snmp", PN_PASS},         {"snmp6", PN_PASS},      {"netstat", PN_PASS},
+        {"sockstat", PN_PASS},     {"sockstat6", PN_PASS},  {"protocols", PN_PASS},
+        {"softnet_stat", PN_PASS}, {"psched", PN_PASS},     {"rt6_stats", PN_PASS},
+        {"fib_triestat", PN_PASS},
+};
+
+/* The NAME of a host path /proc/PID[/task/TID]/net/NAME, or NULL. */
+static const char *procnet_name(const char *path)
+{
+        const char *p = path;
+
+        if (strncmp(p, "/proc/", 6) != 0 || !isdigit((unsigned char)p[6]))
+                return NULL;
+        for (p += 6; isdigit((unsigned char)*p); p++)
+                ;
+        if (strncmp(p, "/task/", 6) == 0 && isdigit((unsigned char)p[6]))
+                for (p += 6; isdigit((unsigned char)*p); p++)
+                        ;
+        if (strncmp(p, "/net/", 5) != 0 || !p[5] || strchr(p + 5, '/'))
+                return NULL;
+        return p + 5;
+}
+
+/* Whether the line holds the whitespace-separated field "lo". */
+static bool names_lo(const char *line, size_t len)
+{
+        for (size_t i = 0; i + 2 <= len; i++)
+                if (line[i] == 'l' && line[i + 1] == 'o' &&
+                    (i == 0 || isspace((unsigned char)line[i - 1])) &&
+                    (i + 2 == len || isspace((unsigned char)line[i + 2]) || line[i + 2] == ':'))
+                        return true;
+        return false;
+}
+
+/* The lines of `in` that `kind` keeps, appended to `out` (out has room for all of in). */
+static size_t filter(enum procnet_kind kind, const char *in, size_t n, char *out)
+{
+        size_t used = 0, line = 0;
+
+        if (kind == PN_PASS) {
+                memcpy(out, in, n);
+                return n;
+        }
+        for (size_t at = 0; at < n; line++) {
+                const char *nl = memchr(in + at, '\n', n - at);
+                size_t len = nl ? (size_t)(nl - (in + at)) + 1 : n - at;
+                bool keep = (kind == PN_HEADER && line == 0) ||
+                            (kind == PN_DEV && (line < 2 || names_lo(in + at, len))) ||
+                            (kind == PN_LO && names_lo(in + at, len));
+
+                if (keep) {
+                        memcpy(out + used, in + at, len);
+                        used += len;
+                }
+                at += len;
+        }
+        return used;
+}
+
+/* All of fd (a procfs file: its size says nothing), malloc'd; -errno. */
+static ssize_t slurp(int fd, char **out)
+{
+        size_t cap = 1 << 16, n = 0;
+        char *buf = xrealloc(NULL, cap);
+
+        for (;;) {
+                ssize_t r;
+
+                if (n == cap) {
+                        if (cap >= (64u << 20)) { /* a table that large: its head is enough */
+                                break;
+                        }
+                        buf = xrealloc(buf, cap *= 2);
+                }
+                r = read(fd, buf + n, cap - n);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0) {
+                        int e = errno;
+
+                        free(buf);
+                        return -e;
+                }
+                if (r == 0)
+                        break;
+                n += (size_t)r;
+        }
+        *out = buf;
+        return (ssize_t)n;
+}
+
+static int sealed_memfd(const char *name, const char *text, size_t n)
+{
+        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0)
+                return -errno;
+        for (size_t at = 0; at < n;) {
+                ssize_t w = write(fd, text + at, n - at);
+
+                if (w <= 0) {
+                        close(fd);
+                        return -EIO;
+                }
+                at += (size_t)w;
+        }
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+            lseek(fd, 0, SEEK_SET) < 0) {
+                int e = errno;
+
+                close(fd);
+                return -e;
+        }
+        return fd;
+}
+
+int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struct stat *st)
+{
+        enum procnet_kind kind = PN_EMPTY;
+        char link[48], path[PATH_MAX], *in = NULL, *out;
+        const char *name;
+        ssize_t n;
+        int r;
+
+        /* With the namespace the files are the sandbox's own. */
+        if (fd < 0 || sup->netns.chan >= 0 || st->st_dev != sup->proc_dev || !S_ISREG(st->st_mode))
+                return fd;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof(path) - 1);
+        if (n <= 0)
+                return fd;
+        path[n] = '\0';
+        name = procnet_name(path);
+        if (!name)
+                return fd;
+        if ((flags & O_ACCMODE) != O_RDONLY) {
+                close(fd);
+                return -EACCES;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(procnet_files); i++)
+                if (strcmp(procnet_files[i].name, name) == 0)
+                        kind = procnet_files[i].kind;
+        n = kind == PN_EMPTY ? 0 : slurp(fd, &in);
+        close(fd);
+        if (n < 0)
+                return (int)n;
+        out = xrealloc(NULL, (size_t)n + 1);
+        r = sealed_memfd(name, out, filter(kind, in ? in : "", (size_t)n, out));
+        free(in);
+        free(out);
+        return r;
+}
