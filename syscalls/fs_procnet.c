@@ -7,9 +7,10 @@
  *
  *   the socket tables and route, arp, igmp, ptype ...   their header line, no entry
  *   dev                                                 its two header lines and lo's line
- *   if_inet6, igmp6, dev_mcast, ipv6_route, anycast6     lo's lines
+ *   if_inet6, igmp6                                     lo's ::1 and all-nodes groups
  *   snmp, snmp6, netstat, sockstat(6), protocols, ...   as they are (counters, no address)
- *   anything else (fib_trie lists every local address)  empty
+ *   anything else (fib_trie lists every local address,  empty
+ *   ipv6_route every route: the view has none)
  *
  * The program gets a sealed memfd with that text, whatever way it opened the file (a path,
  * /proc/self/net, a reopen of an O_PATH fd through /proc/self/fd/N): the filter is applied to
@@ -30,24 +31,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum procnet_kind { PN_EMPTY, PN_HEADER, PN_DEV, PN_LO, PN_PASS };
+enum procnet_kind { PN_EMPTY, PN_HEADER, PN_DEV, PN_LO_ONLY, PN_PASS };
 
 static const struct {
         const char *name;
         enum procnet_kind kind;
 } procnet_files[] = {
-        {"tcp", PN_HEADER},        {"tcp6", PN_HEADER},     {"udp", PN_HEADER},
-        {"udp6", PN_HEADER},       {"udplite", PN_HEADER},  {"udplite6", PN_HEADER},
-        {"raw", PN_HEADER},        {"raw6", PN_HEADER},     {"icmp", PN_HEADER},
-        {"icmp6", PN_HEADER},      {"unix", PN_HEADER},     {"packet", PN_HEADER},
-        {"netlink", PN_HEADER},    {"route", PN_HEADER},    {"arp", PN_HEADER},
-        {"igmp", PN_HEADER},       {"mcfilter", PN_HEADER}, {"mcfilter6", PN_HEADER},
-        {"ptype", PN_HEADER},      {"rt_cache", PN_HEADER}, {"wireless", PN_HEADER},
-        {"dev", PN_DEV},           {"if_inet6", PN_LO},     {"igmp6", PN_LO},
-        {"dev_mcast", PN_LO},      {"ipv6_route", PN_LO},   {"anycast6", PN_LO},
-        {"snmp", PN_PASS},         {"snmp6", PN_PASS},      {"netstat", PN_PASS},
-        {"sockstat", PN_PASS},     {"sockstat6", PN_PASS},  {"protocols", PN_PASS},
-        {"softnet_stat", PN_PASS}, {"psched", PN_PASS},     {"rt6_stats", PN_PASS},
+        {"tcp", PN_HEADER},        {"tcp6", PN_HEADER},      {"udp", PN_HEADER},
+        {"udp6", PN_HEADER},       {"udplite", PN_HEADER},   {"udplite6", PN_HEADER},
+        {"raw", PN_HEADER},        {"raw6", PN_HEADER},      {"icmp", PN_HEADER},
+        {"icmp6", PN_HEADER},      {"unix", PN_HEADER},      {"packet", PN_HEADER},
+        {"netlink", PN_HEADER},    {"route", PN_HEADER},     {"arp", PN_HEADER},
+        {"igmp", PN_HEADER},       {"mcfilter", PN_HEADER},  {"mcfilter6", PN_HEADER},
+        {"ptype", PN_HEADER},      {"rt_cache", PN_HEADER},  {"wireless", PN_HEADER},
+        {"dev", PN_DEV},           {"if_inet6", PN_LO_ONLY}, {"igmp6", PN_LO_ONLY},
+        {"snmp", PN_PASS},         {"snmp6", PN_PASS},       {"netstat", PN_PASS},
+        {"sockstat", PN_PASS},     {"sockstat6", PN_PASS},   {"protocols", PN_PASS},
+        {"softnet_stat", PN_PASS}, {"psched", PN_PASS},      {"rt6_stats", PN_PASS},
         {"fib_triestat", PN_PASS},
 };
 
@@ -66,6 +66,24 @@ static const char *procnet_name(const char *path)
         if (strncmp(p, "/net/", 5) != 0 || !p[5] || strchr(p + 5, '/'))
                 return NULL;
         return p + 5;
+}
+
+/* What every lo has, and nothing more: ::1, and the all-nodes groups it joins. The host may
+ * put its own addresses on lo (anycast and service addresses, a /128 per node), and a host
+ * process may join groups there: lines naming lo are not enough (an outside review read a
+ * planted fd00::/128 and an ff15:: group so). */
+static bool lo_own(const char *line, size_t len)
+{
+        static const char *const own[] = {
+                "00000000000000000000000000000001", /* ::1 */
+                "ff020000000000000000000000000001", /* ff02::1 */
+                "ff010000000000000000000000000001", /* ff01::1 */
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+                if (memmem(line, len, own[i], strlen(own[i])))
+                        return true;
+        return false;
 }
 
 /* Whether the line holds the whitespace-separated field "lo". */
@@ -93,7 +111,7 @@ static size_t filter(enum procnet_kind kind, const char *in, size_t n, char *out
                 size_t len = nl ? (size_t)(nl - (in + at)) + 1 : n - at;
                 bool keep = (kind == PN_HEADER && line == 0) ||
                             (kind == PN_DEV && (line < 2 || names_lo(in + at, len))) ||
-                            (kind == PN_LO && names_lo(in + at, len));
+                            (kind == PN_LO_ONLY && names_lo(in + at, len) && lo_own(in + at, len));
 
                 if (keep) {
                         memcpy(out + used, in + at, len);
