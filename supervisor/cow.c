@@ -138,7 +138,7 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
         if (session_state_dir(NULL, def) == 0 &&
             store_writable(view, realpath(def, canon) ? canon : def) &&
             vfs_mount_init_literal(&m, VFS_HIDDEN, realpath(def, canon) ? canon : def, NULL,
-                           "the session store") == 0)
+                                   "the session store") == 0)
                 vfs_view_add(view, &m);
         if (!has_cow(view))
                 return 0;
