@@ -11,6 +11,7 @@
  * handout, each under its own lock or constant after dns_start.
  */
 #include "supervisor/dns.h"
+#include "syscalls/fs_common.h"
 #include "supervisor/trace.h"
 #include "supervisor/net/dnsmsg.h"
 #include "supervisor/sup.h"
@@ -680,19 +681,8 @@ static int resolv_memfd(void)
         static const char text[] = "# stockade: DNS is answered by the supervisor (names the "
                                    "network policy allows)\n"
                                    "nameserver " DNS_NS_ADDR "\n";
-        int fd = memfd_create("resolv.conf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-        if (fd < 0)
-                return -errno;
-        if (write(fd, text, sizeof(text) - 1) != (ssize_t)sizeof(text) - 1 ||
-            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
-            lseek(fd, 0, SEEK_SET) < 0) {
-                int e = errno;
-
-                close(fd);
-                return -e;
-        }
-        return fd;
+        return fs_sealed_memfd("resolv.conf", text, sizeof(text) - 1);
 }
 
 int dns_view_open(struct supervisor *sup, const char *path, int flags, int fd,

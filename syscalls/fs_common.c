@@ -13,6 +13,7 @@
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -500,4 +501,29 @@ void fs_as_leave(struct fs_as *as)
 mode_t fs_as_mode(pid_t tid, mode_t mode)
 {
         return notify_own_fs ? mode : mode & ~fs_caller_umask(tid);
+}
+
+int fs_sealed_memfd(const char *name, const char *text, size_t n)
+{
+        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0)
+                return -errno;
+        for (size_t at = 0; at < n;) {
+                ssize_t w = write(fd, text + at, n - at);
+
+                if (w <= 0) {
+                        close(fd);
+                        return -EIO;
+                }
+                at += (size_t)w;
+        }
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+            lseek(fd, 0, SEEK_SET) < 0) {
+                int e = errno;
+
+                close(fd);
+                return -e;
+        }
+        return fd;
 }

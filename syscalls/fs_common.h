@@ -67,6 +67,11 @@ bool fs_view_shows(const struct supervisor *sup, int fd);
 /* The same for a sandbox path the caller has just taken from the object (fs_base_path). */
 bool fs_view_shows_path(const struct supervisor *sup, const char *path);
 
+/* A file the supervisor makes for the program to read (resolv.conf, the /proc/net view): a
+ * memfd `name` holding text[0..n), sealed against any change, at offset 0. Returns the fd
+ * (O_CLOEXEC) or -errno. */
+int fs_sealed_memfd(const char *name, const char *text, size_t n);
+
 /* An open's result `fd` (its fstat `st`, the call's `flags`): a file of /proc/PID/net where
  * the sandbox has no network namespace is replaced by a sealed memfd of what the view shows
  * of it (fs_procnet.c); anything else is returned as it is. Returns an fd or -errno. */

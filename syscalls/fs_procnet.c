@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,31 +153,6 @@ static ssize_t slurp(int fd, char **out)
         return (ssize_t)n;
 }
 
-static int sealed_memfd(const char *name, const char *text, size_t n)
-{
-        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-        if (fd < 0)
-                return -errno;
-        for (size_t at = 0; at < n;) {
-                ssize_t w = write(fd, text + at, n - at);
-
-                if (w <= 0) {
-                        close(fd);
-                        return -EIO;
-                }
-                at += (size_t)w;
-        }
-        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
-            lseek(fd, 0, SEEK_SET) < 0) {
-                int e = errno;
-
-                close(fd);
-                return -e;
-        }
-        return fd;
-}
-
 int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struct stat *st)
 {
         enum procnet_kind kind = PN_EMPTY;
@@ -210,7 +184,7 @@ int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struc
         if (n < 0)
                 return (int)n;
         out = xrealloc(NULL, (size_t)n + 1);
-        r = sealed_memfd(name, out, filter(kind, in ? in : "", (size_t)n, out));
+        r = fs_sealed_memfd(name, out, filter(kind, in ? in : "", (size_t)n, out));
         free(in);
         free(out);
         return r;
