@@ -223,59 +223,45 @@ void session_meta_free(struct session_meta *m)
 
 /* ---- sessions that never began ------------------------------------------------------------ */
 
-/* Whether the tree at dirfd holds directories only (cow_own_dirs' copies of the lower's), at
- * most `depth` levels deep. */
-static bool only_dirs(int dirfd, int depth)
+static bool dot_or_dotdot(const char *n)
 {
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        bool ok = d != NULL && depth > 0;
+        return strcmp(n, ".") == 0 || strcmp(n, "..") == 0;
+}
 
-        if (!d && fd >= 0)
-                close(fd);
-        for (struct dirent *e; ok && (e = readdir(d));) {
-                int sub;
+/* Whether directory `name` in `parent` holds directories only (cow_own_dirs' copies of the
+ * lower's), at most `depth` levels deep. */
+static bool only_dirs(int parent, const char *name, int depth)
+{
+        int err;
+        DIR *d = depth > 0 ? vfs_dir_at(parent, name, &err) : NULL;
+        bool ok = d != NULL;
 
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                        continue;
-                sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                ok = sub >= 0 && only_dirs(sub, depth - 1);
-                if (sub >= 0)
-                        close(sub);
-        }
+        for (struct dirent *e; ok && (e = readdir(d));)
+                ok = dot_or_dotdot(e->d_name) || only_dirs(dirfd(d), e->d_name, depth - 1);
         if (d)
                 closedir(d);
         return ok;
 }
 
-/* Whether mount directory `name` (in the session's dirfd) holds what a start makes: an
- * upper of directories only, an empty journal, overlayfs's work directory. */
-static bool mount_dir_unborn(int dirfd, const char *name)
+/* Whether mount directory `name` (in the session's directory `parent`) holds what a start
+ * makes: an upper of directories only, an empty journal, overlayfs's work directory. */
+static bool mount_dir_unborn(int parent, const char *name)
 {
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        int err;
+        DIR *d = vfs_dir_at(parent, name, &err);
         bool ok = d != NULL;
 
-        if (!d && fd >= 0)
-                close(fd);
         for (struct dirent *e; ok && (e = readdir(d));) {
+                const char *n = e->d_name;
                 struct stat st;
-                int sub;
 
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-                    strcmp(e->d_name, "work") == 0)
-                        continue;
-                if (strcmp(e->d_name, "journal") == 0) {
-                        ok = fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                if (strcmp(n, "journal") == 0)
+                        ok = fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                              S_ISREG(st.st_mode) && st.st_size == 0;
-                        continue;
-                }
-                ok = strcmp(e->d_name, "upper") == 0;
-                sub = ok ? openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                         : -1;
-                ok = ok && sub >= 0 && only_dirs(sub, 80);
-                if (sub >= 0)
-                        close(sub);
+                else if (strcmp(n, "upper") == 0)
+                        ok = only_dirs(dirfd(d), n, 80);
+                else
+                        ok = dot_or_dotdot(n) || strcmp(n, "work") == 0;
         }
         if (d)
                 closedir(d);
@@ -284,22 +270,18 @@ static bool mount_dir_unborn(int dirfd, const char *name)
 
 bool session_unborn(int dirfd)
 {
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
         struct stat st;
-        bool ok = d != NULL && fstatat(dirfd, "session", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-                  errno == ENOENT;
+        int err;
+        DIR *d = fstatat(dirfd, "session", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT
+                         ? vfs_dir_at(dirfd, ".", &err)
+                         : NULL;
+        bool ok = d != NULL;
 
-        if (!d && fd >= 0)
-                close(fd);
         for (struct dirent *e; ok && (e = readdir(d));) {
                 const char *n = e->d_name;
 
-                if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "lock") == 0 ||
-                    strcmp(n, ".session.new") == 0)
-                        continue;
-                ok = n[0] >= '0' && n[0] <= '9' && strspn(n, "0123456789") == strlen(n) &&
-                     mount_dir_unborn(dirfd, n);
+                ok = dot_or_dotdot(n) || strcmp(n, "lock") == 0 || strcmp(n, ".session.new") == 0 ||
+                     (strspn(n, "0123456789") == strlen(n) && mount_dir_unborn(dirfd, n));
         }
         if (d)
                 closedir(d);
@@ -308,37 +290,27 @@ bool session_unborn(int dirfd)
 
 int session_clear_unborn(int dirfd)
 {
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        int r = 0;
+        DIR *d = vfs_dir_at(dirfd, ".", &r);
 
-        if (!d) {
-                r = -errno;
-                if (fd >= 0)
-                        close(fd);
-                return r;
-        }
-        for (struct dirent *e; r == 0 && (e = readdir(d));)
-                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lock"))
+        for (struct dirent *e; d && r == 0 && (e = readdir(d));)
+                if (!dot_or_dotdot(e->d_name) && strcmp(e->d_name, "lock") != 0)
                         r = vfs_remove_tree(dirfd, e->d_name, true);
-        closedir(d);
+        if (d)
+                closedir(d);
         return r;
 }
 
 void session_sweep_unborn(const char *state, time_t min_age)
 {
         char path[PATH_MAX];
-        int sfd;
+        int sfd, err;
         DIR *d;
 
-        if (snprintf(path, sizeof(path), "%s/sessions", state) >= (int)sizeof(path))
+        if (snprintf(path, sizeof(path), "%s/sessions", state) >= (int)sizeof(path) ||
+            !(d = vfs_dir_at(AT_FDCWD, path, &err)))
                 return;
-        sfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        d = sfd < 0 ? NULL : fdopendir(sfd);
-        if (!d) {
-                if (sfd >= 0)
-                        close(sfd);
-                return;
-        }
+        sfd = dirfd(d);
         for (struct dirent *e; (e = readdir(d));) {
                 char meta[SESSION_NAME_MAX + 16];
                 struct stat st;

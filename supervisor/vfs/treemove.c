@@ -57,8 +57,7 @@ static mode_t bits_for(const struct move *m, const struct stat *st)
         return st->st_mode & 7;
 }
 
-/* The directory `name` in `parent` as a stream, not followed if a symlink; NULL with *err. */
-static DIR *dir_at(int parent, const char *name, int *err)
+DIR *vfs_dir_at(int parent, const char *name, int *err)
 {
         int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -86,7 +85,7 @@ static int check(const struct move *m, int parent, const char *name, int depth)
                 return 0;
         if (!S_ISDIR(st.st_mode) || (bits_for(m, &st) & 7) != 7 || depth > DEPTH_MAX)
                 return -EXDEV; /* a device node; a directory it could not list or empty */
-        d = dir_at(parent, name, &r);
+        d = vfs_dir_at(parent, name, &r);
         if (!d)
                 return r;
         for (struct dirent *de; r == 0 && (de = cowdiff_readdir(d, &e));)
@@ -233,7 +232,7 @@ static int copy_dir(struct move *m, int sp, const char *sn, int dp, const char *
                 return -errno;
         if (m->root < 0)
                 m->root = dup(d); /* the copy's root: twins link from it */
-        dir = dir_at(sp, sn, &r);
+        dir = vfs_dir_at(sp, sn, &r);
         if (!dir) {
                 close(d);
                 return r;
@@ -311,7 +310,7 @@ int vfs_remove_tree(int parent, const char *name, bool open_up)
         if (open_up && (st.st_mode & 0700) != 0700 &&
             fchmodat(parent, name, st.st_mode | 0700, 0) < 0)
                 return -errno;
-        d = dir_at(parent, name, &r);
+        d = vfs_dir_at(parent, name, &r);
         if (!d)
                 return r;
         for (struct dirent *de; r == 0 && (de = cowdiff_readdir(d, &e));)
@@ -339,7 +338,7 @@ static int target_ok(int ddir, const char *dname, int noreplace)
                 return -EEXIST;
         if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
-        d = dir_at(ddir, dname, &r);
+        d = vfs_dir_at(ddir, dname, &r);
         if (!d)
                 return r;
         if (cowdiff_readdir(d, &r))

@@ -14,6 +14,8 @@
 #ifndef STOCKADE_VFS_TREEMOVE_H
 #define STOCKADE_VFS_TREEMOVE_H
 
+#include <dirent.h>
+
 #include <stdbool.h>
 
 /*
@@ -36,6 +38,10 @@ int treemove(int sdir, const char *sname, int ddir, const char *dname, int norep
 int vfs_copy_bytes(int from, int to);
 /* The user.* extended attributes of `from` onto `to`, as far as they go (best effort). */
 void vfs_copy_user_xattrs(int from, int to);
+
+/* The directory `name` in `parent` (".": parent itself) as a stream, not followed if a
+ * symlink; NULL with *err (-errno). */
+DIR *vfs_dir_at(int parent, const char *name, int *err);
 
 /*
  * Remove `name` in `parent` and everything beneath, never following a symlink (a name
