@@ -68,6 +68,46 @@ static int mask(const char *target)
         return r;
 }
 
+static int open_no_symlinks(const char *path)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+        return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A remapped mount (mntns.h): the source (by fd) bound at the target opened without
+ * symlinks, then, read-only, every mount of the new tree made so. mount_setattr only adds
+ * a flag, so the flags a user namespace locks (nosuid, nodev) are never in question; a
+ * plain MS_REMOUNT would leave the mounts beneath writable.
+ */
+static int bind_remap(const char *from, const struct mnt_bind *b)
+{
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+        char at[64];
+        int fd = open_no_symlinks(b->target), r = 0;
+
+        if (fd < 0)
+                return fd;
+        snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+        if (mount(from, at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                r = -errno;
+        close(fd);
+        if (r < 0 || !b->rdonly)
+                return r;
+        /* The new mount: the fd above is of the directory beneath it (mask() says why). */
+        fd = open_no_symlinks(b->target);
+        if (fd < 0)
+                return fd;
+        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                    sizeof(attr)) < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
 /* The overlay, `volatile` where the kernel has it (5.10): without it where refused. */
 static int mount_overlay(const char *target, char *opts)
 {
@@ -148,7 +188,9 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                                 r = mount_overlay(b[i].target, opts);
                         continue;
                 }
-                if (r == 0 && mount(from, b[i].target, NULL, MS_BIND | MS_REC, NULL) < 0)
+                if (r == 0 && b[i].remap)
+                        r = bind_remap(from, &b[i]);
+                else if (r == 0 && mount(from, b[i].target, NULL, MS_BIND | MS_REC, NULL) < 0)
                         r = -errno;
         }
         return r;

@@ -28,6 +28,11 @@ struct mnt_bind {
         char target[PATH_MAX];
         bool make_target; /* create the target directory first (a bind-back inside a
                              private directory, whose content the supervisor made) */
+        /* A remapped mount (--ro/--rw HOST:SANDBOX): the target is opened without following
+         * a symlink on the way (a host symlink swapped in cannot move it), and with
+         * `rdonly` the bind and every mount beneath it are made read-only
+         * (mount_setattr, Linux 5.12), for the program and the supervisor alike. */
+        bool remap, rdonly;
         /* Instead of a bind: an overlayfs at `target`, `source` its lower, with these upper
          * and work directories (a copy-on-write mount, supervisor/cow.h), `userxattr`. */
         bool overlay;

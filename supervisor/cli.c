@@ -100,10 +100,12 @@ const struct opt_def cli_run_opts[] = {
          "run the command as this user (stockade must be root); without it a root "
          "stockade runs the command as nobody (65534); `--user root` keeps uid 0, with no "
          "capabilities"},
-        {"rw", OPT_RW, V_STRING, "PATH", "let the command write beneath PATH too (repeatable)"},
-        {"ro", OPT_RO, V_STRING, "PATH",
+        {"rw", OPT_RW, V_STRING, "PATH[:SANDBOX]",
+         "let the command write beneath PATH too (repeatable); with SANDBOX, the directory "
+         "PATH is shown at SANDBOX, an existing directory, instead (needs a mount namespace)"},
+        {"ro", OPT_RO, V_STRING, "PATH[:SANDBOX]",
          "make PATH read-only, even inside a writable place such as the current directory "
-         "(repeatable)"},
+         "(repeatable); with SANDBOX, the directory PATH is shown read-only at SANDBOX"},
         {"hide", OPT_HIDE, V_STRING, "PATH",
          "make PATH unreadable in the sandbox, on top of the default credential paths "
          "(repeatable; `~` is your home)"},
@@ -111,10 +113,10 @@ const struct opt_def cli_run_opts[] = {
          "a private, empty directory at PATH (an existing directory; `--tmp /tmp` gives the "
          "sandbox a /tmp of its own), removed at the end; needs a mount namespace (root, or "
          "user namespaces)"},
-        {"cow", OPT_COW, V_STRING, "PATH",
-         "a copy-on-write view of PATH: the sandbox's changes land in a session, PATH stays as "
-         "it is until `stockade apply` (repeatable; the default for the current directory "
-         "where a mount namespace can be made)"},
+        {"cow", OPT_COW, V_STRING, "PATH[:SANDBOX]",
+         "a copy-on-write view of PATH (at SANDBOX if given): the sandbox's changes land in a "
+         "session, PATH stays as it is until `stockade apply` (repeatable; the default for the "
+         "current directory where a mount namespace can be made)"},
         {"session", OPT_SESSION, V_STRING, "NAME",
          "keep the copy-on-write changes in session NAME (made, or continued if it exists); "
          "without it a name is made and printed when the run changed anything"},

@@ -117,8 +117,10 @@ static bool store_writable(const struct vfs_view *v, const char *path)
                 const struct vfs_mount *m = &v->mounts[i];
 
                 if ((m->mode == VFS_RW || m->mode == VFS_COW) &&
-                    strcmp(m->sandbox, "/var/tmp") != 0 && vfs_path_has_prefix(path, m->sandbox))
-                        return true;
+                    strcmp(m->sandbox, "/var/tmp") != 0 &&
+                    (vfs_path_has_prefix(path, m->sandbox) ||
+                     (m->host && vfs_path_has_prefix(path, m->host))))
+                        return true; /* a remapped one (remap.c) is writable at its host's */
         }
         return false;
 }

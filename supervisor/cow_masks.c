@@ -43,8 +43,7 @@ static bool holds_shown(const struct supervisor *sup, const char *path)
         return false;
 }
 
-/* Whether `path` lies strictly beneath a copy-on-write mount. A cow mount's host path is its
- * sandbox path (HOST:SANDBOX is refused). */
+/* Whether the sandbox path `path` lies strictly beneath a copy-on-write mount. */
 static bool beneath_cow(const struct cow_state *c, const char *path)
 {
         for (size_t i = 0; i < c->n; i++)
@@ -54,15 +53,15 @@ static bool beneath_cow(const struct cow_state *c, const char *path)
         return false;
 }
 
-/* One mask (shim/mntns.h) at the sandbox path `path`, where it is due (above). Returns
- * whether it was made beneath a copy-on-write mount. */
-static bool mask_one(struct supervisor *sup, const char *path, size_t *left)
+/* One mask (shim/mntns.h) at the sandbox path `path`, whose host object is at `host`, where
+ * it is due (above). Returns whether it was made beneath a copy-on-write mount. */
+static bool mask_one(struct supervisor *sup, const char *path, const char *host, size_t *left)
 {
         bool cow = beneath_cow(&sup->cow, path);
         struct mnt_bind *b;
         struct stat st;
 
-        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode) || (!cow && holds_shown(sup, path)))
+        if (lstat(host, &st) < 0 || S_ISLNK(st.st_mode) || (!cow && holds_shown(sup, path)))
                 return false;
         for (size_t i = 0; i < sup->n_binds; i++)
                 if (sup->binds[i].mask && strcmp(sup->binds[i].target, path) == 0)
@@ -80,22 +79,6 @@ static bool mask_one(struct supervisor *sup, const char *path, size_t *left)
         return cow;
 }
 
-/* The next component of *p (advanced past it) into out; false at the end. */
-static bool next_component(const char **p, char *out, size_t size)
-{
-        size_t n;
-
-        while (**p == '/')
-                ++*p;
-        n = strcspn(*p, "/");
-        if (!n || n >= size)
-                return false;
-        memcpy(out, *p, n);
-        out[n] = '\0';
-        *p += n;
-        return true;
-}
-
 /*
  * Whether hidden entry m hides, or as a pattern may hide, a path strictly beneath cow mount
  * `root`. A pattern matches paths of as many components as it has (mount.h), each by
@@ -109,10 +92,10 @@ static bool hides_beneath(const struct vfs_mount *m, const char *root)
 
         if (!m->pattern)
                 return vfs_path_has_prefix(m->sandbox, root) && strcmp(m->sandbox, root) != 0;
-        while (next_component(&r, rc, sizeof(rc)))
-                if (!next_component(&p, pc, sizeof(pc)) || fnmatch(pc, rc, 0) != 0)
+        while (vfs_path_next_component(&r, rc, sizeof(rc)))
+                if (!vfs_path_next_component(&p, pc, sizeof(pc)) || fnmatch(pc, rc, 0) != 0)
                         return false;
-        return next_component(&p, pc, sizeof(pc));
+        return vfs_path_next_component(&p, pc, sizeof(pc));
 }
 
 static bool may_hide_beneath_cow(const struct cow_state *c, const struct vfs_mount *m)
@@ -138,6 +121,20 @@ static bool dot_or_dotdot(const char *path)
         return strcmp(last, ".") == 0 || strcmp(last, "..") == 0;
 }
 
+/* The sandbox path of `host`, a match of entry m's pattern: itself, or for an alias
+ * (mount.h), beneath the remapped mount that the alias lies in. */
+static bool sandbox_name(const struct supervisor *sup, const struct vfs_mount *m, const char *host,
+                         char path[PATH_MAX])
+{
+        const struct vfs_mount *r = m->alias ? vfs_view_mount_of(&sup->view, m->sandbox) : NULL;
+
+        if (!m->alias)
+                return snprintf(path, PATH_MAX, "%s", host) < PATH_MAX;
+        if (!r || !vfs_mount_remapped(r) || !vfs_path_has_prefix(host, r->host))
+                return false;
+        return snprintf(path, PATH_MAX, "%s%s", r->sandbox, host + strlen(r->host)) < PATH_MAX;
+}
+
 void masks_add(struct supervisor *sup)
 {
         size_t left = 0, masks = 0;
@@ -155,15 +152,21 @@ void masks_add(struct supervisor *sup)
                         continue;
                 if (!m->pattern) {
                         if (!m->except || !vfs_path_has_prefix(m->except, m->sandbox))
-                                masks += mask_one(sup, m->sandbox, &left);
+                                masks += mask_one(sup, m->sandbox, m->alias ? m->host : m->sandbox,
+                                                  &left);
                         continue;
                 }
-                if (glob(m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
+                if (glob(m->alias ? m->host : m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
                         continue;
-                for (size_t k = 0; k < g.gl_pathc; k++)
-                        if (!dot_or_dotdot(g.gl_pathv[k]) &&
-                            (!m->except || !vfs_path_has_prefix(m->except, g.gl_pathv[k])))
-                                masks += mask_one(sup, g.gl_pathv[k], &left);
+                for (size_t k = 0; k < g.gl_pathc; k++) {
+                        char path[PATH_MAX];
+
+                        if (!sandbox_name(sup, m, g.gl_pathv[k], path) ||
+                            dot_or_dotdot(g.gl_pathv[k]) ||
+                            (m->except && vfs_path_has_prefix(m->except, path)))
+                                continue;
+                        masks += mask_one(sup, path, g.gl_pathv[k], &left);
+                }
                 globfree(&g);
         }
         if (sup->cfg->verbose) {

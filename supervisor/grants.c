@@ -42,34 +42,19 @@ void grants_free(struct grants *g)
         *g = (struct grants){0};
 }
 
-/* The next component of *p (skipping slashes) into `out`; false at the end. */
-static bool next_component(const char **p, char *out, size_t len)
-{
-        size_t n;
-
-        while (**p == '/')
-                (*p)++;
-        n = strcspn(*p, "/");
-        if (!n || n >= len)
-                return false;
-        memcpy(out, *p, n);
-        out[n] = '\0';
-        *p += n;
-        return true;
-}
-
 /* Whether the hidden entry `m` exists on the host: a path that is not there needs no wall
  * (splitting its ancestors would only cost the writable places their own top level). A
  * pattern exists if it matches anything. */
 static bool entry_exists(const struct vfs_mount *m)
 {
+        const char *host = m->alias ? m->host : m->sandbox; /* an alias names a host path */
         struct stat st;
         glob_t g;
         bool any;
 
         if (!m->pattern)
-                return lstat(m->sandbox, &st) == 0;
-        if (glob(m->sandbox, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
+                return lstat(host, &st) == 0;
+        if (glob(host, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
                 return false;
         any = g.gl_pathc > 0;
         globfree(&g);
@@ -83,13 +68,13 @@ static bool entry_beneath(const struct vfs_mount *m, const char *path)
         const char *e = m->sandbox, *p = path;
         char ec[NAME_MAX + 1], pc[NAME_MAX + 1];
 
-        while (next_component(&p, pc, sizeof(pc))) {
-                if (!next_component(&e, ec, sizeof(ec)))
+        while (vfs_path_next_component(&p, pc, sizeof(pc))) {
+                if (!vfs_path_next_component(&e, ec, sizeof(ec)))
                         return false;
                 if (m->pattern ? fnmatch(ec, pc, 0) != 0 : strcmp(ec, pc) != 0)
                         return false;
         }
-        return next_component(&e, ec, sizeof(ec));
+        return vfs_path_next_component(&e, ec, sizeof(ec));
 }
 
 int grants_hidden_named_beneath(const struct vfs_view *v, const char *path)
@@ -103,7 +88,8 @@ int grants_hidden_named_beneath(const struct vfs_view *v, const char *path)
 static int hidden_beneath(const struct vfs_view *v, const char *path, bool carved_only)
 {
         for (size_t i = 0; i < v->n_mounts; i++)
-                if (v->mounts[i].mode == VFS_HIDDEN && !(carved_only && v->mounts[i].view_only) &&
+                if (v->mounts[i].mode == VFS_HIDDEN &&
+                    !(carved_only && (v->mounts[i].view_only || v->mounts[i].alias)) &&
                     entry_beneath(&v->mounts[i], path) && entry_exists(&v->mounts[i]))
                         return 1;
         return 0;
@@ -439,13 +425,44 @@ static void grant_tree(struct grants *g, const struct vfs_view *hidden, const ch
                 add(g, root, &st, access);
 }
 
-/* Whether `path` is a copy-on-write mount's sandbox path or lies beneath one. */
+/* Whether the host path `path` is a copy-on-write mount's or lies beneath one. */
 static bool beneath_cow(const struct vfs_view *v, const char *path)
 {
         for (size_t i = 0; i < v->n_mounts; i++)
-                if (v->mounts[i].mode == VFS_COW && vfs_path_has_prefix(path, v->mounts[i].sandbox))
+                if (v->mounts[i].mode == VFS_COW &&
+                    (vfs_path_has_prefix(path, v->mounts[i].sandbox) ||
+                     (v->mounts[i].host && vfs_path_has_prefix(path, v->mounts[i].host))))
                         return true;
         return false;
+}
+
+/*
+ * A remapped mount (remap.c) is, inside, a bind at SANDBOX: the kernel's walk from a file in
+ * it climbs HOST's directories to HOST, then goes on at SANDBOX's parent (a mount point is
+ * passed over), whose rules would cover the whole bind. Where a hidden path lies beneath
+ * HOST (for writes: beneath a --rw one; a --ro one is a read-only mount), the directories
+ * above SANDBOX are split like those above a hidden path, as the namespace shows them.
+ */
+static void remap_splits(struct carve *c, const struct vfs_view *v, bool write)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+                char real[PATH_MAX], up[PATH_MAX], host[PATH_MAX];
+                struct stat st;
+                char *slash;
+
+                if (!vfs_mount_remapped(m) || m->mode == VFS_COW || (write && m->mode != VFS_RW) ||
+                    !realpath(m->host, real) || !hidden_beneath(v, real, true))
+                        continue;
+                snprintf(up, sizeof(up), "%s", m->sandbox);
+                while ((slash = strrchr(up, '/'))) {
+                        slash[slash == up] = '\0'; /* "/a" -> "/" */
+                        if (vfs_view_host_path(v, up, host, sizeof(host)) && stat(host, &st) == 0)
+                                inodes_add(&c->above, &st);
+                        if (strcmp(up, "/") == 0)
+                                break;
+                }
+        }
 }
 
 int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
@@ -463,15 +480,20 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         /* The hidden paths are carved out of both (found once: a realpath and a stat of
          * each, and of each directory above), the read-only ones out of the writes only. */
         for (size_t i = 0; i < hidden->n_mounts; i++)
-                if (hidden->mounts[i].mode == VFS_HIDDEN && !hidden->mounts[i].view_only)
+                if (hidden->mounts[i].mode == VFS_HIDDEN && !hidden->mounts[i].view_only &&
+                    !hidden->mounts[i].alias)
                         carve_entry(&reads, &hidden->mounts[i]);
+        remap_splits(&reads, hidden, false);
         inodes_copy(&writes.self, &reads.self);
         inodes_copy(&writes.above, &reads.above);
+        remap_splits(&writes, hidden, true);
         for (size_t i = 0; i < hidden->n_mounts; i++) {
                 const struct vfs_mount *m = &hidden->mounts[i];
 
                 if (m->mode == VFS_RO && strcmp(m->sandbox, "/") != 0)
                         carve_entry(&writes, m);
+                if (vfs_mount_remapped(m) && m->mode != VFS_RW)
+                        carve_path(&writes, m->host); /* its own path too (walls.c) */
         }
         /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
         add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);
@@ -483,9 +505,14 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
                 const struct vfs_mount *m = &hidden->mounts[i];
                 struct stat ms;
 
+                char real[PATH_MAX];
+
                 if (m->mode == VFS_TMP && m->host && strcmp(m->host, m->sandbox) != 0 &&
                     lstat(m->host, &ms) == 0)
                         add(g, m->host, &ms, grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR);
+                /* So is a remapped mount's host tree (remap.c): read as at its own path. */
+                if (vfs_mount_remapped(m) && m->mode != VFS_COW && realpath(m->host, real))
+                        grant_tree(g, hidden, real, grants_read_access(), false, &reads);
         }
         for (size_t i = 0; i < places->n; i++) {
                 const struct place *pl = &places->v[i];

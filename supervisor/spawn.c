@@ -390,6 +390,12 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                          * granted to Landlock, by its own inode (the walk from a file in it
                          * never meets the host directory it hides). */
                         places_follow(&sup->places, m->host, fd);
+                        /* A remapped one's lower stays visible at its own path, where it
+                         * must not change beneath the overlay (remap.c): a carve-out there
+                         * for the calls Landlock does not judge (chmod and friends). */
+                        if (vfs_mount_remapped(m) &&
+                            places_add(&sup->places, m->host, PLACE_RO, &(struct error){0}) < 0)
+                                r = -EIO;
                         if (sup->n_cow_roots < ARRAY_SIZE(sup->cow_roots))
                                 sup->cow_roots[sup->n_cow_roots++] = fd;
                 }

@@ -5,6 +5,7 @@
 #include "supervisor/error.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
+#include "supervisor/remap.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/default.h"
@@ -49,9 +50,10 @@ static enum vfs_mode flag_mode(const char *flag)
         return VFS_HIDDEN;
 }
 
-/* What this run can enforce of one mount flag: a private directory needs a mount namespace
- * (shim/mntns.h) and a directory to mount it over; a different sandbox path and
- * copy-on-write are not there yet. */
+/* What this run can enforce of one mount flag: a private directory, copy-on-write and a
+ * different sandbox path need a mount namespace (shim/mntns.h); a private directory and a
+ * remapped one need a directory to mount over (remap.c checks the latter once the view is
+ * whole). */
 static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struct error *err)
 {
         struct stat st;
@@ -77,13 +79,19 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                                   m->origin);
         if (m->mode == VFS_HIDDEN)
                 return 0;
-        if (strcmp(m->host, m->sandbox) != 0)
+        if (vfs_mount_remapped(m) && !private_dirs)
                 return make_error(err, 0,
-                                  "run: %s: a different sandbox path is not yet "
-                                  "supported; give one path",
+                                  "run: %s: a different sandbox path needs a mount namespace, "
+                                  "which this host does not give (no user namespaces for this "
+                                  "user)",
                                   m->origin);
         if (stat(m->host, &st) < 0)
                 return make_error(err, errno, "run: %s: host path `%s`", m->origin, m->host);
+        if (vfs_mount_remapped(m) && !S_ISDIR(st.st_mode))
+                return make_error(err, ENOTDIR,
+                                  "run: %s: host path `%s` must be a directory (a file at "
+                                  "another path is not yet supported)",
+                                  m->origin, m->host);
         return 0;
 }
 
@@ -176,9 +184,15 @@ static void canonical_mount(struct vfs_mount *m)
         char real[PATH_MAX];
 
         if ((m->mode != VFS_RO && m->mode != VFS_RW && m->mode != VFS_COW) || !m->host ||
-            strcmp(m->host, m->sandbox) != 0 || !realpath(m->host, real) ||
-            strcmp(real, m->host) == 0)
+            !realpath(m->host, real) || strcmp(real, m->host) == 0)
                 return;
+        if (vfs_mount_remapped(m)) {
+                /* HOST:SANDBOX: the source is what the host path leads to, the target stays
+                 * where the user put it (remap.c refuses a symlink on its way). */
+                free(m->host);
+                m->host = xstrdup(real);
+                return;
+        }
         free(m->host);
         free(m->sandbox);
         m->host = xstrdup(real);
@@ -316,17 +330,35 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
 {
         for (size_t i = p->n; i-- > 0;) {
                 const struct vfs_mount *m = vfs_view_find(v, p->v[i].path);
-                if (p->v[i].kind == PLACE_TREE && m && m->mode != VFS_RW && m->mode != VFS_TMP &&
-                    m->mode != VFS_COW && strcmp(m->sandbox, p->v[i].path) == 0)
+                /* ... and a host directory a remapped mount covers is not one either */
+                if (p->v[i].kind == PLACE_TREE && m &&
+                    ((m->mode != VFS_RW && m->mode != VFS_TMP && m->mode != VFS_COW) ||
+                     vfs_mount_remapped(m)) &&
+                    strcmp(m->sandbox, p->v[i].path) == 0)
                         places_remove(p, p->v[i].path);
         }
         for (size_t i = 0; i < v->n_mounts; i++) {
                 const struct vfs_mount *m = &v->mounts[i];
                 char real[PATH_MAX];
 
-                if (m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN &&
-                    m->mode != VFS_COW)
+                if ((m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN &&
+                     m->mode != VFS_COW) ||
+                    m->alias)
                         continue;
+                if (vfs_mount_remapped(m)) {
+                        /* Its host tree, by inode (a --ro one is a read-only mount inside);
+                         * and a --ro source is not writable at its own path either, where a
+                         * writable place holds it (nor a --cow one: spawn.c, once the tree
+                         * has become the overlay's). */
+                        if (!realpath(m->host, real))
+                                return make_error(err, errno, "run: %s: `%s`", m->origin,
+                                                  m->host);
+                        if ((m->mode != VFS_RO && places_add(p, real, PLACE_TREE, err) < 0) ||
+                            (m->mode == VFS_RO && in_tree(p, real) &&
+                             places_add(p, real, PLACE_RO, err) < 0))
+                                return -1;
+                        continue;
+                }
                 if (m->pattern) {
                         if (carve_matches(p, m, err) < 0)
                                 return -1;
@@ -420,7 +452,7 @@ static void hide_real_paths(struct vfs_view *v)
                 char path[PATH_MAX], origin[256];
                 glob_t g;
 
-                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].except)
+                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].except || v->mounts[i].alias)
                         continue;
                 snprintf(path, sizeof(path), "%s", v->mounts[i].sandbox);
                 snprintf(origin, sizeof(origin), "%s",
@@ -445,8 +477,8 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
                 glob_t g;
                 int r = 0;
 
-                if (m->mode != VFS_HIDDEN)
-                        continue;
+                if (m->mode != VFS_HIDDEN || m->alias)
+                        continue; /* an alias's object has an entry of its own */
                 if (!m->pattern) {
                         if (places_add_hidden(p, m->sandbox, err) < 0)
                                 return -1;
@@ -579,6 +611,31 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
         return 0;
 }
 
+/* The remapped mounts' binds (remap.c), parents first: a nested one is made inside. */
+static void setup_remaps(struct supervisor *sup, const struct vfs_view *v)
+{
+        size_t first = sup->n_binds;
+
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+
+                if (!vfs_mount_remapped(m) || m->mode == VFS_COW)
+                        continue; /* a cow one is an overlay (cow.c) */
+                add_bind(sup, m->host, m->sandbox, false);
+                sup->binds[sup->n_binds - 1].remap = true;
+                sup->binds[sup->n_binds - 1].rdonly = m->mode == VFS_RO;
+        }
+        for (size_t i = first + 1; i < sup->n_binds; i++)
+                for (size_t j = i; j > first && vfs_path_depth(sup->binds[j - 1].target) >
+                                                        vfs_path_depth(sup->binds[j].target);
+                     j--) {
+                        struct mnt_bind t = sup->binds[j];
+
+                        sup->binds[j] = sup->binds[j - 1];
+                        sup->binds[j - 1] = t;
+                }
+}
+
 /* Whether the command may write the canonical sandbox path `path` (a place to make). */
 static bool view_writable(const char *path, void *ctx)
 {
@@ -622,10 +679,12 @@ int walls_setup(struct supervisor *sup, struct error *err)
             scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
             cow_hide_state(sup, view, err) < 0 || (hide_real_paths(view), false) ||
+            remap_checks(view, err) < 0 || (remap_alias_hidden(view), false) ||
             apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||
             vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
-            setup_private_dirs(sup, view, err) < 0 || cow_setup(sup, err) < 0 ||
+            setup_private_dirs(sup, view, err) < 0 || (setup_remaps(sup, view), false) ||
+            cow_setup(sup, err) < 0 ||
             fs_exec_prepare(sup, err) < 0)
                 return -1;
         sup->cwd = xstrdup(cwd);

@@ -1,10 +1,9 @@
 /*
- * The run's view, as far as the kernel can enforce it today: the default view (host `/`
- * read-only, the current directory writable, the credential stores hidden) plus the mount
- * flags --ro, --rw and --hide, turned into the writable places (places.h) and the Landlock
- * grants (grants.h). Mounts whose sandbox path differs from their host path, private --tmp
- * directories and --cow need the emulation of the virtual filesystem and are refused with
- * "not yet".
+ * The run's view: the default view (host `/` read-only, the current directory copy-on-write
+ * or writable, a private /tmp, the credential stores hidden) plus the mount flags --ro, --rw,
+ * --cow, --tmp and --hide, turned into the writable places (places.h), the mount namespace's
+ * binds (shim/mntns.h; remapped mounts: remap.h) and the Landlock grants (grants.h). What
+ * this host cannot enforce (a private directory without a mount namespace) is refused.
  */
 #ifndef STOCKADE_WALLS_H
 #define STOCKADE_WALLS_H

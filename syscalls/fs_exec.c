@@ -60,7 +60,16 @@ int fs_exec_prepare(struct supervisor *sup, struct error *err)
                 struct stat st;
 
                 const char *spec = cfg->exec_allow[i], *glob = strpbrk(spec, "*?[");
+                const struct vfs_mount *m = spec[0] == '/' ? vfs_view_mount_of(&sup->view, spec)
+                                                           : NULL;
 
+                /* Its rule is made from the host path: one in a remapped mount would name
+                 * another file (remap.c). */
+                if (m && vfs_mount_remapped(m))
+                        return make_error(err, 0,
+                                          "run: --allow-exec %s: a path in the remapped `%s` "
+                                          "(%s) is not yet supported",
+                                          spec, m->sandbox, m->origin);
                 if (glob) {
                         /* A pattern: of real paths, so its directory part is made real too
                          * ("/bin/ls*" is "/usr/bin/ls*" where /bin is a symlink). */

@@ -22,8 +22,9 @@
  * no access by itself, so the filter leaves them to the kernel (syscalls/filter.c); every
  * later use of one by path (a dirfd, a reopen through /proc/self/fd) comes back here.
  *
- * The view is the identity for now (--ro, --rw and --hide name host paths as they are): the
- * host path of the base is its sandbox path. Blocking opens (a FIFO, a slow device) block
+ * The path the kernel prints for a base is its sandbox path: printed in the sandbox's mount
+ * namespace, where a remapped mount (--ro HOST:SANDBOX) is bound at SANDBOX (docs/view.md).
+ * Blocking opens (a FIFO, a slow device) block
  * this notifier thread only; the pool starts another (notify.c).
  */
 #include "syscalls/fs_common.h"

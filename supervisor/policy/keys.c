@@ -153,21 +153,31 @@ static int fs_check_path(struct pctx *c, const struct fs_entry *e, enum vfs_mode
                                                                           : err.msg);
 }
 
-/* What the mount flags refuse as "not yet" (walls.c, check_enforceable), refused here too. */
-static bool fs_not_yet(struct pctx *c, const struct fs_entry *e, enum vfs_mode mode)
+/* `source`, when given: the flag's HOST:SANDBOX (a ':' in it is refused like one in path). */
+static int fs_spec(struct pctx *c, const struct fs_entry *e, const char **spec)
 {
-        if (e->source && strcmp(e->source, e->path) != 0)
-                policy_not_yet(c, e->source_node,
-                               "filesystem.source: a sandbox path other than the host path");
-        else
-                return false;
-        return true;
+        char *s;
+
+        *spec = e->path;
+        if (!e->source || strcmp(e->source, e->path) == 0)
+                return 0;
+        if (strchr(e->source, ':'))
+                return policy_error(c, e->source_node,
+                                    "filesystem.source: a `:` in a path is not supported yet");
+        if (!e->source[0])
+                return policy_error(c, e->source_node, "filesystem.source: empty path");
+        s = xcalloc(1, strlen(e->source) + strlen(e->path) + 2);
+        sprintf(s, "%s:%s", e->source, e->path);
+        *spec = policy_own(c, s);
+        free(s);
+        return 0;
 }
 
 /* A file's entries come first, so a flag for the same path, given after, wins (view.c). */
 static int fs_add(struct pctx *c, const struct fs_entry *e, yaml_node_t *item)
 {
         char origin[PATH_MAX + 300];
+        const char *spec;
         size_t i;
 
         if (!e->path)
@@ -191,13 +201,13 @@ static int fs_add(struct pctx *c, const struct fs_entry *e, yaml_node_t *item)
                                     "filesystem.path: a `:` in a path is not supported yet");
         if (fs_check_path(c, e, fs_modes[i].mode, fs_modes[i].flag) < 0)
                 return -1;
+        if (fs_spec(c, e, &spec) < 0)
+                return -1;
         for (size_t j = 0; j < c->cfg->n_mounts; j++)
-                if (strcmp(c->cfg->mounts[j].spec, e->path) == 0)
+                if (strcmp(c->cfg->mounts[j].spec, spec) == 0)
                         return policy_error(c, e->path_node,
                                             "filesystem.path: `%s` has an entry already", e->path);
-        if (fs_not_yet(c, e, fs_modes[i].mode))
-                return 0;
-        if (via_flag(c, e->path_node, fs_modes[i].flag, e->path, "filesystem.path") < 0)
+        if (via_flag(c, e->path_node, fs_modes[i].flag, spec, "filesystem.path") < 0)
                 return -1;
         /* A missing host path is found when the run starts: say where the entry is. */
         snprintf(origin, sizeof(origin), "%s:%zu:%zu: filesystem `%.200s`", c->file,

@@ -22,8 +22,8 @@ enum vfs_mode {
 
 struct vfs_mount {
         char *sandbox; /* canonical sandbox path (or, hidden only, a pattern) */
-        char *host;    /* canonical host path; NULL for hidden, dev, proc (and tmp until
-                              the run picks its directory) */
+        char *host;    /* canonical host path; NULL for hidden (but an alias), dev, proc (and
+                              tmp until the run picks its directory) */
         enum vfs_mode mode;
         bool pattern;   /* hidden only: `sandbox` holds fnmatch(3) patterns per component */
         char *except;   /* hidden only: a path the entry never hides, nor its ancestors */
@@ -31,6 +31,11 @@ struct vfs_mount {
                          * masked (cow_masks.c): it holds no secret, and the split around it
                          * and the mount cost every start more than they protect; the view
                          * alone hides it */
+        bool alias;     /* hidden only: the name, beneath a remapped mount's sandbox path,
+                         * of a hidden host object (walls.c, alias_hidden); `host` holds the
+                         * host path (or pattern) it names. The object is carved out of
+                         * Landlock and the places by its own entry; this one is for the view
+                         * and the masks only */
         char *origin;   /* where the entry comes from, for messages: "--ro /srv/x:/data" */
         int host_fd;    /* O_PATH of the host root once the view is open; -1 before */
         /* Set by vfs_view_add (0 before): strlen(sandbox) and its number of components, so

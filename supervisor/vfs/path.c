@@ -56,6 +56,21 @@ bool vfs_path_has_prefix(const char *path, const char *prefix)
         return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+bool vfs_path_next_component(const char **p, char *out, size_t size)
+{
+        size_t n;
+
+        while (**p == '/')
+                ++*p;
+        n = strcspn(*p, "/");
+        if (!n || n >= size)
+                return false;
+        memcpy(out, *p, n);
+        out[n] = '\0';
+        *p += n;
+        return true;
+}
+
 size_t vfs_path_depth(const char *path)
 {
         size_t depth = 0;

@@ -24,4 +24,8 @@ bool vfs_path_has_prefix(const char *path, const char *prefix);
 /* Number of components of a canonical path: "/" has 0, "/a/b" has 2. */
 size_t vfs_path_depth(const char *path);
 
+/* The next component of *p (slashes skipped, *p advanced past it) into out[size]; false at
+ * the end, or for a component that does not fit. */
+bool vfs_path_next_component(const char **p, char *out, size_t size);
+
 #endif

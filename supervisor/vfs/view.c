@@ -155,6 +155,28 @@ const struct vfs_mount *vfs_view_mount_of(const struct vfs_view *v, const char *
         return best;
 }
 
+bool vfs_mount_remapped(const struct vfs_mount *m)
+{
+        return (m->mode == VFS_RO || m->mode == VFS_RW || m->mode == VFS_COW) && m->host &&
+               strcmp(m->host, m->sandbox) != 0;
+}
+
+bool vfs_view_host_path(const struct vfs_view *v, const char *path, char *out, size_t size)
+{
+        const struct vfs_mount *m = vfs_view_mount_of(v, path);
+        const char *rest = path;
+        int n;
+
+        if (m && vfs_mount_remapped(m)) {
+                rest = path + (strcmp(m->sandbox, "/") == 0 ? 0 : strlen(m->sandbox));
+                n = snprintf(out, size, "%s%s", strcmp(m->host, "/") || !*rest ? m->host : "",
+                             rest);
+        } else {
+                n = snprintf(out, size, "%s", path);
+        }
+        return n >= 0 && (size_t)n < size;
+}
+
 const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path)
 {
         char prefix[PATH_MAX];

@@ -41,6 +41,15 @@ const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path
  * checked the hidden entries on the way itself. */
 const struct vfs_mount *vfs_view_mount_of(const struct vfs_view *v, const char *path);
 
+/* Whether mount `m` shows a host tree at another sandbox path (`--ro HOST:SANDBOX`). */
+bool vfs_mount_remapped(const struct vfs_mount *m);
+
+/* The host path that the canonical sandbox path `path` shows, through the mount with the
+ * longest prefix if it is remapped (its host path plus the rest), else `path` itself (hidden
+ * entries are not looked at). A pattern's components after the mount's path are kept as
+ * they are. False if it does not fit in `size`. */
+bool vfs_view_host_path(const struct vfs_view *v, const char *path, char *out, size_t size);
+
 /* The hidden entry that hides `path` itself (its ancestors are not looked at), or NULL. */
 const struct vfs_mount *vfs_view_hidden(const struct vfs_view *v, const char *path);
 

@@ -75,6 +75,7 @@ static void every_key(void **state)
                  "  - { path: /srv/data, source: /srv/data, access: rw }\n"
                  "  - { path: ~/.ssh, access: hidden }\n"
                  "  - { path: 'keys/*.key', access: hidden }\n"
+                 "  - { path: /data, source: /srv/q3, access: ro }\n"
                  "limits:\n"
                  "  timeout: 10m\n"
                  "  kill_after: 3s\n"
@@ -96,8 +97,9 @@ static void every_key(void **state)
                  "quiet: true\n",
                  fd);
         assert_int_equal(load(&cfg, &err, text, NULL), 0);
-        assert_int_equal(cfg.n_mounts, 4);
+        assert_int_equal(cfg.n_mounts, 5);
         assert_string_equal(mount_spec(&cfg, "ro", 0), "/");
+        assert_string_equal(mount_spec(&cfg, "ro", 1), "/srv/q3:/data");
         assert_string_equal(mount_spec(&cfg, "rw", 0), "/srv/data");
         assert_string_equal(mount_spec(&cfg, "hide", 0), "~/.ssh");
         assert_string_equal(mount_spec(&cfg, "hide", 1), "keys/*.key");
@@ -317,10 +319,8 @@ static void errors(void **state)
                  "4:12: filesystem.path: `/x` has an entry already"},
                 {"version: 1\nfilesystem:\n  - /x\n",
                  "3:5: filesystem: expected a mapping (key: value), not a value"},
-                /* what later issues bring: checked in shape, then refused */
-                {"version: 1\nfilesystem:\n  - {path: /data, source: /srv/q3, access: ro}\n",
-                 "3:27: filesystem.source: a sandbox path other than the host path: not yet "
-                 "supported"},
+                {"version: 1\nfilesystem:\n  - {path: /data, source: '/srv:q3', access: ro}\n",
+                 "3:27: filesystem.source: a `:` in a path is not supported yet"},
                 {"version: 1\nexec: {allow: [/usr/bin/*], deny: []}\n",
                  "2:29: exec: unknown key `deny`"},
                 {"version: 1\nexec: {allow: ['']}\n", "2:16: exec.allow: an empty path"},

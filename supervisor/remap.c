@@ -1,0 +1,229 @@
+/*
+ * Remapped mounts: `--ro HOST:SANDBOX`, `--rw HOST:SANDBOX`, `--cow HOST:SANDBOX`, a host
+ * directory shown at another sandbox path. Inside the sandbox's mount namespace HOST is
+ * bound at SANDBOX (read-only, recursively, for --ro: shim/mntns.c), so that the calls the
+ * kernel resolves itself (chdir, exec, getcwd, an O_PATH open) and those the supervisor
+ * emulates, which resolve from the namespace's root (spawn.c), see the same tree.
+ *
+ * What is checked before anything runs (remap_checks), and how hidden paths follow a remap
+ * (remap_alias_hidden): the view hides by sandbox path, Landlock and the places by host
+ * inode, so a hidden host object beneath HOST gets a second name beneath SANDBOX (an
+ * `alias` entry, for the view and the masks), and a path hidden beneath SANDBOX is hidden
+ * at HOST too, since HOST stays visible at its own path through `/`, as with a bind mount.
+ */
+#include "supervisor/remap.h"
+#include "supervisor/error.h"
+#include "supervisor/util.h"
+#include "supervisor/vfs/path.h"
+#include "supervisor/vfs/view.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The mount that `path` lies in other than `self`: the longest prefix among the others. */
+static const struct vfs_mount *mount_above(const struct vfs_view *v, const char *path,
+                                           const struct vfs_mount *self)
+{
+        const struct vfs_mount *best = NULL;
+
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+
+                if (m == self || m->mode == VFS_HIDDEN || !vfs_path_has_prefix(path, m->sandbox))
+                        continue;
+                if (!best || strlen(m->sandbox) > strlen(best->sandbox))
+                        best = m;
+        }
+        return best;
+}
+
+static bool overlap(const char *a, const char *b)
+{
+        return vfs_path_has_prefix(a, b) || vfs_path_has_prefix(b, a);
+}
+
+static bool private_tmp(const struct vfs_mount *m)
+{
+        return m->mode == VFS_TMP && (!m->host || strcmp(m->host, m->sandbox) != 0);
+}
+
+/* The host directory a remap's target is, checked to be one reached without a symlink. */
+static int target_exists(const struct vfs_mount *r, const struct vfs_mount *above,
+                         struct error *err)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        char host[PATH_MAX];
+        int fd;
+
+        if (above && vfs_mount_remapped(above))
+                snprintf(host, sizeof(host), "%s%s", above->host,
+                         r->sandbox + strlen(above->sandbox));
+        else
+                snprintf(host, sizeof(host), "%s", r->sandbox);
+        fd = (int)syscall(SYS_openat2, AT_FDCWD, host, &how, sizeof(how));
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        return make_error(err, errno,
+                          "run: %s: `%s` must be an existing directory, reached without a "
+                          "symlink (the host tree is mounted over it)",
+                          r->origin, r->sandbox);
+}
+
+static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct error *err)
+{
+        const struct vfs_mount *h, *above;
+
+        if (strcmp(r->sandbox, "/") == 0 || vfs_path_has_prefix(r->sandbox, "/proc") ||
+            vfs_path_has_prefix(r->sandbox, "/dev"))
+                return make_error(err, 0, "run: %s: `%s` cannot be mounted over", r->origin,
+                                  r->sandbox);
+        if (strpbrk(r->sandbox, "*?[\\") || strpbrk(r->host, "*?[\\"))
+                return make_error(err, 0,
+                                  "run: %s: a remapped path holding * ? [ or \\ is not "
+                                  "supported",
+                                  r->origin);
+        if ((h = vfs_view_find(v, r->sandbox)) && h->mode == VFS_HIDDEN)
+                return make_error(err, 0, "run: %s: `%s` lies in a hidden path (%s)", r->origin,
+                                  r->sandbox, h->origin ? h->origin : "hidden");
+        if ((h = vfs_view_find(v, r->host)) && h->mode == VFS_HIDDEN)
+                return make_error(err, 0, "run: %s: host path `%s` lies in a hidden path (%s)",
+                                  r->origin, r->host, h->origin ? h->origin : "hidden");
+        above = mount_above(v, r->sandbox, r);
+        if (above && (above->mode == VFS_COW || private_tmp(above)))
+                return make_error(err, 0,
+                                  "run: %s: `%s` lies in the %s `%s` (%s); a remapped mount "
+                                  "there is not yet supported",
+                                  r->origin, r->sandbox,
+                                  above->mode == VFS_COW ? "copy-on-write" : "private",
+                                  above->sandbox, above->origin);
+        if (target_exists(r, above, err) < 0)
+                return -1;
+        for (size_t j = 0; j < v->n_mounts; j++) {
+                const struct vfs_mount *b = &v->mounts[j];
+                bool def = b->origin && strcmp(b->origin, "default view") == 0;
+
+                if (b == r || b->mode == VFS_HIDDEN || vfs_mount_remapped(b) ||
+                    !vfs_path_has_prefix(b->sandbox, r->sandbox) ||
+                    strcmp(b->sandbox, r->sandbox) == 0)
+                        continue;
+                return make_error(err, 0,
+                                  "run: %s: `%s` (%s) lies beneath `%s`, which it mounts over; "
+                                  "%s",
+                                  r->origin, b->sandbox, b->origin, r->sandbox,
+                                  def ? "run from another directory, or give --workdir"
+                                      : "give it as HOST:SANDBOX");
+        }
+        /* A copy-on-write mount's lower must not change under its overlay. */
+        for (size_t j = 0; j < v->n_mounts; j++) {
+                const struct vfs_mount *c = &v->mounts[j];
+
+                if (c == r || !c->host || !overlap(r->host, c->host))
+                        continue;
+                if ((c->mode == VFS_COW && r->mode != VFS_RO) ||
+                    (r->mode == VFS_COW && c->mode == VFS_RW))
+                        return make_error(err, 0,
+                                          "run: %s: host path `%s` overlaps `%s` (%s), which is "
+                                          "%s: the copy-on-write lower would change beneath "
+                                          "it",
+                                          r->origin, r->host, c->host, c->origin,
+                                          c->mode == VFS_COW ? "copy-on-write" : "writable");
+        }
+        return 0;
+}
+
+int remap_checks(const struct vfs_view *v, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (vfs_mount_remapped(&v->mounts[i]) && check_one(v, &v->mounts[i], err) < 0)
+                        return -1;
+        return 0;
+}
+
+/*
+ * Whether `name` (an entry's path, a pattern per component if `pattern`) names something
+ * strictly beneath the directory `root`: root's components each match, and the name has
+ * more. *rest is then what follows (from its '/').
+ */
+static bool beneath(const char *name, bool pattern, const char *root, const char **rest)
+{
+        const char *p = name, *r = root;
+        char pc[NAME_MAX + 1], rc[NAME_MAX + 1];
+
+        if (!pattern) {
+                if (!vfs_path_has_prefix(name, root) || strcmp(name, root) == 0)
+                        return false;
+                *rest = name + (strcmp(root, "/") == 0 ? 0 : strlen(root));
+                return true;
+        }
+        while (vfs_path_next_component(&r, rc, sizeof(rc)))
+                if (!vfs_path_next_component(&p, pc, sizeof(pc)) || fnmatch(pc, rc, 0) != 0)
+                        return false;
+        *rest = p;
+        return vfs_path_next_component(&p, pc, sizeof(pc));
+}
+
+/* Hidden entry `e` again at `to` + what follows `from` in it; with `alias`, an entry for
+ * the view and the masks only, naming the host path `from` + that (mount.h). */
+static void add_translated(struct vfs_view *v, size_t e, const char *from, const char *to,
+                           bool alias)
+{
+        const struct vfs_mount *m = &v->mounts[e];
+        char path[PATH_MAX], host[PATH_MAX], except[PATH_MAX] = "";
+        const char *rest, *erest;
+        struct vfs_mount t;
+
+        if (!beneath(m->sandbox, m->pattern, from, &rest) ||
+            snprintf(path, sizeof(path), "%s%s", strcmp(to, "/") ? to : "", rest) >=
+                    (int)sizeof(path) ||
+            snprintf(host, sizeof(host), "%s%s", strcmp(from, "/") ? from : "", rest) >=
+                    (int)sizeof(host))
+                return;
+        if (m->except && beneath(m->except, false, from, &erest))
+                snprintf(except, sizeof(except), "%s%s", strcmp(to, "/") ? to : "", erest);
+        if (vfs_mount_init(&t, VFS_HIDDEN, path, alias ? host : NULL, m->origin) < 0)
+                return;
+        t.pattern = m->pattern;
+        t.alias = alias;
+        t.view_only = m->view_only;
+        if (except[0])
+                t.except = xstrdup(except);
+        vfs_view_add(v, &t);
+}
+
+void remap_alias_hidden(struct vfs_view *v)
+{
+        size_t n = v->n_mounts;
+
+        /* A name hidden beneath SANDBOX hides the same object at HOST's own path. */
+        for (size_t i = 0; i < n; i++) {
+                const struct vfs_mount *r = &v->mounts[i];
+
+                if (!vfs_mount_remapped(r))
+                        continue;
+                for (size_t e = 0; e < n; e++)
+                        if (v->mounts[e].mode == VFS_HIDDEN && !v->mounts[e].alias)
+                                add_translated(v, e, v->mounts[i].sandbox, v->mounts[i].host,
+                                               false);
+        }
+        /* Then each hidden host object beneath HOST gets its name beneath SANDBOX. */
+        n = v->n_mounts;
+        for (size_t i = 0; i < n; i++) {
+                if (!vfs_mount_remapped(&v->mounts[i]))
+                        continue;
+                for (size_t e = 0; e < n; e++)
+                        if (v->mounts[e].mode == VFS_HIDDEN && !v->mounts[e].alias)
+                                add_translated(v, e, v->mounts[i].host, v->mounts[i].sandbox, true);
+        }
+}

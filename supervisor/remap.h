@@ -1,0 +1,23 @@
+/*
+ * Remapped mounts (`--ro|--rw|--cow HOST:SANDBOX`): what is checked before the run, and how
+ * hidden paths follow them (remap.c). The binds themselves are made in the sandbox's mount
+ * namespace (walls.c, shim/mntns.c).
+ */
+#ifndef STOCKADE_REMAP_H
+#define STOCKADE_REMAP_H
+
+struct vfs_view;
+struct error;
+
+/* Refuse what a remapped mount of the view cannot be: SANDBOX `/`, beneath /proc or /dev,
+ * in a hidden path, in a copy-on-write or private directory, not an existing directory
+ * reached without a symlink, above another mount that is not remapped (the current directory
+ * included); HOST in a hidden path; a writable HOST over a copy-on-write lower. Returns 0,
+ * or -1 with a one-line message naming the flag in *err. */
+int remap_checks(const struct vfs_view *v, struct error *err);
+
+/* Each hidden entry beneath a remap's SANDBOX again beneath its HOST, then each beneath
+ * HOST again beneath SANDBOX, as an alias (mount.h). */
+void remap_alias_hidden(struct vfs_view *v);
+
+#endif
