@@ -93,6 +93,8 @@ static void note(const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(report + n + 3, sizeof(report) - n - 3, fmt, ap);
         va_end(ap);
+        for (n = strlen(report); n > 0 && report[n - 1] == '\n'; n--)
+                report[n - 1] = '\0';
 }
 
 static void check_report(void)
@@ -539,19 +541,27 @@ static void ro_one(size_t i)
         if (pl->disabled)
                 disable(pl->disabled);
         body = ops_script(tgt);
+        /* The source at its own path: read-only too (plan §1, PLACE_RO by the host's inode),
+         * although the build tree, /var/tmp, is writable by default. Not without Landlock,
+         * where a --ro path's only wall is a mount (`stockade run` warns that --ro paths can
+         * be written). */
         assert_true(asprintf(&script,
                              "echo \"cat=$(cat '%s/f')\"; ls -A '%s' | sed 's/^/ls:/'; "
-                             "test -e '%s/t-own' && echo saw-t-own; %s",
-                             tgt, tgt, tgt, body) > 0);
+                             "test -e '%s/t-own' && echo saw-t-own; %s (printf X > '%s/f') "
+                             "2>/dev/null && echo wrote-src-path; %s",
+                             tgt, tgt, tgt, pl->disabled ? "false &&" : "", src, body) > 0);
         run(opts, script, &r);
         free(body);
         free(script);
         restore_env();
-        expect_ran(&r);
-        if (!has_line(r.out, "cat=SRC-f") || !has_line(r.out, "ls:mvme") ||
-            has_line(r.out, "ls:t-own") || strstr(r.out, "saw-t-own"))
-                fail_msg("%s: the target does not show the source: %s", pl->what, r.out);
-        expect_ops(r.out, "no", pl->what);
+        if (ran_ok(&r, pl->what)) {
+                if (!has_line(r.out, "cat=SRC-f") || !has_line(r.out, "ls:mvme") ||
+                    has_line(r.out, "ls:t-own") || strstr(r.out, "saw-t-own"))
+                        note("%s: the target does not show the source: %s", pl->what, r.out);
+                if (strstr(r.out, "wrote-src-path"))
+                        note("%s: the source was writable at its own path", pl->what);
+                expect_ops(r.out, "no", pl->what);
+        }
         runner_free(&r);
         same_snapshot(src, src_before, pl->what);
         same_snapshot(tgt, tgt_before, pl->what);
@@ -772,8 +782,7 @@ static void hidden_beneath_source(void **state)
         sh("cd '%s' && rm -f sshlink keylink copy", ws);
         expect_ran(&r);
         if (!strstr(r.out, "TOKEN-SSH-3hq9"))
-                fail_msg("(control) with the .ssh not hidden, no read printed the token: %s",
-                         r.out);
+                note("(control) with the .ssh not hidden, no read printed the token:\n%s", r.out);
         runner_free(&r);
 
         run((const char *[]){"--ro", spec, NULL}, script, &r);
@@ -781,17 +790,20 @@ static void hidden_beneath_source(void **state)
         sh("cd '%s' && rm -f sshlink keylink copy", ws);
         expect_ran(&r);
         if (!has_line(r.out, "notes=home-notes"))
-                fail_msg("the remapped home is not there: %s", r.out);
+                note("the remapped home is not there");
         if (strstr(r.out, "TOKEN-"))
-                fail_msg("a hidden file beneath the source was read at the target: %s", r.out);
+                note("a hidden file beneath the source was read at the target");
         if (has_line(r.out, "lsh:.ssh"))
-                fail_msg("the target's listing shows the hidden .ssh: %s", r.out);
+                note("the target's listing shows the hidden .ssh");
         if (has_line(r.out, ino[0]) || has_line(r.out, ino[1]))
-                fail_msg("an O_PATH open reached the hidden file or directory: %s", r.out);
+                note("an O_PATH open reached the hidden file or directory");
         snprintf(p, sizeof(p), "== %zu", sizeof(hidden_reads) / sizeof(hidden_reads[0]) - 1);
         if (!has_line(r.out, p))
-                fail_msg("the script did not get to its end: %s", r.out);
+                note("the script did not get to its end");
+        if (*report)
+                note("what the program printed:\n%s", r.out);
         runner_free(&r);
+        check_report();
 }
 
 /* --hide TARGET/secret also hides SOURCE/secret, which the program reaches at its host path
@@ -835,16 +847,19 @@ static void hide_at_target_covers_source(void **state)
         run((const char *[]){"--ro", spec, NULL}, script, &r);
         expect_ran(&r);
         if (!strstr(r.out, "TOKEN-HIDE-8w2"))
-                fail_msg("(control) without --hide the secret was not read: %s", r.out);
+                note("(control) without --hide the secret was not read:\n%s", r.out);
         runner_free(&r);
 
         run((const char *[]){"--ro", spec, "--hide", hide, NULL}, script, &r);
         expect_ran(&r);
         if (!has_line(r.out, "pub=pub") || !has_line(r.out, "end"))
-                fail_msg("the remap is not there: %s", r.out);
+                note("the remap is not there");
         if (strstr(r.out, "TOKEN-") || has_line(r.out, ino) || has_line(r.out, "lst:secret"))
-                fail_msg("--hide %s did not hide the source's file by every name: %s", hide, r.out);
+                note("--hide %s did not hide the source's file by every name", hide);
+        if (*report)
+                note("what the program printed:\n%s", r.out);
         runner_free(&r);
+        check_report();
 }
 
 /* ---- 4. the program sees sandbox paths only ---------------------------------------------- */
@@ -891,12 +906,15 @@ static void names_are_sandbox_paths(void **state)
         for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
                 snprintf(want, sizeof(want), "%s=%s%s", expect[i][0], tgt, expect[i][1]);
                 if (!has_line(r.out, want))
-                        fail_msg("no `%s`: %s", want, r.out);
+                        note("no `%s`", want);
         }
         /* (stockade's own stderr may name it: that is the user's, not the program's) */
         if (strstr(r.out, SRC_MARK))
-                fail_msg("the source's host path reached the program: %s", r.out);
+                note("the source's host path reached the program");
+        if (*report)
+                note("what the program printed:\n%s", r.out);
         runner_free(&r);
+        check_report();
 }
 
 /* ---- 5. no way out of the target --------------------------------------------------------- */
@@ -1173,9 +1191,12 @@ static void refused_before_running(void **state)
                         snprintf(from, sizeof(from), "%s", ws);
 
                 /* The control runs: the refusal below is for the one point that differs. */
-                if (!ran(from, vg, &r) || r.exit_code != 0)
+                if (!ran(from, vg, &r) || r.exit_code != 0) {
                         note("%s: the control did not run (exit %d): %s", c->what, r.exit_code,
                              r.err);
+                        runner_free(&r);
+                        continue;
+                }
                 runner_free(&r);
 
                 if (ran(from, vb, &r) || r.exit_code != 125)
