@@ -1,11 +1,11 @@
 /*
  * Remapped mounts (`--ro|--rw|--cow HOST:SANDBOX`, docs/plans/remapped-mounts.md): what phase 1
- * refuses is refused before anything runs — exit 125, one line naming the flag and the path at
- * fault, not the "not yet" of before, and the command's marker file never made. Each refusal
- * has a control that differs in the one point and runs, and a source that would make the
- * refused run work if its check were missing (a missing check is caught, not covered by
- * another failure). Where no mount namespace can be made, every remap is refused; the test
- * checks that on such a host and exits 77, and elsewhere simulates it with
+ * refuses is refused before anything runs: exit 125, one line naming the flag and the path at
+ * fault (not the blanket "not yet supported" of before), and the command's marker file never
+ * made. Each refusal has a control that differs in the one point and runs, and a source that
+ * would make the refused run work if its check were missing (a missing check is caught, not
+ * covered by another failure). Where no mount namespace can be made, every remap is refused;
+ * the test checks that on such a host and exits 77, and elsewhere simulates it with
  * STOCKADE_TEST_DISABLE (mntns; userns when not root).
  */
 #include <errno.h>
@@ -23,6 +23,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* What every remap got before phase 1: a refusal for this reason says nothing of the checks. */
+#define BLANKET_REFUSAL "a different sandbox path is not yet supported"
 
 /* ---- the refused spellings ------------------------------------------------------------------- */
 
@@ -221,8 +224,8 @@ static void refused_before_running(void **state)
                              strstr(r.out, "RAN") ? "yes" : "no", r.err);
                 else if (!refusal_line(r.err, names, line, sizeof(line)))
                         note("%s: no line names the flag and %s: %s", c->what, names, r.err);
-                else if (strstr(line, "not yet"))
-                        note("%s: refused as not supported, not for its reason: %s", c->what, line);
+                else if (strstr(line, BLANKET_REFUSAL))
+                        note("%s: refused as before, not for its reason: %s", c->what, line);
                 runner_free(&r);
         }
         check_report();
