@@ -225,9 +225,9 @@ static void ro_one(size_t i)
                 disable(pl->disabled);
         body = ops_script(tgt);
         /* The source at its own path: read-only too (plan §1, PLACE_RO by the host's inode),
-         * although the build tree, /var/tmp, is writable by default. Not without Landlock,
-         * where a --ro path's only wall is a mount (`stockade run` warns that --ro paths can
-         * be written). */
+         * also where its place is writable by default (a build tree in /var/tmp). Not
+         * without Landlock, where a --ro path's only wall is a mount (`stockade run` warns
+         * that --ro paths can be written). */
         assert_true(asprintf(&script,
                              "echo \"cat=$(cat '%s/f')\"; ls -A '%s' | sed 's/^/ls:/'; "
                              "test -e '%s/t-own' && echo saw-t-own; %s (printf X > '%s/f') "
