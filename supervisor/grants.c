@@ -362,7 +362,8 @@ static bool excluded(const struct walk *w, const char *path, const struct stat *
 {
         const struct vfs_mount *h = vfs_view_hidden(w->hidden, path);
 
-        return (h && !h->view_only) || (w->write && ro_at(w->hidden, path)) ||
+        /* an alias names another path's object, or HOST itself, which the bind needs */
+        return (h && !h->view_only && !h->alias) || (w->write && ro_at(w->hidden, path)) ||
                inodes_has(&w->c->self, st);
 }
 

@@ -202,7 +202,35 @@ static void add_translated(struct vfs_view *v, size_t e, const char *from, const
         vfs_view_add(v, &t);
 }
 
-void remap_alias_hidden(struct vfs_view *v)
+/*
+ * HOST at its own path, where nothing the view shows lies in it: hidden (an alias entry: the
+ * view and a mask, not Landlock, which must still grant its inodes for the bind), so that the
+ * program does not find the host path behind SANDBOX (DESIGN.md). Where the working directory
+ * or another mount lies in HOST (`--ro ~:/home/me`), its path is shown anyway.
+ */
+static void hide_source(struct vfs_view *v, const struct vfs_mount *r, const char *cwd)
+{
+        char host[PATH_MAX];
+        struct vfs_mount t;
+
+        if (vfs_path_has_prefix(cwd, r->host) || vfs_view_hidden(v, r->host))
+                return;
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+
+                if (m->mode != VFS_HIDDEN && m->mode != VFS_DEV && m->mode != VFS_PROC &&
+                    (vfs_path_has_prefix(m->sandbox, r->host) ||
+                     (m->host && vfs_path_has_prefix(m->host, r->host) && !vfs_mount_remapped(m))))
+                        return;
+        }
+        snprintf(host, sizeof(host), "%s", r->host);
+        if (vfs_mount_init_literal(&t, VFS_HIDDEN, host, host, r->origin) < 0)
+                return;
+        t.alias = true;
+        vfs_view_add(v, &t);
+}
+
+void remap_alias_hidden(struct vfs_view *v, const char *cwd)
 {
         size_t n = v->n_mounts;
 
@@ -226,4 +254,7 @@ void remap_alias_hidden(struct vfs_view *v)
                         if (v->mounts[e].mode == VFS_HIDDEN && !v->mounts[e].alias)
                                 add_translated(v, e, v->mounts[i].host, v->mounts[i].sandbox, true);
         }
+        for (size_t i = 0; i < n; i++)
+                if (vfs_mount_remapped(&v->mounts[i]))
+                        hide_source(v, &v->mounts[i], cwd);
 }

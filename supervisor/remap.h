@@ -17,7 +17,8 @@ struct error;
 int remap_checks(const struct vfs_view *v, struct error *err);
 
 /* Each hidden entry beneath a remap's SANDBOX again beneath its HOST, then each beneath
- * HOST again beneath SANDBOX, as an alias (mount.h). */
-void remap_alias_hidden(struct vfs_view *v);
+ * HOST again beneath SANDBOX, as an alias (mount.h); and HOST itself hidden at its own path
+ * where no path the view shows (`cwd` included) lies in it. */
+void remap_alias_hidden(struct vfs_view *v, const char *cwd);
 
 #endif

@@ -679,7 +679,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
             scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
             cow_hide_state(sup, view, err) < 0 || (hide_real_paths(view), false) ||
-            remap_checks(view, err) < 0 || (remap_alias_hidden(view), false) ||
+            remap_checks(view, err) < 0 || (remap_alias_hidden(view, cwd), false) ||
             apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||
             vfs_view_open(view, sup->tmp_scratch, err) < 0 ||

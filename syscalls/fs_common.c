@@ -527,3 +527,63 @@ int fs_sealed_memfd(const char *name, const char *text, size_t n)
         }
         return fd;
 }
+
+ssize_t fs_slurp(int fd, char **out)
+{
+        size_t cap = 1 << 16, n = 0;
+        char *buf = xrealloc(NULL, cap);
+
+        for (;;) {
+                ssize_t r;
+
+                if (n == cap) {
+                        if (cap >= (64u << 20)) { /* a table that large: its head is enough */
+                                break;
+                        }
+                        buf = xrealloc(buf, cap *= 2);
+                }
+                r = read(fd, buf + n, cap - n);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0) {
+                        int e = errno;
+
+                        free(buf);
+                        return -e;
+                }
+                if (r == 0)
+                        break;
+                n += (size_t)r;
+        }
+        *out = buf;
+        return (ssize_t)n;
+}
+
+bool fs_proc_file(const struct supervisor *sup, int fd, const struct stat *st, char *path)
+{
+        char link[48];
+        ssize_t n;
+
+        if (fd < 0 || st->st_dev != sup->proc_dev || !S_ISREG(st->st_mode))
+                return false;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, path, PATH_MAX - 1);
+        if (n <= 0)
+                return false;
+        path[n] = '\0';
+        return true;
+}
+
+const char *fs_proc_task_rest(const char *path)
+{
+        const char *p = path;
+
+        if (strncmp(p, "/proc/", 6) != 0 || p[6] < '0' || p[6] > '9')
+                return NULL;
+        for (p += 6; *p >= '0' && *p <= '9'; p++)
+                ;
+        if (strncmp(p, "/task/", 6) == 0 && p[6] >= '0' && p[6] <= '9')
+                for (p += 6; *p >= '0' && *p <= '9'; p++)
+                        ;
+        return p;
+}

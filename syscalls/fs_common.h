@@ -71,6 +71,18 @@ bool fs_view_shows_path(const struct supervisor *sup, const char *path);
  * memfd `name` holding text[0..n), sealed against any change, at offset 0. Returns the fd
  * (O_CLOEXEC) or -errno. */
 int fs_sealed_memfd(const char *name, const char *text, size_t n);
+/* Whether `fd` (an open's result, its fstat `st`) is a regular file of our procfs; then
+ * its path as the kernel prints it, into path[PATH_MAX]. */
+bool fs_proc_file(const struct supervisor *sup, int fd, const struct stat *st, char *path);
+/* What follows /proc/PID or /proc/PID/task/TID in a host path (from its '/'), or NULL. */
+const char *fs_proc_task_rest(const char *path);
+/* All of fd (a procfs file: its size says nothing; at most 64 MiB), malloc'd into *out.
+ * Returns its length or -errno. */
+ssize_t fs_slurp(int fd, char **out);
+/* An open's result `fd` (its fstat `st`, the call's `flags`): /proc/PID/mountinfo where the
+ * view has remapped mounts is replaced by a sealed memfd in which each remapped mount's root
+ * is its mount point, so that HOST is not named (fs_mountinfo.c). Returns an fd or -errno. */
+int fs_mountinfo_view(const struct supervisor *sup, int flags, int fd, const struct stat *st);
 
 /* An open's result `fd` (its fstat `st`, the call's `flags`): a file of /proc/PID/net where
  * the sandbox has no network namespace is replaced by a sealed memfd of what the view shows

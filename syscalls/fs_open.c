@@ -569,6 +569,7 @@ int fs_open(struct supervisor *sup, struct call *call)
         fd = do_open(sup, &oc, &st);
         fd = dns_view_open(sup, oc.path, oc.flags, fd, &st); /* resolv.conf: supervisor/dns.h */
         fd = fs_procnet_view(sup, oc.flags, fd, &st);        /* /proc/net without a namespace */
+        fd = fs_mountinfo_view(sup, oc.flags, fd, &st);      /* HOST of --ro HOST:SANDBOX */
         if (oc.base >= 0)
                 close(oc.base);
         /* A copy-on-write file opened to change: what the host has there, for apply. */

@@ -53,16 +53,9 @@ static const struct {
 /* The NAME of a host path /proc/PID[/task/TID]/net/NAME, or NULL. */
 static const char *procnet_name(const char *path)
 {
-        const char *p = path;
+        const char *p = fs_proc_task_rest(path);
 
-        if (strncmp(p, "/proc/", 6) != 0 || !isdigit((unsigned char)p[6]))
-                return NULL;
-        for (p += 6; isdigit((unsigned char)*p); p++)
-                ;
-        if (strncmp(p, "/task/", 6) == 0 && isdigit((unsigned char)p[6]))
-                for (p += 6; isdigit((unsigned char)*p); p++)
-                        ;
-        if (strncmp(p, "/net/", 5) != 0 || !p[5] || strchr(p + 5, '/'))
+        if (!p || strncmp(p, "/net/", 5) != 0 || !p[5] || strchr(p + 5, '/'))
                 return NULL;
         return p + 5;
 }
@@ -121,54 +114,17 @@ static size_t filter(enum procnet_kind kind, const char *in, size_t n, char *out
         return used;
 }
 
-/* All of fd (a procfs file: its size says nothing), malloc'd; -errno. */
-static ssize_t slurp(int fd, char **out)
-{
-        size_t cap = 1 << 16, n = 0;
-        char *buf = xrealloc(NULL, cap);
-
-        for (;;) {
-                ssize_t r;
-
-                if (n == cap) {
-                        if (cap >= (64u << 20)) { /* a table that large: its head is enough */
-                                break;
-                        }
-                        buf = xrealloc(buf, cap *= 2);
-                }
-                r = read(fd, buf + n, cap - n);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0) {
-                        int e = errno;
-
-                        free(buf);
-                        return -e;
-                }
-                if (r == 0)
-                        break;
-                n += (size_t)r;
-        }
-        *out = buf;
-        return (ssize_t)n;
-}
-
 int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struct stat *st)
 {
         enum procnet_kind kind = PN_EMPTY;
-        char link[48], path[PATH_MAX], *in = NULL, *out;
+        char path[PATH_MAX], *in = NULL, *out;
         const char *name;
         ssize_t n;
         int r;
 
         /* With the namespace the files are the sandbox's own. */
-        if (fd < 0 || sup->netns.chan >= 0 || st->st_dev != sup->proc_dev || !S_ISREG(st->st_mode))
+        if (sup->netns.chan >= 0 || !fs_proc_file(sup, fd, st, path))
                 return fd;
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-        n = readlink(link, path, sizeof(path) - 1);
-        if (n <= 0)
-                return fd;
-        path[n] = '\0';
         name = procnet_name(path);
         if (!name)
                 return fd;
@@ -179,7 +135,7 @@ int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struc
         for (size_t i = 0; i < ARRAY_SIZE(procnet_files); i++)
                 if (strcmp(procnet_files[i].name, name) == 0)
                         kind = procnet_files[i].kind;
-        n = kind == PN_EMPTY ? 0 : slurp(fd, &in);
+        n = kind == PN_EMPTY ? 0 : fs_slurp(fd, &in);
         close(fd);
         if (n < 0)
                 return (int)n;

@@ -582,8 +582,12 @@ static void names_are_sandbox_paths(void **state)
                  " -c 'import os, sys; print(\"pyreal=\" + os.path.realpath(sys.argv[1])); "
                  "print(\"pyfd=\" + os.readlink(\"/proc/%%d/fd/%%d\" %% (os.getpid(), "
                  "os.open(sys.argv[1], os.O_RDONLY))))' \"$T/f\"; "
-                 "ls -l /proc/self/cwd /proc/self/fd/; true",
-                 tgt);
+                 "ls -l /proc/self/cwd /proc/self/fd/; "
+                 /* the host path nowhere: not in the mount tables, not at its own place */
+                 "cat /proc/self/mountinfo /proc/self/mounts /proc/self/mountstats; "
+                 "findmnt -n -o SOURCE,FSROOT \"$T\"; ls -a '%s'; ls -d '%s' 2>/dev/null && echo "
+                 "SHOWN; true",
+                 tgt, dir, src);
         run((const char *[]){"--ro", spec, NULL}, script, &r);
         expect_ran(&r);
         for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
@@ -592,8 +596,10 @@ static void names_are_sandbox_paths(void **state)
                         note("no `%s`", want);
         }
         /* (stockade's own stderr may name it: that is the user's, not the program's) */
-        if (strstr(r.out, SRC_MARK))
+        if (strstr(r.out, SRC_MARK) || strstr(r.out, "SHOWN"))
                 note("the source's host path reached the program");
+        if (!strstr(r.out, "/proc/self/cwd"))
+                note("the script did not get to its end");
         if (*report)
                 note("what the program printed:\n%s", r.out);
         runner_free(&r);
