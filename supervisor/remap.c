@@ -83,7 +83,7 @@ static int target_exists(const struct vfs_mount *r, const struct vfs_mount *abov
 
 static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct error *err)
 {
-        const struct vfs_mount *h, *above;
+        const struct vfs_mount *above;
 
         if (strcmp(r->sandbox, "/") == 0 || vfs_path_has_prefix(r->sandbox, "/proc") ||
             vfs_path_has_prefix(r->sandbox, "/dev"))
@@ -94,12 +94,14 @@ static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct
                                   "run: %s: a remapped path holding * ? [ or \\ is not "
                                   "supported",
                                   r->origin);
-        if ((h = vfs_view_find(v, r->sandbox)) && h->mode == VFS_HIDDEN)
-                return make_error(err, 0, "run: %s: `%s` lies in a hidden path (%s)", r->origin,
-                                  r->sandbox, h->origin ? h->origin : "hidden");
-        if ((h = vfs_view_find(v, r->host)) && h->mode == VFS_HIDDEN)
-                return make_error(err, 0, "run: %s: host path `%s` lies in a hidden path (%s)",
-                                  r->origin, r->host, h->origin ? h->origin : "hidden");
+        /* The kernel's own trees: what the view makes of them (/proc of the sandbox's
+         * processes, /dev of a few devices) would not hold beneath another name. */
+        if (strcmp(r->host, "/") == 0 || vfs_path_has_prefix(r->host, "/proc") ||
+            vfs_path_has_prefix(r->host, "/dev") || vfs_path_has_prefix(r->host, "/sys"))
+                return make_error(err, 0,
+                                  "run: %s: host path `%s` cannot be shown at another path (/, "
+                                  "/proc, /dev and /sys keep their own)",
+                                  r->origin, r->host);
         above = mount_above(v, r->sandbox, r);
         if (above && (above->mode == VFS_COW || private_tmp(above)))
                 return make_error(err, 0,
@@ -125,6 +127,16 @@ static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct
                                   def ? "run from another directory, or give --workdir"
                                       : "give it as HOST:SANDBOX");
         }
+        /* One host tree read-only at one path and writable at another: which would it be? */
+        for (size_t j = 0; r->mode == VFS_RO && j < v->n_mounts; j++) {
+                const struct vfs_mount *c = &v->mounts[j];
+
+                if (c != r && c->host && (c->mode == VFS_RW || c->mode == VFS_COW) &&
+                    strcmp(c->host, r->host) == 0)
+                        return make_error(err, 0,
+                                          "run: %s: host path `%s` is given writable too (%s)",
+                                          r->origin, r->host, c->origin);
+        }
         /* A copy-on-write mount's lower must not change under its overlay. */
         for (size_t j = 0; j < v->n_mounts; j++) {
                 const struct vfs_mount *c = &v->mounts[j];
@@ -148,6 +160,31 @@ int remap_checks(const struct vfs_view *v, struct error *err)
         for (size_t i = 0; i < v->n_mounts; i++)
                 if (vfs_mount_remapped(&v->mounts[i]) && check_one(v, &v->mounts[i], err) < 0)
                         return -1;
+        return 0;
+}
+
+int remap_check_sources(const struct vfs_view *v, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *r = &v->mounts[i], *h;
+
+                if (vfs_mount_remapped(r) && (h = vfs_view_hidden_above(v, r->host)))
+                        return make_error(err, 0,
+                                          "run: %s: host path `%s` lies in a hidden path (%s)",
+                                          r->origin, r->host, h->origin ? h->origin : "hidden");
+        }
+        return 0;
+}
+
+int remap_check_targets(const struct vfs_view *v, struct error *err)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *r = &v->mounts[i], *h;
+
+                if (vfs_mount_remapped(r) && (h = vfs_view_hidden_above(v, r->sandbox)))
+                        return make_error(err, 0, "run: %s: `%s` lies in a hidden path (%s)",
+                                          r->origin, r->sandbox, h->origin ? h->origin : "hidden");
+        }
         return 0;
 }
 
@@ -230,11 +267,10 @@ static void hide_source(struct vfs_view *v, const struct vfs_mount *r, const cha
         vfs_view_add(v, &t);
 }
 
-void remap_alias_hidden(struct vfs_view *v, const char *cwd)
+void remap_hide_at_sources(struct vfs_view *v)
 {
         size_t n = v->n_mounts;
 
-        /* A name hidden beneath SANDBOX hides the same object at HOST's own path. */
         for (size_t i = 0; i < n; i++) {
                 const struct vfs_mount *r = &v->mounts[i];
 
@@ -245,8 +281,12 @@ void remap_alias_hidden(struct vfs_view *v, const char *cwd)
                                 add_translated(v, e, v->mounts[i].sandbox, v->mounts[i].host,
                                                false);
         }
-        /* Then each hidden host object beneath HOST gets its name beneath SANDBOX. */
-        n = v->n_mounts;
+}
+
+void remap_alias_hidden(struct vfs_view *v, const char *cwd)
+{
+        size_t n = v->n_mounts;
+
         for (size_t i = 0; i < n; i++) {
                 if (!vfs_mount_remapped(&v->mounts[i]))
                         continue;

@@ -326,6 +326,37 @@ static int carve_matches(struct places *p, const struct vfs_mount *m, struct err
  * writable; every --rw path is; every --ro or hidden path inside a writable place is a
  * carve-out (patterns aside: they only hide, and reads are split around them anyway).
  */
+/* One mount's part in the places: a writable tree (`carves` false), or a carve-out. */
+static int apply_mount(struct places *p, const struct vfs_mount *m, bool carves, struct error *err)
+{
+        bool writable = m->mode == VFS_RW || m->mode == VFS_COW;
+        char real[PATH_MAX];
+
+        if ((!writable && m->mode != VFS_RO && m->mode != VFS_HIDDEN) || m->alias ||
+            writable == carves)
+                return 0;
+        if (vfs_mount_remapped(m)) {
+                /* Its host tree, by inode (a --ro one is a read-only mount inside); and a
+                 * --ro source is not writable at its own path either, where a writable place
+                 * holds it (nor a --cow one: spawn.c, once the tree has become the
+                 * overlay's). */
+                if (!realpath(m->host, real))
+                        return make_error(err, errno, "run: %s: `%s`", m->origin, m->host);
+                if (writable)
+                        return places_add(p, real, PLACE_TREE, err);
+                return in_tree(p, real) ? places_add(p, real, PLACE_RO, err) : 0;
+        }
+        if (m->pattern)
+                return carve_matches(p, m, err);
+        if (m->mode == VFS_HIDDEN && access(m->sandbox, F_OK) < 0)
+                return 0;
+        if (!realpath(m->sandbox, real))
+                return make_error(err, errno, "run: %s: `%s`", m->origin, m->sandbox);
+        if (writable)
+                return places_add(p, real, PLACE_TREE, err);
+        return in_tree(p, real) ? places_add(p, real, PLACE_RO, err) : 0;
+}
+
 static int apply_to_places(struct places *p, const struct vfs_view *v, struct error *err)
 {
         for (size_t i = p->n; i-- > 0;) {
@@ -337,44 +368,13 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
                     strcmp(m->sandbox, p->v[i].path) == 0)
                         places_remove(p, p->v[i].path);
         }
-        for (size_t i = 0; i < v->n_mounts; i++) {
-                const struct vfs_mount *m = &v->mounts[i];
-                char real[PATH_MAX];
-
-                if ((m->mode != VFS_RW && m->mode != VFS_RO && m->mode != VFS_HIDDEN &&
-                     m->mode != VFS_COW) ||
-                    m->alias)
-                        continue;
-                if (vfs_mount_remapped(m)) {
-                        /* Its host tree, by inode (a --ro one is a read-only mount inside);
-                         * and a --ro source is not writable at its own path either, where a
-                         * writable place holds it (nor a --cow one: spawn.c, once the tree
-                         * has become the overlay's). */
-                        if (!realpath(m->host, real))
-                                return make_error(err, errno, "run: %s: `%s`", m->origin,
-                                                  m->host);
-                        if ((m->mode != VFS_RO && places_add(p, real, PLACE_TREE, err) < 0) ||
-                            (m->mode == VFS_RO && in_tree(p, real) &&
-                             places_add(p, real, PLACE_RO, err) < 0))
+        /* The writable trees first, then what is carved out of them, whatever the order of
+         * the flags (`--ro P/x --rw P` carves x out as `--rw P --ro P/x` does: the view's
+         * longest prefix makes x read-only either way). */
+        for (int carves = 0; carves < 2; carves++)
+                for (size_t i = 0; i < v->n_mounts; i++)
+                        if (apply_mount(p, &v->mounts[i], carves, err) < 0)
                                 return -1;
-                        continue;
-                }
-                if (m->pattern) {
-                        if (carve_matches(p, m, err) < 0)
-                                return -1;
-                        continue;
-                }
-                if (m->mode == VFS_HIDDEN && access(m->sandbox, F_OK) < 0)
-                        continue;
-                if (!realpath(m->sandbox, real))
-                        return make_error(err, errno, "run: %s: `%s`", m->origin, m->sandbox);
-                if (m->mode == VFS_RW || m->mode == VFS_COW) {
-                        if (places_add(p, real, PLACE_TREE, err) < 0)
-                                return -1;
-                } else if (in_tree(p, real) && places_add(p, real, PLACE_RO, err) < 0) {
-                        return -1;
-                }
-        }
         return 0;
 }
 
@@ -678,14 +678,14 @@ int walls_setup(struct supervisor *sup, struct error *err)
                            err) < 0 ||
             scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
-            cow_hide_state(sup, view, err) < 0 || (hide_real_paths(view), false) ||
-            remap_checks(view, err) < 0 || (remap_alias_hidden(view, cwd), false) ||
-            apply_to_places(&sup->places, view, err) < 0 ||
+            cow_hide_state(sup, view, err) < 0 || remap_checks(view, err) < 0 ||
+            (remap_hide_at_sources(view), false) || (hide_real_paths(view), false) ||
+            remap_check_sources(view, err) < 0 || (remap_alias_hidden(view, cwd), false) ||
+            remap_check_targets(view, err) < 0 || apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||
             vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
             setup_private_dirs(sup, view, err) < 0 || (setup_remaps(sup, view), false) ||
-            cow_setup(sup, err) < 0 ||
-            fs_exec_prepare(sup, err) < 0)
+            cow_setup(sup, err) < 0 || fs_exec_prepare(sup, err) < 0)
                 return -1;
         sup->cwd = xstrdup(cwd);
         masks_add(sup);

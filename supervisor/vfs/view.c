@@ -177,14 +177,14 @@ bool vfs_view_host_path(const struct vfs_view *v, const char *path, char *out, s
         return n >= 0 && (size_t)n < size;
 }
 
-const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path)
+const struct vfs_mount *vfs_view_hidden_above(const struct vfs_view *v, const char *path)
 {
         char prefix[PATH_MAX];
         size_t len = strlen(path);
 
         if (len >= sizeof(prefix))
                 return NULL;
-        /* Hidden wins: look at "/", "/a", "/a/b", ... before any prefix match. */
+        /* "/", "/a", "/a/b", ... */
         for (size_t i = 1; i <= len; i++) {
                 if (i < len && path[i] != '/')
                         continue;
@@ -194,7 +194,18 @@ const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path
                 if (h)
                         return h;
         }
-        return vfs_view_mount_of(v, path);
+        return NULL;
+}
+
+const struct vfs_mount *vfs_view_find(const struct vfs_view *v, const char *path)
+{
+        const struct vfs_mount *h;
+
+        if (strlen(path) >= PATH_MAX)
+                return NULL;
+        /* Hidden wins, before any prefix match. */
+        h = vfs_view_hidden_above(v, path);
+        return h ? h : vfs_view_mount_of(v, path);
 }
 
 /* A tmp mount's host directory: the one named, or a fresh one under `scratch`. */

@@ -50,6 +50,9 @@ bool vfs_mount_remapped(const struct vfs_mount *m);
  * they are. False if it does not fit in `size`. */
 bool vfs_view_host_path(const struct vfs_view *v, const char *path, char *out, size_t size);
 
+/* The hidden entry that hides `path` or one of its ancestors, or NULL. */
+const struct vfs_mount *vfs_view_hidden_above(const struct vfs_view *v, const char *path);
+
 /* The hidden entry that hides `path` itself (its ancestors are not looked at), or NULL. */
 const struct vfs_mount *vfs_view_hidden(const struct vfs_view *v, const char *path);
 

@@ -123,6 +123,27 @@ static const struct refusal {
          {"--ro", "@S:@R/tdir"},
          "@R/srcfile",
          NULL},
+        /* found by an outside attack: the kernel's own trees shown elsewhere escaped the
+         * /proc and /dev views; a target in a hidden path beneath another remap's source went
+         * uncovered; one tree read-only and writable kept the writable's metadata rights */
+        {"source /proc", {"--ro", "/proc:@R/tdir"}, {"--ro", "@S:@R/tdir"}, "`/proc`", NULL},
+        {"source /dev", {"--rw", "/dev:@R/tdir"}, {"--rw", "@S:@R/tdir"}, "`/dev`", NULL},
+        {"source /sys/class",
+         {"--ro", "/sys/class:@R/tdir"},
+         {"--ro", "@S:@R/tdir"},
+         "`/sys/class`",
+         NULL},
+        {"source /", {"--ro", "/:@R/tdir"}, {"--ro", "@S:@R/tdir"}, "`/`", NULL},
+        {"target in a hidden path of another remap's source",
+         {"--ro", "@H:@R/tdir", "--ro", "@S:@R/tdir/.ssh/inner"},
+         {"--ro", "@H:@R/tdir", "--ro", "@S:@R/tdir/proj"},
+         "@R/tdir/.ssh/inner",
+         NULL},
+        {"one source read-only and writable",
+         {"--ro", "@S:@R/tdir", "--rw", "@S:@R/other"},
+         {"--ro", "@S:@R/tdir", "--rw", "@R/pub:@R/other"},
+         "is given writable too",
+         NULL},
         /* plan §2.4: a lower must not change under a mounted overlay */
         {"--rw source overlapping a --cow mount's host tree",
          {"--state-dir", "@R/state", "--cow", "@R/cowd", "--rw", "@R/cowd/inner:@R/tdir"},

@@ -1,0 +1,149 @@
+/*
+ * Remapped mounts: what an outside attack on the first version found, judged from outside.
+ *
+ * - a --ro source's metadata (mode, times, xattrs) changed through a writable path given
+ *   after it on the command line (`--ro P/A:T --rw P:T2`, and the plain `--ro P/A --rw P`):
+ *   the carve-out was made only if its writable place came first;
+ * - `--hide T/lnk`, with SRC/lnk a symlink, left what the link points to visible (listing,
+ *   stat): the real paths of hidden entries were found before the remap translated them.
+ *
+ * The refusals it found (HOST /, /proc, /dev, /sys; a target in another remap's hidden path;
+ * one host tree read-only and writable) are cases of test_remap_refuse. Exits 77 where no
+ * mount namespace can be made.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tests/security/remap_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* chmod, utime and setxattr of NAME/f, each printing `NAME-op ok` or `NAME-op ERR`. */
+#define META_PY                                                                                    \
+        PY " -c 'import os, sys\n"                                                                 \
+           "for p in sys.argv[1:]:\n"                                                              \
+           "    for op, f in ((\"chmod\", lambda: os.chmod(p + \"/f\", 0o600)),\n"                 \
+           "                  (\"utime\", lambda: os.utime(p + \"/f\", (7, 7))),\n"                \
+           "                  (\"xattr\", lambda: os.setxattr(p + \"/f\", \"user.pwn\", "          \
+           "b\"1\"))):\n"                                                                          \
+           "        try: f(); print(p, op, \"ok\")\n"                                              \
+           "        except OSError as e: print(p, op, e.strerror)'"
+
+static void ro_source_metadata_kept(void **state)
+{
+        char dir[PATH_MAX + 32], p[PATH_MAX + 64], a[PATH_MAX + 80], t[PATH_MAX + 32];
+        char t2[PATH_MAX + 32], ro[3 * PATH_MAX], rw[3 * PATH_MAX], script[4 * PATH_MAX];
+        char *before;
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/carve", top);
+        snprintf(p, sizeof(p), "%s/" SRC_MARK "-P", dir);
+        snprintf(a, sizeof(a), "%s/A", p);
+        snprintf(t, sizeof(t), "%s/t-carve", ws);
+        snprintf(t2, sizeof(t2), "%s/t-carve2", ws);
+        sh("mkdir -p '%s' '%s' '%s' && printf keep > '%s/f' && touch -d 2020-01-01 '%s/f'", a, t,
+           t2, a, a);
+        chown_tree(dir);
+        chown_tree(t);
+        chown_tree(t2);
+        snprintf(ro, sizeof(ro), "%s:%s", a, t);
+        snprintf(rw, sizeof(rw), "%s:%s", p, t2);
+
+        /* The control: the same calls on a file of the writable tree succeed. */
+        sh("mkdir -p '%s/B' && printf x > '%s/B/f'", p, p);
+        chown_tree(dir);
+        snprintf(script, sizeof(script), META_PY " '%s/B'", t2);
+        run((const char *[]){"--ro", ro, "--rw", rw, NULL}, script, &r);
+        expect_ran(&r);
+        if (!strstr(r.out, "chmod ok") || !strstr(r.out, "utime ok"))
+                note("(control) the writable tree's file could not be changed:\n%s", r.out);
+        runner_free(&r);
+
+        before = snapshot(a);
+        /* Through the remapped writable parent, after the --ro source on the command line. */
+        snprintf(script, sizeof(script), META_PY " '%s/A' '%s'", t2, t);
+        run((const char *[]){"--ro", ro, "--rw", rw, NULL}, script, &r);
+        expect_ran(&r);
+        if (strstr(r.out, " ok"))
+                note("--ro %s --rw %s: a change was allowed:\n%s", ro, rw, r.out);
+        runner_free(&r);
+        same_snapshot(a, before, "--ro A:T --rw P:T2");
+
+        /* The same without remaps: --ro P/A --rw P. */
+        snprintf(script, sizeof(script), META_PY " '%s'", a);
+        run((const char *[]){"--ro", a, "--rw", p, NULL}, script, &r);
+        expect_ran(&r);
+        if (strstr(r.out, " ok"))
+                note("--ro %s --rw %s: a change was allowed:\n%s", a, p, r.out);
+        runner_free(&r);
+        same_snapshot(a, before, "--ro P/A --rw P");
+        free(before);
+        check_report();
+}
+
+static void hidden_symlink_target_hidden(void **state)
+{
+        char dir[PATH_MAX + 32], src[PATH_MAX + 64], tgt[PATH_MAX + 32], spec[3 * PATH_MAX];
+        char hide[PATH_MAX + 48], script[4 * PATH_MAX];
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/hlink", top);
+        snprintf(src, sizeof(src), "%s/" SRC_MARK "-l", dir);
+        snprintf(tgt, sizeof(tgt), "%s/t-hlink", ws);
+        sh("mkdir -p '%s' '%s' && printf 'TOKEN-LINK-5p1\\n' > '%s/realsecret' && ln -sfn "
+           "realsecret '%s/lnk'",
+           src, tgt, src, src);
+        chown_tree(dir);
+        chown_tree(tgt);
+        snprintf(spec, sizeof(spec), "%s:%s", src, tgt);
+        snprintf(hide, sizeof(hide), "%s/lnk", tgt);
+        snprintf(script, sizeof(script),
+                 "T='%s'; ls -A \"$T\" | sed 's/^/lst:/'; cat \"$T/realsecret\"; stat -c "
+                 "'size=%%s' \"$T/realsecret\"; echo end",
+                 tgt);
+
+        run((const char *[]){"--ro", spec, NULL}, script, &r);
+        expect_ran(&r);
+        if (!strstr(r.out, "TOKEN-LINK-5p1") || !has_line(r.out, "lst:realsecret"))
+                note("(control) without --hide the file is not there:\n%s", r.out);
+        runner_free(&r);
+
+        run((const char *[]){"--ro", spec, "--hide", hide, NULL}, script, &r);
+        expect_ran(&r);
+        if (!has_line(r.out, "end"))
+                note("the script did not get to its end");
+        if (strstr(r.out, "TOKEN-") || has_line(r.out, "lst:realsecret") ||
+            has_line(r.out, "size=15") || has_line(r.out, "lst:lnk"))
+                note("--hide %s left the link or its target visible:\n%s", hide, r.out);
+        runner_free(&r);
+        check_report();
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup(ro_source_metadata_kept, reset_env),
+                cmocka_unit_test_setup(hidden_symlink_target_hidden, reset_env),
+        };
+
+        int failed = cmocka_run_group_tests(tests, remap_setup, remap_teardown);
+
+        if (failed == 0 && !have_ns) {
+                printf("skipped: no mount namespace can be made here\n");
+                return 77;
+        }
+        return failed;
+}
