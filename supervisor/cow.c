@@ -394,6 +394,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         int r;
 
         pthread_mutex_init(&c->lock, NULL);
+        c->view = &sup->view;
         c->lock_fd = c->janitor_fd = -1;
         c->meta_r = 1; /* not read yet */
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
@@ -480,6 +481,10 @@ fail:
  * the mount's root itself. */
 static struct cow_mount *find(struct cow_state *c, const char *path, const char **rel)
 {
+        const struct vfs_mount *vm = c->view ? vfs_view_mount_of(c->view, path) : NULL;
+
+        if (vm && vfs_mount_remapped(vm) && vm->mode != VFS_COW)
+                return NULL; /* a --ro/--rw HOST:SANDBOX bound in a cow mount */
         for (size_t i = 0; i < c->n; i++) {
                 size_t n = strlen(c->m[i].sandbox);
 

@@ -39,6 +39,9 @@ struct cow_state {
         char state[PATH_MAX]; /* the state directory (hidden in the view) */
         char dir[PATH_MAX];   /* the session's directory */
         char name[SESSION_NAME_MAX + 1];
+        /* The view, for the remapped mounts beneath a cow mount (remap.c): what lies in
+         * them is theirs, not the session's. */
+        const struct vfs_view *view;
         bool named;   /* --session: kept even when nothing changed */
         bool existed; /* continued from an earlier run */
         int lock_fd;

@@ -103,13 +103,17 @@ static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct
                                   "/proc, /dev and /sys keep their own)",
                                   r->origin, r->host);
         above = mount_above(v, r->sandbox, r);
-        if (above && (above->mode == VFS_COW || private_tmp(above)))
+        /* In a cow mount, a --ro or --rw one is bound over the overlay's directory (the
+         * session holds nothing of it); a cow one there, and anything in a private
+         * directory (empty: no target), are not yet. */
+        if (above && ((above->mode == VFS_COW && r->mode == VFS_COW) || private_tmp(above)))
                 return make_error(err, 0,
-                                  "run: %s: `%s` lies in the %s `%s` (%s); a remapped mount "
+                                  "run: %s: `%s` lies in the %s `%s` (%s); a %sremapped mount "
                                   "there is not yet supported",
                                   r->origin, r->sandbox,
                                   above->mode == VFS_COW ? "copy-on-write" : "private",
-                                  above->sandbox, above->origin);
+                                  above->sandbox, above->origin,
+                                  above->mode == VFS_COW ? "copy-on-write " : "");
         if (target_exists(r, above, err) < 0)
                 return -1;
         for (size_t j = 0; j < v->n_mounts; j++) {

@@ -153,7 +153,8 @@ static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_di
                 for (size_t j = 0; j < v->n_mounts; j++) {
                         const struct vfs_mount *b = &v->mounts[j];
 
-                        if (b->mode == VFS_RO && strcmp(b->sandbox, c->sandbox) != 0 &&
+                        if (b->mode == VFS_RO && !vfs_mount_remapped(b) &&
+                            strcmp(b->sandbox, c->sandbox) != 0 &&
                             vfs_path_has_prefix(b->sandbox, c->sandbox))
                                 return make_error(err, 0,
                                                   "run: %s: `%s` lies beneath the copy-on-write "
@@ -611,15 +612,26 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
         return 0;
 }
 
-/* The remapped mounts' binds (remap.c), parents first: a nested one is made inside. */
-static void setup_remaps(struct supervisor *sup, const struct vfs_view *v)
+/* Whether the sandbox path lies strictly beneath a cow mount. */
+static bool in_cow(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++)
+                if (v->mounts[i].mode == VFS_COW && strcmp(v->mounts[i].sandbox, path) != 0 &&
+                    vfs_path_has_prefix(path, v->mounts[i].sandbox))
+                        return true;
+        return false;
+}
+
+/* The remapped mounts' binds (remap.c), parents first: a nested one is made inside; those in
+ * a cow mount (`cow`) after its overlay. */
+static void setup_remaps(struct supervisor *sup, const struct vfs_view *v, bool cow)
 {
         size_t first = sup->n_binds;
 
         for (size_t i = 0; i < v->n_mounts; i++) {
                 const struct vfs_mount *m = &v->mounts[i];
 
-                if (!vfs_mount_remapped(m) || m->mode == VFS_COW)
+                if (!vfs_mount_remapped(m) || m->mode == VFS_COW || in_cow(v, m->sandbox) != cow)
                         continue; /* a cow one is an overlay (cow.c) */
                 add_bind(sup, m->host, m->sandbox, false);
                 sup->binds[sup->n_binds - 1].remap = true;
@@ -684,8 +696,9 @@ int walls_setup(struct supervisor *sup, struct error *err)
             remap_check_targets(view, err) < 0 || apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||
             vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
-            setup_private_dirs(sup, view, err) < 0 || (setup_remaps(sup, view), false) ||
-            cow_setup(sup, err) < 0 || fs_exec_prepare(sup, err) < 0)
+            setup_private_dirs(sup, view, err) < 0 || (setup_remaps(sup, view, false), false) ||
+            cow_setup(sup, err) < 0 || (setup_remaps(sup, view, true), false) ||
+            fs_exec_prepare(sup, err) < 0)
                 return -1;
         sup->cwd = xstrdup(cwd);
         masks_add(sup);

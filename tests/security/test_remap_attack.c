@@ -132,11 +132,70 @@ static void hidden_symlink_target_hidden(void **state)
         check_report();
 }
 
+/* Not from the attack: a --ro remap in the copy-on-write working directory (`--ro
+ * ~/datasets:./data`, the default view's cwd; the runner makes it --rw unless --cow is
+ * given), bound over the overlay's directory. Its files cannot change;
+ * the session holds the working directory's changes and nothing of the remap. */
+static void ro_in_cow_workspace(void **state)
+{
+        char dir[PATH_MAX + 32], src[PATH_MAX + 64], cw[PATH_MAX + 48], spec[3 * PATH_MAX];
+        char st[PATH_MAX + 48], script[4 * PATH_MAX], *before, *diff, spec2[3 * PATH_MAX];
+        char out[PATH_MAX + 48];
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/rocow", top);
+        snprintf(src, sizeof(src), "%s/" SRC_MARK "-c", dir);
+        snprintf(cw, sizeof(cw), "%s/cw", dir);
+        snprintf(st, sizeof(st), "%s/state", dir);
+        snprintf(out, sizeof(out), "%s/outsrc", dir);
+        sh("mkdir -p '%s/sub' '%s/data' '%s/out' '%s' '%s' && printf 'SRC-f\\n' > '%s/f' && printf "
+           "'mine\\n' > '%s/p.txt' && printf 'old\\n' > '%s/o'",
+           src, cw, cw, st, out, src, cw, out);
+        chown_tree(dir);
+        snprintf(spec, sizeof(spec), "%s:./data", src);
+        /* and a --rw one beside it, whose writes go to its source, not to the session */
+        snprintf(spec2, sizeof(spec2), "%s:./out", out);
+        snprintf(script, sizeof(script), "%s",
+                 "echo \"f=$(cat data/f)\"; echo x > data/f; touch data/new; mkdir data/d; "
+                 "rm data/f; chmod 600 data/f; echo changed > p.txt; "
+                 "(cd data/sub && echo \"pwd=$(pwd -P)\"); echo new > out/o; echo n2 > out/n2; "
+                 "echo end");
+        before = snapshot(src);
+        run_from(cw,
+                 (const char *[]){"--state-dir", st, "--session", "rc", "--cow", cw, "--ro", spec,
+                                  "--rw", spec2, NULL},
+                 script, &r);
+        expect_ran(&r);
+        if (!has_line(r.out, "f=SRC-f") || !has_line(r.out, "end"))
+                note("the remap is not there:\n%s", r.out);
+        if (!strstr(r.out, "pwd=") || !strstr(r.out, "/cw/data/sub"))
+                note("pwd is not the sandbox path:\n%s", r.out);
+        runner_free(&r);
+        same_snapshot(src, before, "--ro SRC:./data in the cow workspace");
+        free(before);
+        diff = capture("cd '%s' && '%s' diff --state-dir '%s' rc 2>&1", cw, runner_stockade(), st);
+        if (strcmp(diff, "M p.txt\n") != 0)
+                note("the session is not the working directory's change alone:\n%s", diff);
+        free(diff);
+        diff = capture("cat '%s/o' '%s/n2'", out, out);
+        if (strcmp(diff, "new\nn2\n") != 0)
+                note("the --rw remap's writes are not in its source: %s", diff);
+        free(diff);
+        diff = capture("cat '%s/p.txt'", cw);
+        if (strcmp(diff, "mine\n") != 0)
+                note("the workspace changed on the host: %s", diff);
+        free(diff);
+        check_report();
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup(ro_source_metadata_kept, reset_env),
                 cmocka_unit_test_setup(hidden_symlink_target_hidden, reset_env),
+                cmocka_unit_test_setup(ro_in_cow_workspace, reset_env),
         };
 
         int failed = cmocka_run_group_tests(tests, remap_setup, remap_teardown);
