@@ -68,9 +68,10 @@ static int mask(const char *target)
         return r;
 }
 
+/* A remap's target: a directory, or a file (remap.c checked which), not a symlink. */
 static int open_no_symlinks(const char *path)
 {
-        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
         int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 
@@ -101,8 +102,8 @@ static int bind_remap(const char *from, const struct mnt_bind *b)
         fd = open_no_symlinks(b->target);
         if (fd < 0)
                 return fd;
-        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-                    sizeof(attr)) < 0)
+        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) <
+            0)
                 r = -errno;
         close(fd);
         return r;
@@ -147,7 +148,9 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                 if (b[i].mask)
                         continue;
                 *step = b[i].source;
-                src[i] = open(b[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                /* a remap's may be a file (remap.c) */
+                src[i] = open(b[i].source,
+                              O_PATH | O_CLOEXEC | (b[i].remap ? O_NOFOLLOW : O_DIRECTORY));
                 if (src[i] < 0)
                         return -errno;
                 if (b[i].overlay) {
@@ -204,10 +207,11 @@ static int open_ns(pid_t pid, const char *name)
         return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* The target as the child sees it: resolved in its root, so in its mounts. */
-static int open_inside(pid_t pid, const char *target)
+/* The target as the child sees it: resolved in its root, so in its mounts. A directory, but
+ * for a remapped file (`file`). */
+static int open_inside(pid_t pid, const char *target, bool file)
 {
-        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC | (file ? O_NOFOLLOW : O_DIRECTORY),
                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
         char path[64];
         int root, fd;
@@ -332,11 +336,11 @@ int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind 
                         if (binds[i].mask)
                                 continue;
                         *step = binds[i].target;
-                        target_fds[i] = open_inside(pid, binds[i].target);
+                        target_fds[i] = open_inside(pid, binds[i].target, binds[i].remap);
                         if (target_fds[i] < 0)
                                 r = target_fds[i];
                 }
-                if (r == 0 && n && (*root_fd = open_inside(pid, "/")) < 0)
+                if (r == 0 && n && (*root_fd = open_inside(pid, "/", false)) < 0)
                         r = *root_fd;
         }
         ns_abandon(mk);

@@ -28,8 +28,9 @@ struct mnt_bind {
         char target[PATH_MAX];
         bool make_target; /* create the target directory first (a bind-back inside a
                              private directory, whose content the supervisor made) */
-        /* A remapped mount (--ro/--rw HOST:SANDBOX): the target is opened without following
-         * a symlink on the way (a host symlink swapped in cannot move it), and with
+        /* A remapped mount (--ro/--rw HOST:SANDBOX; a directory or a regular file): the
+         * target is opened without following a symlink on the way (a host symlink swapped in
+         * cannot move it), and with
          * `rdonly` the bind and every mount beneath it are made read-only
          * (mount_setattr, Linux 5.12), for the program and the supervisor alike. */
         bool remap, rdonly;

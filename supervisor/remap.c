@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,29 +57,38 @@ static bool private_tmp(const struct vfs_mount *m)
         return m->mode == VFS_TMP && (!m->host || strcmp(m->host, m->sandbox) != 0);
 }
 
-/* The host directory a remap's target is, checked to be one reached without a symlink. */
+/* What a remap's target is on the host: a directory for a directory, a regular file for a
+ * file (HOST is one or the other: walls.c), reached without a symlink. */
 static int target_exists(const struct vfs_mount *r, const struct vfs_mount *above,
                          struct error *err)
 {
-        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        struct stat st, src = {0};
         char host[PATH_MAX];
-        int fd;
+        int fd, e = 0;
 
         if (above && vfs_mount_remapped(above))
                 snprintf(host, sizeof(host), "%s%s", above->host,
                          r->sandbox + strlen(above->sandbox));
         else
                 snprintf(host, sizeof(host), "%s", r->sandbox);
+        if (stat(r->host, &src) < 0)
+                return make_error(err, errno, "run: %s: host path `%s`", r->origin, r->host);
         fd = (int)syscall(SYS_openat2, AT_FDCWD, host, &how, sizeof(how));
-        if (fd >= 0) {
+        if (fd < 0 || fstat(fd, &st) < 0)
+                e = errno;
+        else if (S_ISDIR(src.st_mode) ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+                e = S_ISDIR(src.st_mode) ? ENOTDIR : EISDIR;
+        if (fd >= 0)
                 close(fd);
+        if (!e)
                 return 0;
-        }
-        return make_error(err, errno,
-                          "run: %s: `%s` must be an existing directory, reached without a "
-                          "symlink (the host tree is mounted over it)",
-                          r->origin, r->sandbox);
+        return make_error(err, e,
+                          "run: %s: `%s` must be an existing %s, reached without a symlink "
+                          "(the host %s is mounted over it)",
+                          r->origin, r->sandbox, S_ISDIR(src.st_mode) ? "directory" : "file",
+                          S_ISDIR(src.st_mode) ? "tree" : "file");
 }
 
 static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct error *err)

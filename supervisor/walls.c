@@ -87,11 +87,11 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                                   m->origin);
         if (stat(m->host, &st) < 0)
                 return make_error(err, errno, "run: %s: host path `%s`", m->origin, m->host);
-        if (vfs_mount_remapped(m) && !S_ISDIR(st.st_mode))
-                return make_error(err, ENOTDIR,
-                                  "run: %s: host path `%s` must be a directory (a file at "
-                                  "another path is not yet supported)",
-                                  m->origin, m->host);
+        if (vfs_mount_remapped(m) && !S_ISDIR(st.st_mode) &&
+            (!S_ISREG(st.st_mode) || m->mode == VFS_COW))
+                return make_error(err, ENOTDIR, "run: %s: host path `%s` must be a directory%s",
+                                  m->origin, m->host,
+                                  m->mode == VFS_COW ? "" : " or a regular file");
         return 0;
 }
 

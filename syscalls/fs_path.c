@@ -347,6 +347,28 @@ static bool renamed_over_hidden(const struct supervisor *sup, const struct path_
         return grants_hidden_named_beneath(&sup->view, path) != 0;
 }
 
+/*
+ * Whether `last` in `dir` (an fd in the sandbox's namespace) is a mount point there: a
+ * remapped mount's target, a copy-on-write mount, a private directory, a mask. The sandbox
+ * gets EBUSY for removing or renaming one, as natively; but we are in another mount
+ * namespace, where the kernel lets the name go (and detaches the sandbox's mount): an
+ * outside-the-namespace rename of a `--rw HOST:SANDBOX` target moved the host's directory.
+ * By statx's STATX_ATTR_MOUNT_ROOT (5.8), the view's mount points before it.
+ */
+static bool names_mount_point(const struct supervisor *sup, int dir, const char *last)
+{
+        char name[NAME_MAX + 2], path[PATH_MAX];
+        size_t n = strlen(last);
+        struct statx stx;
+
+        snprintf(name, sizeof(name), "%.*s", (int)(n && last[n - 1] == '/' ? n - 1 : n), last);
+        if (statx(dir, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
+                return false; /* nothing there: nothing mounted */
+        if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+                return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+        return name_path(sup, dir, last, path) != 0 || vfs_view_mount_at(&sup->view, path);
+}
+
 static int find_parent(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
 {
         int r = -EXDEV;
@@ -363,6 +385,15 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
                        (sup->hidden_in_writable && fs_view_hides_name(sup, r, pa->last)))) {
                 close(r);
                 r = -EXDEV;
+        }
+        /* A mount point of the namespace, removed, renamed or linked: the native answers
+         * (creating one is EEXIST from the kernel). */
+        if (r >= 0 && sup->layers.mntns &&
+            (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME ||
+             (pc->op == OP_LINK && pa == &pc->p[0])) &&
+            names_mount_point(sup, r, pa->last)) {
+                close(r);
+                return pc->op == OP_LINK ? -EXDEV : -EBUSY;
         }
         if (r == -EXDEV || r == -ELOOP || r == -EACCES)
                 r = parent_slow(sup, pc, pa);

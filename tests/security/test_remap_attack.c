@@ -190,12 +190,69 @@ static void ro_in_cow_workspace(void **state)
         check_report();
 }
 
+/* Found while adding file sources: the supervisor, in another mount namespace, could
+ * remove or rename a target (the kernel lets a mount point go there): `mv T T2` of a --rw
+ * remap moved the host's directory. Now EBUSY, as natively; a link of a target is EXDEV. A
+ * file source (`--ro FILE:PATH`) is shown at an existing file and read-only with --ro. */
+static void targets_stay_and_files(void **state)
+{
+        char dir[PATH_MAX + 32], src[PATH_MAX + 64], t[PATH_MAX + 48], tf[PATH_MAX + 48];
+        char tr[PATH_MAX + 48], specs[3][3 * PATH_MAX], script[8 * PATH_MAX], *host;
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/stay", top);
+        snprintf(src, sizeof(src), "%s/" SRC_MARK "-st", dir);
+        snprintf(t, sizeof(t), "%s/land/td", dir);
+        snprintf(tf, sizeof(tf), "%s/land/tf.conf", dir);
+        snprintf(tr, sizeof(tr), "%s/land/tr.conf", dir);
+        sh("mkdir -p '%s/d' '%s' && printf 'cfg=1\\n' > '%s/ro.conf' && printf 'rw=1\\n' > "
+           "'%s/rw.conf' && printf 'host-tf\\n' > '%s' && printf 'host-tr\\n' > '%s'",
+           src, t, src, src, tf, tr);
+        chown_tree(dir);
+        snprintf(specs[0], sizeof(specs[0]), "%s/d:%s", src, t);
+        snprintf(specs[1], sizeof(specs[1]), "%s/ro.conf:%s", src, tf);
+        snprintf(specs[2], sizeof(specs[2]), "%s/rw.conf:%s", src, tr);
+        snprintf(script, sizeof(script),
+                 "L='%s/land'; echo \"tf=$(cat $L/tf.conf)\"; echo x > $L/tf.conf || echo "
+                 "tf-ro; echo rw=2 > $L/tr.conf && echo tr-rw; " PY " -c 'import errno, os, sys\n"
+                 "L = sys.argv[1]\n"
+                 "for name, f in ((\"mv-d\", lambda: os.rename(L + \"/td\", L + \"/td2\")),\n"
+                 "                (\"rmdir-d\", lambda: os.rmdir(L + \"/td\")),\n"
+                 "                (\"rm-f\", lambda: os.unlink(L + \"/tr.conf\")),\n"
+                 "                (\"mv-f\", lambda: os.rename(L + \"/tr.conf\", L + \"/x\")),\n"
+                 "                (\"over-f\", lambda: os.rename(L + \"/mine\", L + "
+                 "\"/tf.conf\")),\n"
+                 "                (\"ln-f\", lambda: os.link(L + \"/tf.conf\", L + \"/ln\"))):\n"
+                 "    try: f(); print(\"escaped\", name)\n"
+                 "    except OSError as e: print(name, errno.errorcode[e.errno])' \"$L\"",
+                 dir);
+        run_from(ws,
+                 (const char *[]){"--rw", dir, "--rw", specs[0], "--ro", specs[1], "--rw", specs[2],
+                                  NULL},
+                 script, &r);
+        expect_ran(&r);
+        if (!has_line(r.out, "tf=cfg=1") || !has_line(r.out, "tf-ro") || !has_line(r.out, "tr-rw"))
+                note("the file remaps are not what they should be:\n%s", r.out);
+        if (strstr(r.out, "escaped") || !has_line(r.out, "mv-d EBUSY") ||
+            !has_line(r.out, "rm-f EBUSY") || !has_line(r.out, "ln-f EXDEV"))
+                note("a target was moved, removed or linked:\n%s", r.out);
+        runner_free(&r);
+        host = capture("cat '%s' '%s' '%s/rw.conf'; ls '%s/land'", tf, tr, src, dir);
+        if (strcmp(host, "host-tf\nhost-tr\nrw=2\ntd\ntf.conf\ntr.conf\n") != 0)
+                note("the host changed where it should not:\n%s", host);
+        free(host);
+        check_report();
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup(ro_source_metadata_kept, reset_env),
                 cmocka_unit_test_setup(hidden_symlink_target_hidden, reset_env),
                 cmocka_unit_test_setup(ro_in_cow_workspace, reset_env),
+                cmocka_unit_test_setup(targets_stay_and_files, reset_env),
         };
 
         int failed = cmocka_run_group_tests(tests, remap_setup, remap_teardown);
