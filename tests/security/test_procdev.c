@@ -190,16 +190,19 @@ static void test_host_terminal_and_devices(void **state)
 }
 
 /* The runs' scratch directories in /dev/shm (not this test's own files there). */
-static int scratch_dirs(void)
+/* The runs' private /dev/shm directories still on the host that hold `name`, a file the
+ * sandbox made in its /dev/shm: only this test's runs made one of that name, so other runs
+ * of the host coming and going meanwhile do not count. */
+static int scratch_dirs_with(const char *name)
 {
+        char pattern[128];
         glob_t g;
-        int n = 0;
+        int n;
 
-        if (glob("/dev/shm/stockade-*", GLOB_ONLYDIR, NULL, &g) != 0)
+        snprintf(pattern, sizeof(pattern), "/dev/shm/stockade-*/shm/%s", name);
+        if (glob(pattern, 0, NULL, &g) != 0)
                 return 0;
-        for (size_t i = 0; i < g.gl_pathc; i++)
-                n += !strstr(g.gl_pathv[i], "stockade-host-") &&
-                     !strstr(g.gl_pathv[i], "stockade-made-");
+        n = (int)g.gl_pathc;
         globfree(&g);
         return n;
 }
@@ -209,14 +212,16 @@ static int scratch_dirs(void)
  * shm_open/sem_open work (Python's multiprocessing locks). */
 static void test_dev_shm_private(void **state)
 {
-        char host[64], made[64], script[1024], buf[128];
+        char host[64], made[64], script[1024], buf[128], mark[64], mark2[64], ptrace_script[96];
         struct run_result native, r;
-        int before;
         struct stat st;
         FILE *f;
 
         (void)state;
         snprintf(host, sizeof(host), "/dev/shm/stockade-host-%d", (int)getpid());
+        snprintf(mark, sizeof(mark), "leakcheck-%d", (int)getpid());
+        snprintf(mark2, sizeof(mark2), "leakcheck-noptrace-%d", (int)getpid());
+        snprintf(ptrace_script, sizeof(ptrace_script), "echo x > /dev/shm/%s", mark2);
         snprintf(made, sizeof(made), "/dev/shm/stockade-made-%d", (int)getpid());
         if (stat("/dev/shm", &st) < 0) {
                 print_message("  no /dev/shm on this host\n");
@@ -234,19 +239,21 @@ static void test_dev_shm_private(void **state)
                  "python3 -c 'import multiprocessing as m; m.Lock(); print(\"lock-ok\")'\n"
                  /* by name from inside: cd is the kernel's, the rest relative to it */
                  "cd /dev/shm && cat %s; chmod 600 %s && stat -c chmod-%%a %s; ls\n"
-                 "python3 -c 'import os; os.open(\"%s\", os.O_PATH); print(\"opath-ok\")'\n",
-                 host, host, made, made, host, host + 9, made + 9, made + 9, made + 9);
+                 "python3 -c 'import os; os.open(\"%s\", os.O_PATH); print(\"opath-ok\")'\n"
+                 "echo x > /dev/shm/%s\n",
+                 host, host, made, made, host, host + 9, made + 9, made + 9, made + 9, mark);
         both(script, &native, &r);
         if (!strstr(native.out, secret))
                 fail_msg("natively the host segment was not readable: %s", native.err);
-        /* The native run removed it and made the other: put things back as they were. */
+        /* The native run removed it and made the others: put things back as they were. */
         unlink(made);
+        snprintf(buf, sizeof(buf), "/dev/shm/%s", mark);
+        unlink(buf);
         f = fopen(host, "w");
         assert_non_null(f);
         fprintf(f, "%s\n", secret);
         fclose(f);
         runner_free(&r);
-        before = scratch_dirs();
         assert_int_equal(runner_stockade_sh(dir, NULL, script, TIMEOUT_S, &r), 0);
         /* The run's scratch is gone with it, also without ptrace (another teardown). */
         setenv("STOCKADE_TEST_DISABLE", "ptrace", 1);
@@ -254,15 +261,14 @@ static void test_dev_shm_private(void **state)
                 const char *degraded[] = {"--allow-degraded", NULL};
                 struct run_result d;
 
-                assert_int_equal(
-                        runner_stockade_sh(dir, degraded, "echo x > /dev/shm/y", TIMEOUT_S, &d), 0);
+                assert_int_equal(runner_stockade_sh(dir, degraded, ptrace_script, TIMEOUT_S, &d),
+                                 0);
                 runner_free(&d);
         }
         unsetenv("STOCKADE_TEST_DISABLE");
-        /* More, not different: other runs on the host come and go meanwhile. */
-        if (scratch_dirs() > before)
-                fail_msg("a run left its scratch directory in /dev/shm (%d before, %d after)",
-                         before, scratch_dirs());
+        if (scratch_dirs_with(mark) || scratch_dirs_with(mark2))
+                fail_msg("a run left its scratch directory in /dev/shm (%d, %d)",
+                         scratch_dirs_with(mark), scratch_dirs_with(mark2));
         if (strstr(r.out, secret) || strstr(r.out, "stockade-host-"))
                 fail_msg("the sandbox saw the host's /dev/shm:\n%s", r.out);
         if (!strstr(r.out, "mine\n") || !strstr(r.out, "lock-ok") ||
