@@ -68,6 +68,10 @@ struct dir_call {
         enum dir_filter filter;
         char path[PATH_MAX]; /* the directory's sandbox path */
         size_t dev_rest;     /* DF_DEV: where the part below /dev starts in `path` */
+        /* A remapped mount's root (--ro HOST:SANDBOX): its ".." entry, which the file system
+         * gives as HOST's parent, gets the inode of SANDBOX's parent instead (an outside
+         * attack found HOST's parent by that number). 0: as it is. */
+        uint64_t dotdot_ino;
 };
 
 static bool all_digits(const char *s)
@@ -150,6 +154,13 @@ static int choose_filter(struct dir_call *dc, int fd, pid_t tid)
         }
         if (dc->filter == DF_NONE && may_hide_children(&sup->view, dc->path))
                 dc->filter = DF_HIDDEN;
+        {
+                const struct vfs_mount *m = vfs_view_mount_at(&sup->view, dc->path);
+                struct stat up;
+
+                if (m && vfs_mount_remapped(m) && fstatat(fd, "..", &up, AT_SYMLINK_NOFOLLOW) == 0)
+                        dc->dotdot_ino = up.st_ino;
+        }
         if (dc->filter == DF_PROC || dc->filter == DF_DEV)
                 return fs_special_ctx(sup, tid, &dc->ctx);
         return 0;
@@ -225,6 +236,8 @@ static long list(struct dir_call *dc, int fd, bool old, int64_t start, char *in,
                                         r = -EINVAL; /* no room for one entry */
                                 goto out;
                         }
+                        if (dc->dotdot_ino && strcmp(d->d_name, "..") == 0)
+                                d->d_ino = dc->dotdot_ino;
                         if (old) {
                                 struct dirent_old *o = (struct dirent_old *)(out + filled);
 

@@ -386,8 +386,12 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
                 close(r);
                 r = -EXDEV;
         }
-        /* A mount point of the namespace, removed, renamed or linked: the native answers
-         * (creating one is EEXIST from the kernel). */
+        if (r == -EXDEV || r == -ELOOP || r == -EACCES)
+                r = parent_slow(sup, pc, pa);
+        /* A mount point of the namespace, removed, renamed or linked, whichever way its
+         * directory was found: the native answers (creating one is EEXIST from the kernel).
+         * An outside attack renamed the copy-on-write workspace by `mv ../ws ../x`, which
+         * the slow way had found. */
         if (r >= 0 && sup->layers.mntns &&
             (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME ||
              (pc->op == OP_LINK && pa == &pc->p[0])) &&
@@ -395,8 +399,6 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
                 close(r);
                 return pc->op == OP_LINK ? -EXDEV : -EBUSY;
         }
-        if (r == -EXDEV || r == -ELOOP || r == -EACCES)
-                r = parent_slow(sup, pc, pa);
         if (r >= 0 && renamed_over_hidden(sup, pc, pa, r)) {
                 close(r);
                 r = -EACCES;

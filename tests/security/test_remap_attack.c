@@ -161,15 +161,18 @@ static void ro_in_cow_workspace(void **state)
                  "echo \"f=$(cat data/f)\"; echo x > data/f; touch data/new; mkdir data/d; "
                  "rm data/f; chmod 600 data/f; echo changed > p.txt; "
                  "(cd data/sub && echo \"pwd=$(pwd -P)\"); echo new > out/o; echo n2 > out/n2; "
+                 "mv ../cw ../cw-moved || echo cw-stays; rmdir data || echo data-stays; "
                  "echo end");
         before = snapshot(src);
         run_from(cw,
-                 (const char *[]){"--state-dir", st, "--session", "rc", "--cow", cw, "--ro", spec,
-                                  "--rw", spec2, NULL},
+                 (const char *[]){"--state-dir", st, "--session", "rc", "--rw", dir, "--cow", cw,
+                                  "--ro", spec, "--rw", spec2, NULL},
                  script, &r);
         expect_ran(&r);
         if (!has_line(r.out, "f=SRC-f") || !has_line(r.out, "end"))
                 note("the remap is not there:\n%s", r.out);
+        if (!has_line(r.out, "cw-stays") || !has_line(r.out, "data-stays"))
+                note("the workspace or the remap's target was moved or removed:\n%s", r.out);
         if (!strstr(r.out, "pwd=") || !strstr(r.out, "/cw/data/sub"))
                 note("pwd is not the sandbox path:\n%s", r.out);
         runner_free(&r);
@@ -224,7 +227,11 @@ static void targets_stay_and_files(void **state)
                  "                (\"mv-f\", lambda: os.rename(L + \"/tr.conf\", L + \"/x\")),\n"
                  "                (\"over-f\", lambda: os.rename(L + \"/mine\", L + "
                  "\"/tf.conf\")),\n"
-                 "                (\"ln-f\", lambda: os.link(L + \"/tf.conf\", L + \"/ln\"))):\n"
+                 "                (\"ln-f\", lambda: os.link(L + \"/tf.conf\", L + \"/ln\")),\n"
+                 /* out of the bind and back: the parent is found the slow way */
+                 "                (\"mv-up\", lambda: os.rename(L + \"/td/../td\", L + "
+                 "\"/td3\")),\n"
+                 "                (\"rmdir-up\", lambda: os.rmdir(L + \"/td/../td\"))):\n"
                  "    try: f(); print(\"escaped\", name)\n"
                  "    except OSError as e: print(name, errno.errorcode[e.errno])' \"$L\"",
                  dir);
@@ -236,6 +243,7 @@ static void targets_stay_and_files(void **state)
         if (!has_line(r.out, "tf=cfg=1") || !has_line(r.out, "tf-ro") || !has_line(r.out, "tr-rw"))
                 note("the file remaps are not what they should be:\n%s", r.out);
         if (strstr(r.out, "escaped") || !has_line(r.out, "mv-d EBUSY") ||
+            !has_line(r.out, "mv-up EBUSY") || !has_line(r.out, "rmdir-up EBUSY") ||
             !has_line(r.out, "rm-f EBUSY") || !has_line(r.out, "ln-f EXDEV"))
                 note("a target was moved, removed or linked:\n%s", r.out);
         runner_free(&r);
@@ -246,6 +254,53 @@ static void targets_stay_and_files(void **state)
         check_report();
 }
 
+/* From the second attack: the ".." entry of a listing of SANDBOX gave the inode of HOST's
+ * parent, which a walk of the visible tree then found. It is SANDBOX's parent's now. */
+static void dotdot_entry_is_sandbox_parent(void **state)
+{
+        char dir[PATH_MAX + 32], src[PATH_MAX + 64], t[PATH_MAX + 48], spec[3 * PATH_MAX];
+        char script[4 * PATH_MAX], want[64], path[PATH_MAX + 64];
+        struct run_result r;
+        struct stat st;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/dotdot", top);
+        snprintf(src, sizeof(src), "%s/" SRC_MARK "-dd/src", dir);
+        snprintf(t, sizeof(t), "%s/land/t", dir);
+        sh("mkdir -p '%s/inner' '%s'", src, t);
+        chown_tree(dir);
+        snprintf(spec, sizeof(spec), "%s:%s", src, t);
+        /* getdents64 by hand (os.scandir leaves "." and ".." out); no quotes in the
+         * python: its strings come as arguments */
+        snprintf(script, sizeof(script),
+                 PY " -c 'import ctypes, os, struct, sys\n"
+                    "t, fmt, up = sys.argv[1], sys.argv[2], sys.argv[3].encode()\n"
+                    "d = os.open(t, os.O_RDONLY | os.O_DIRECTORY)\n"
+                    "b = ctypes.create_string_buffer(8192)\n"
+                    "n = ctypes.CDLL(None).syscall(217, d, b, 8192); o = 0\n"
+                    "while o < n:\n"
+                    "    ino, _, rl, _ = struct.unpack_from(fmt, b.raw, o)\n"
+                    "    name = b.raw[o + 19:o + rl].split(bytes(1))[0]; o += rl\n"
+                    "    if name == up: print(str(name, encoding=sys.argv[4]) + str(ino))' "
+                    "'%s' QqHB .. ascii",
+                 t);
+        run((const char *[]){"--ro", spec, NULL}, script, &r);
+        expect_ran(&r);
+        snprintf(path, sizeof(path), "%s/land", dir); /* the target's parent */
+        assert_int_equal(stat(path, &st), 0);
+        snprintf(want, sizeof(want), "..%lu", (unsigned long)st.st_ino);
+        if (!has_line(r.out, want))
+                note("the listing's \"..\" is not the sandbox parent (%s):\n%s", want, r.out);
+        snprintf(path, sizeof(path), "%s/" SRC_MARK "-dd", dir); /* the source's */
+        assert_int_equal(stat(path, &st), 0);
+        snprintf(want, sizeof(want), "..%lu", (unsigned long)st.st_ino);
+        if (has_line(r.out, want))
+                note("the listing's \"..\" is the source's parent:\n%s", r.out);
+        runner_free(&r);
+        check_report();
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -253,6 +308,7 @@ int main(void)
                 cmocka_unit_test_setup(hidden_symlink_target_hidden, reset_env),
                 cmocka_unit_test_setup(ro_in_cow_workspace, reset_env),
                 cmocka_unit_test_setup(targets_stay_and_files, reset_env),
+                cmocka_unit_test_setup(dotdot_entry_is_sandbox_parent, reset_env),
         };
 
         int failed = cmocka_run_group_tests(tests, remap_setup, remap_teardown);
