@@ -83,6 +83,8 @@ int net_sendmmsg(struct supervisor *sup, struct call *call);
 /* The netlink view (net_netlink.c): socket(AF_NETLINK, ..., NETLINK_ROUTE), getsockname. */
 int net_socket(struct supervisor *sup, struct call *call);
 int net_getsockname(struct supervisor *sup, struct call *call);
+/* The socket filter options, where twins can exist (net_twin.c). */
+int net_setsockopt(struct supervisor *sup, struct call *call);
 /* recvfrom asking for the source, when the supervisor answers DNS (net_dns.c). */
 int net_recvfrom(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);
