@@ -148,6 +148,11 @@ bool net_needs_identity(const struct net_sock *s, size_t controllen);
 struct nlsock_id;
 bool net_nlview_is(struct supervisor *sup, const struct net_sock *s, struct nlsock_id *id);
 
+/* getsockname of fd `fd` (ours): 1 with *nl filled if it is a view socket, 0 if not, or
+ * -errno. */
+struct sockaddr_nl;
+int net_nlview_name(struct supervisor *sup, int fd, struct sockaddr_nl *nl);
+
 /* The interface ioctls (SIOCGIFCONF, SIOCGIFADDR, ...; net_ifreq.c): whether `cmd` is one,
  * and its handler, which answers from the view (lo alone), as NETLINK_ROUTE does. */
 bool net_ifreq_cmd(unsigned long cmd);

@@ -1,5 +1,6 @@
 /*
- * What a twin lets in (issue 8; supervisor/net/twin.h says what and why).
+ * The twins' two faces (issue 8; supervisor/net/twin.h says what a twin lets in and shows,
+ * and why).
  *
  *   - Ingress: a datagram twin is born with a socket filter that lets in its first peer
  *     only (net_twin_new, from net_host_twin), and every later allowed send or connect on
@@ -14,9 +15,17 @@
  *     namespace; on the sandbox's own sockets it is performed on our copy with the copied
  *     value (a filter program, a BPF fd taken from the caller), never continued: a thread
  *     could put a twin under the number between our look and the kernel's.
+ *   - getsockname is notified for every socket (the netlink view needs it). Where twins can
+ *     exist it is performed on our copy and the answer written into the caller's memory, a
+ *     local address of the host's hidden (twin_local_name): continued, the kernel would look
+ *     the fd number up again, and a dup2 from another thread swaps a twin in under it at
+ *     will. Elsewhere (no namespace, or a policy that lets nothing out) only a view socket is
+ *     answered, and the rest goes on in the kernel as before. getpeername stays in the
+ *     kernel: a twin's peer is the address the program gave.
  */
 #include "syscalls/net.h"
 #include "supervisor/net/twin.h"
+#include "supervisor/nlsock.h"
 #include "supervisor/sockmaker.h"
 #include "supervisor/sup.h"
 #include "supervisor/tfd.h"
@@ -24,6 +33,7 @@
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
@@ -227,5 +237,69 @@ int net_setsockopt(struct supervisor *sup, struct call *call)
         free(o.insns);
         cleanup_closep(&o.bpf);
         cleanup_closep(&s.fd);
+        return 0;
+}
+
+/* ---- getsockname --------------------------------------------------------------------------- */
+
+/* Write getsockname's answer (klen bytes at ss) as the kernel does: as much as *addrlen
+ * holds, then the full length into *addrlen. */
+static int write_name(struct supervisor *sup, struct call *call, const void *ss, int klen)
+{
+        const __u64 *a = call->req->data.args;
+        pid_t tid = (pid_t)call->req->pid;
+        int ulen, r = tmem_read(tid, a[2], &ulen, sizeof(ulen));
+
+        if (r < 0)
+                return r;
+        if (ulen < 0)
+                return -EINVAL;
+        /* The caller must still be the one that asked before we write into it. */
+        if (tmem_id_valid(sup->listener, call->req->id) < 0)
+                return -ESRCH;
+        if (ulen > 0 &&
+            (r = tmem_write(tid, a[1], ss, ulen < klen ? (size_t)ulen : (size_t)klen)) < 0)
+                return r;
+        return tmem_write(tid, a[2], &klen, sizeof(klen));
+}
+
+/* getsockname(fd, addr, addrlen) */
+int net_getsockname(struct supervisor *sup, struct call *call)
+{
+        struct sockaddr_storage ss;
+        struct sockaddr_nl nl;
+        socklen_t len = sizeof(ss);
+        int fd = -1, r;
+
+        /* Nothing to hide, and no view socket: the kernel's (nothing read, nothing taken). */
+        if (!sup->fopts.twins && !nlsock_any(&sup->nl)) {
+                call_continue(call);
+                return 0;
+        }
+        fd = tfd_take((pid_t)call->req->pid, (int)call->req->data.args[0]);
+        r = fd < 0 ? fd : net_nlview_name(sup, fd, &nl);
+        if (r == 1) {
+                trace_call_rule(call, "net: netlink route, a view answered by the supervisor");
+                r = write_name(sup, call, &nl, sizeof(nl));
+        } else if (r == 0 && !sup->fopts.twins) {
+                /* A decision on the fd alone: the worst a swap can do is show the program
+                 * the name of another of its sockets. */
+                close(fd);
+                call_continue(call);
+                return 0;
+        } else if (r == 0) {
+                r = getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ? -errno : 0;
+                /* The sandbox's own sockets have loopback addresses alone (its namespace has
+                 * lo only): whatever else shows is the host's. */
+                if (r == 0 && twin_local_name(&ss, len))
+                        trace_call_rule(call, "net: a twin's local address, the host's, hidden");
+                if (r == 0)
+                        r = write_name(sup, call, &ss, (int)len);
+        }
+        cleanup_closep(&fd);
+        if (r < 0)
+                call_fail(call, -r);
+        else
+                call_return(call, 0);
         return 0;
 }

@@ -11,8 +11,15 @@
  *                    to take the filter off or replace it (EPERM each time; the sandbox's own
  *                    sockets keep their filters). The control: natively the same helper
  *                    prints the intruder's datagram.
+ *   local_address    in a network namespace the test makes (192.0.2.1/24 and 2001:db8::1/64
+ *                    on its lo: no address of this host is involved), a twin connected to
+ *                    those addresses shows 0.0.0.0, ::ffff:0.0.0.0 or :: with its port, and
+ *                    getsockname otherwise answers as the kernel does (short buffers, errors),
+ *                    even while another thread swaps the fd number between the twin and a
+ *                    unix socket. The control: natively the address shows.
  *
- * Without a network namespace for the sandbox the test exits 77 and says why.
+ * Without a network namespace for the sandbox the test exits 77 and says why; local_address
+ * skips where this host has no `unshare` or `ip`, or refuses the namespace.
  */
 #include "tests/helpers/runner.h"
 
@@ -225,6 +232,95 @@ static void ingress(void **state)
         runner_free(&bg.r);
 }
 
+/* ---- the local address ----------------------------------------------------------------------- */
+
+/* The script run in a network namespace of the test's: the addresses on lo, a TCP listener,
+ * then each case natively and in the sandbox. Unprivileged, the capabilities of the user
+ * namespace that owns it are dropped before anything runs ($DROP). */
+static const char script[] =
+        "ip link set lo up && ip addr add 192.0.2.1/24 dev lo && "
+        "ip -6 addr add 2001:db8::1/64 dev lo nodad || { echo skip:ip; exit 0; }\n"
+        "cd \"$W\" && exec $DROP sh -c '\n"
+        "L=$(\"$H\" listen 192.0.2.1 7777) || exit 1\n"
+        "for c in \"192.0.2.1 7777 tcp\" \"192.0.2.1 9 udp\" \"::ffff:192.0.2.1 9 udp\" "
+        "\"2001:db8::1 9 udp\"; do\n"
+        "  echo \"== $c\"; \"$H\" name $c\n"
+        "  echo --; \"$S\" run -q --rw \"$W\" --allow-net 192.0.2.1 --allow-net 2001:db8::1 -- "
+        "\"$H\" name $c\n"
+        "done\n"
+        "kill $L'\n";
+
+/* The expected block of one case: native shows `addr`, the sandbox `shown`. */
+static void block(char *out, size_t size, const char *c, const char *addr, const char *shown,
+                  bool v6)
+{
+        const char *sem = v6 ? "short:len=28 family=10 zero:len=28 neg:EINVAL efault:EFAULT "
+                               "ebadf:EBADF enotsock:ENOTSOCK\n"
+                             : "short:len=16 family=2 zero:len=16 neg:EINVAL efault:EFAULT "
+                               "ebadf:EBADF enotsock:ENOTSOCK\n";
+        size_t n = strlen(out);
+
+        snprintf(out + n, size - n,
+                 "== %s\nlocal:%s port:yes\n%srace:leaked\n--\nlocal:%s port:yes\n%srace:none\n", c,
+                 addr, sem, shown, sem);
+}
+
+static void local_address(void **state)
+{
+        char env_h[256], env_s[256], env_w[160], env_home[168], want[2048] = "";
+        const char *root[] = {"/usr/bin/unshare", "-n", "sh", "-c", script, NULL};
+        const char *user[] = {"/usr/bin/unshare",
+                              "-n",
+                              "--user",
+                              "--map-current-user",
+                              "--keep-caps",
+                              "sh",
+                              "-c",
+                              script,
+                              NULL};
+        char *envp[] = {env_h, env_s, env_w, env_home, NULL, "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                        NULL};
+        struct run_result r;
+
+        (void)state;
+        if (access("/usr/bin/unshare", X_OK) != 0 ||
+            (access("/usr/sbin/ip", X_OK) != 0 && access("/usr/bin/ip", X_OK) != 0 &&
+             access("/sbin/ip", X_OK) != 0)) {
+                printf("skipped local_address: no unshare or ip (util-linux, iproute2) here\n");
+                skip();
+        }
+        snprintf(env_h, sizeof(env_h), "H=%s", ATTACK_TWIN);
+        snprintf(env_s, sizeof(env_s), "S=%s", runner_stockade());
+        snprintf(env_w, sizeof(env_w), "W=%s", work);
+        snprintf(env_home, sizeof(env_home), "HOME=%s", work);
+        envp[4] = geteuid() == 0 ? "DROP=" : "DROP=setpriv --inh-caps=-all --ambient-caps=-all";
+        assert_int_equal(
+                runner_run((char *const *)(geteuid() == 0 ? root : user), envp, TIMEOUT_S, &r), 0);
+        if (r.exit_code != 0 && strstr(r.err, "unshare")) {
+                printf("skipped local_address: this host refuses the namespace: %s", r.err);
+                runner_free(&r);
+                skip();
+        }
+        if (strcmp(r.out, "skip:ip\n") == 0) {
+                printf("skipped local_address: `ip` cannot set the namespace's addresses:\n%s",
+                       r.err);
+                runner_free(&r);
+                skip();
+        }
+        block(want, sizeof(want), "192.0.2.1 7777 tcp", "192.0.2.1", "0.0.0.0", false);
+        block(want, sizeof(want), "192.0.2.1 9 udp", "192.0.2.1", "0.0.0.0", false);
+        block(want, sizeof(want), "::ffff:192.0.2.1 9 udp", "::ffff:192.0.2.1", "::ffff:0.0.0.0",
+              true);
+        block(want, sizeof(want), "2001:db8::1 9 udp", "2001:db8::1", "::", true);
+        if (strcmp(r.out, want) != 0) {
+                /* cmocka's message is short: the whole story on stderr. */
+                fprintf(stderr, "want\n%sgot (exit %d)\n%sstderr:\n%s", want, r.exit_code, r.out,
+                        r.err);
+                fail_msg("the local addresses: see above");
+        }
+        runner_free(&r);
+}
+
 /* ---- set-up ----------------------------------------------------------------------------------- */
 
 /* The line of `stockade run -v` about the namespace ("yes", "no (why)"), or NULL. */
@@ -294,6 +390,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(ingress),
+                cmocka_unit_test(local_address),
         };
         int ret = available();
 
