@@ -37,6 +37,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef SO_ATTACH_REUSEPORT_CBPF
@@ -243,24 +244,39 @@ int net_setsockopt(struct supervisor *sup, struct call *call)
 /* ---- getsockname --------------------------------------------------------------------------- */
 
 /* Write getsockname's answer (klen bytes at ss) as the kernel does: as much as *addrlen
- * holds, then the full length into *addrlen. */
+ * holds, then the full length into *addrlen. One process_vm_writev for both: getsockname is
+ * frequent (Go, Node and Java ask after every connect), and each system call here is
+ * ~0.3-1 us on the 2-core VM. */
 static int write_name(struct supervisor *sup, struct call *call, const void *ss, int klen)
 {
         const __u64 *a = call->req->data.args;
         pid_t tid = (pid_t)call->req->pid;
         int ulen, r = tmem_read(tid, a[2], &ulen, sizeof(ulen));
+        size_t n;
+        struct iovec local[2], remote[2];
+        ssize_t done;
 
         if (r < 0)
                 return r;
         if (ulen < 0)
                 return -EINVAL;
+        n = ulen < klen ? (size_t)ulen : (size_t)klen;
         /* The caller must still be the one that asked before we write into it. */
         if (tmem_id_valid(sup->listener, call->req->id) < 0)
                 return -ESRCH;
-        if (ulen > 0 &&
-            (r = tmem_write(tid, a[1], ss, ulen < klen ? (size_t)ulen : (size_t)klen)) < 0)
-                return r;
-        return tmem_write(tid, a[2], &klen, sizeof(klen));
+        local[0] = (struct iovec){.iov_base = (void *)ss, .iov_len = n};
+        remote[0] = (struct iovec){.iov_base = (void *)(uintptr_t)a[1], .iov_len = n};
+        local[1] = (struct iovec){.iov_base = &klen, .iov_len = sizeof(klen)};
+        remote[1] = (struct iovec){.iov_base = (void *)(uintptr_t)a[2], .iov_len = sizeof(klen)};
+        /* In the kernel's order: the name, then the length; a fault stops there. */
+        done = process_vm_writev(tid, local + (n == 0), 2 - (n == 0), remote + (n == 0),
+                                 2 - (n == 0), 0);
+        if (done == (ssize_t)(n + sizeof(klen)))
+                return 0;
+        if (done >= 0 || errno == EFAULT || (errno != EPERM && errno != ENOSYS))
+                return done >= 0 ? -EFAULT : -errno;
+        r = tmem_write(tid, a[1], ss, n); /* no process_vm_writev here: /proc/PID/mem */
+        return r < 0 ? r : tmem_write(tid, a[2], &klen, sizeof(klen));
 }
 
 /* getsockname(fd, addr, addrlen) */
