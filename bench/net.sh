@@ -5,8 +5,16 @@
 # and the table reports medians:
 #   connect   socket + connect + close to the allowed port (the connect is emulated)
 #   sendto    UDP sendto with a destination (emulated: judged, sent by the supervisor)
+#   udp-first socket + sendto + close: a socket's first send (in a namespace: its twin made,
+#             with the twin's socket filter)
 #   send      UDP send on a connected socket (no destination: stays in the kernel)
-#   getsockname  of a connected TCP socket (notified: a netlink view socket answers it)
+#   getsockname  of a connected TCP socket (notified; where twins can exist, as with these
+#                rules, performed by the supervisor: syscalls/net_twin.c)
+#   getsockname-local         of a UDP socket bound in the sandbox, with the rules (performed)
+#   getsockname-local:norule  the same without any rule (no twin can exist: continued)
+#   udp-echo     send + recv of the echo on a connected UDP socket (in the kernel; with the
+#                namespace the socket is a twin, and its socket filter judges each echo)
+# Then bench/twin_filter: the twin's filter alone, natively, per datagram and per send.
 # Knobs: REPS [11], CONNECT_ITERS [2000], UDP_ITERS [20000]. Uses loopback only.
 set -euo pipefail
 
@@ -16,7 +24,8 @@ CONNECT_ITERS=${CONNECT_ITERS:-2000}
 UDP_ITERS=${UDP_ITERS:-20000}
 stockade=$build/stockade
 cost=$build/bench/net_cost
-for b in "$stockade" "$cost"; do
+filter=$build/bench/twin_filter
+for b in "$stockade" "$cost" "$filter"; do
 	[[ -x $b ]] || { echo "net.sh: $b is missing (cmake --build $build --target bench)" >&2; exit 2; }
 done
 as_user=()
@@ -33,21 +42,29 @@ allow=(--allow-net "tcp/127.0.0.1:$port" --allow-net "udp/127.0.0.1:$port")
 # median of the numbers on stdin
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-for mode in connect sendto send getsockname; do
+modes=(connect sendto udp-first send getsockname getsockname-local getsockname-local:norule udp-echo)
+for mode in "${modes[@]}"; do
 	iters=$UDP_ITERS
-	[[ $mode == connect ]] && iters=$CONNECT_ITERS
+	[[ $mode == connect || $mode == udp-first ]] && iters=$CONNECT_ITERS
+	rules=("${allow[@]}")
+	[[ $mode == *:norule ]] && rules=()
 	for ((i = 0; i < REPS; i++)); do
-		"$cost" "$mode" "$port" "$iters" | sed 's/.*=//' >>"$work/$mode.native"
-		"$stockade" run -q "${as_user[@]}" "${allow[@]}" -- "$cost" "$mode" "$port" "$iters" |
-			sed 's/.*=//' >>"$work/$mode.stockade"
+		"$cost" "${mode%:*}" "$port" "$iters" | sed 's/.*=//' >>"$work/$mode.native"
+		"$stockade" run -q "${as_user[@]}" "${rules[@]}" -- "$cost" "${mode%:*}" "$port" \
+			"$iters" | sed 's/.*=//' >>"$work/$mode.stockade"
 	done
 	echo "net.sh: $mode done" >&2
 done
 
 printf '| case | native | stockade | added per call | ratio |\n|---|---|---|---|---|\n'
-for mode in connect sendto send getsockname; do
+for mode in "${modes[@]}"; do
 	n=$(median <"$work/$mode.native")
 	s=$(median <"$work/$mode.stockade")
 	awk -v m="$mode" -v n="$n" -v s="$s" 'BEGIN {
 		printf "| %s | %.2f us | %.2f us | %+.2f us | %.2fx |\n", m, n / 1000, s / 1000, (s - n) / 1000, s / n }'
 done
+
+echo
+echo "The twin's socket filter alone, natively (bench/twin_filter $REPS $UDP_ITERS):"
+echo
+"$filter" "$REPS" "$UDP_ITERS" 2>/dev/null

@@ -8,7 +8,16 @@
  *   net_cost sendto PORT N         N x sendto(127.0.0.1:PORT) on one UDP socket: judged
  *   net_cost send PORT N           N x send() on a connected UDP socket: stays in the kernel
  *   net_cost getsockname PORT N    N x getsockname() of a TCP socket connected to PORT:
- *                                  notified for the netlink view (syscalls/net_netlink.c)
+ *                                  notified for the netlink view; where twins can exist,
+ *                                  performed by the supervisor (syscalls/net_twin.c)
+ *   net_cost getsockname-local PORT N   the same on a UDP socket bound to 127.0.0.1:0 (no
+ *                                  rule needed: with none, no twin can exist)
+ *   net_cost udp-first PORT N      N x (socket, sendto 127.0.0.1:PORT, close): each send is a
+ *                                  socket's first, which in a namespace makes its twin (and
+ *                                  the twin's socket filter)
+ *   net_cost udp-echo PORT N       N x (send "e", recv the echo) on a UDP socket connected to
+ *                                  PORT: both in the kernel, but in a namespace the socket is
+ *                                  a twin whose socket filter judges each answer
  *
  * The loops print "MODE ns_per_iter=<float>" and fail loudly if a call fails: a denied
  * call is much cheaper than an allowed one and would measure the wrong thing.
@@ -72,8 +81,17 @@ static int serve(void)
                         return 0; /* the driver is done */
                 while ((c = accept(t, NULL, NULL)) >= 0)
                         close(c);
-                while (recv(u, buf, sizeof(buf), 0) >= 0)
-                        ;
+                for (;;) {
+                        struct sockaddr_storage from;
+                        socklen_t flen = sizeof(from);
+                        ssize_t n =
+                                recvfrom(u, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
+
+                        if (n < 0)
+                                break;
+                        if (n == 1 && buf[0] == 'e') /* udp-echo */
+                                (void)sendto(u, buf, 1, 0, (struct sockaddr *)&from, flen);
+                }
         }
 }
 
@@ -98,6 +116,19 @@ static void loop_sendto(int port, long n)
         for (long i = 0; i < n; i++)
                 if (sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1)
                         die("sendto");
+}
+
+static void loop_udp_first(int port, long n)
+{
+        struct sockaddr_in sa = loopback(port);
+
+        for (long i = 0; i < n; i++) {
+                int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+                if (s < 0 || sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1)
+                        die("sendto");
+                close(s);
+        }
 }
 
 static void loop_send(int port, long n)
@@ -127,15 +158,50 @@ static void loop_getsockname(int port, long n)
         }
 }
 
+static void loop_getsockname_local(int port, long n)
+{
+        struct sockaddr_in sa = loopback(0), got;
+        int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+        (void)port;
+        if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                die("bind");
+        for (long i = 0; i < n; i++) {
+                socklen_t len = sizeof(got);
+
+                if (getsockname(s, (struct sockaddr *)&got, &len) < 0 || got.sin_port == 0)
+                        die("getsockname");
+        }
+}
+
+static void loop_udp_echo(int port, long n)
+{
+        struct sockaddr_in sa = loopback(port);
+        int s = socket(AF_INET, SOCK_DGRAM, 0);
+        char buf[8];
+
+        if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                die("connect");
+        for (long i = 0; i < n; i++) {
+                struct pollfd p = {.fd = s, .events = POLLIN};
+
+                if (send(s, "e", 1, 0) != 1)
+                        die("send");
+                if (poll(&p, 1, 5000) != 1 || recv(s, buf, sizeof(buf), 0) != 1)
+                        die("recv (the echo)");
+        }
+}
+
 int main(int argc, char **argv)
 {
         static const struct {
                 const char *name;
                 void (*loop)(int port, long n);
-        } modes[] = {{"connect", loop_connect},
-                     {"sendto", loop_sendto},
-                     {"send", loop_send},
-                     {"getsockname", loop_getsockname}};
+        } modes[] = {
+                {"connect", loop_connect},         {"sendto", loop_sendto},
+                {"udp-first", loop_udp_first},     {"send", loop_send},
+                {"getsockname", loop_getsockname}, {"getsockname-local", loop_getsockname_local},
+                {"udp-echo", loop_udp_echo}};
         double t0;
 
         if (argc == 2 && strcmp(argv[1], "serve") == 0)
@@ -151,6 +217,7 @@ int main(int argc, char **argv)
                 return 0;
         }
         fprintf(stderr,
-                "usage: net_cost serve | net_cost connect|sendto|send|getsockname PORT N\n");
+                "usage: net_cost serve | net_cost connect|sendto|udp-first|send|getsockname|"
+                "getsockname-local|udp-echo PORT N\n");
         return 2;
 }

@@ -360,6 +360,9 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                                     sup->cfg->set_user ? sup->cfg->gid : getegid(), step);
                 if (r < 0)
                         return r;
+                /* Twins (syscalls/net.h) are made for what the policy lets out, and in audit
+                 * mode for what it would refuse: their filters and names are then watched. */
+                sup->fopts.twins = netpol_lets_out(&sup->cfg->net) || sup->fopts.audit;
         }
         if (root >= 0)
                 sup->places.root_fd = root; /* kept for the run */

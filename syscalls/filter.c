@@ -36,6 +36,9 @@
 #ifndef SO_BINDTOIFINDEX
 #define SO_BINDTOIFINDEX 62
 #endif
+#ifndef SO_DETACH_REUSEPORT_BPF
+#define SO_DETACH_REUSEPORT_BPF 68
+#endif
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -60,6 +63,7 @@ enum rule_when {
         W_SCOPED,   /* only where it can */
         W_DNS,      /* only when the supervisor answers DNS */
         W_NETPOL,   /* only under the network policy (not --net host) */
+        W_TWINS,    /* only where twins of the host's namespace can exist (syscalls/net.h) */
 };
 
 /* One comparison of one argument. */
@@ -232,6 +236,23 @@ static const struct arg_rule arg_rules[] = {
          .also = {2, C_EQ, INT_MASK, MCAST_JOIN_GROUP}},
         {SC_setsockopt, 1, C_EQ, INT_MASK, IPPROTO_IPV6, V_ERRNO, EPERM, false, W_NETPOL,
          .also = {2, C_EQ, INT_MASK, MCAST_JOIN_SOURCE_GROUP}},
+        /* A datagram twin's socket filter lets in only the peers it sent to, and records
+         * them (supervisor/net/twin.h): the filter options go to the supervisor, which
+         * refuses them on a socket of the host's and performs them on the sandbox's own. */
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_ATTACH_FILTER}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_DETACH_FILTER}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_LOCK_FILTER}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_ATTACH_BPF}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_ATTACH_REUSEPORT_CBPF}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_ATTACH_REUSEPORT_EBPF}},
+        {SC_setsockopt, 1, C_EQ, INT_MASK, SOL_SOCKET, V_NOTIFY, 0, false, W_TWINS,
+         .also = {2, C_EQ, INT_MASK, SO_DETACH_REUSEPORT_BPF}},
         {SC_setsockopt, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
@@ -420,6 +441,8 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->dns;
         case W_NETPOL:
                 return o->net_policy;
+        case W_TWINS:
+                return o->twins;
         }
         return true;
 }

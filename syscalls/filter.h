@@ -19,6 +19,10 @@ struct filter_opts {
         bool dns;
         /* The network policy is on (not --net host): multicast group joins are refused. */
         bool net_policy;
+        /* Twins can exist (a network namespace of the sandbox's own, a policy that lets
+         * something out: syscalls/net.h): the socket filter options are notified, and
+         * getsockname is performed by the supervisor (syscalls/net_twin.c). */
+        bool twins;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

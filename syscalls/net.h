@@ -59,13 +59,25 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
  * socket options the program changed (those of a table that act on the socket's protocol:
  * reuse, keepalive, linger, timeouts, TCP's and IP's usual ones, buffer sizes). Not carried:
  * a local address the program bound (the twin gets an ephemeral port of the host's), and what
- * another thread does on the old socket meanwhile. net_host_twin returns the twin or -errno;
+ * another thread does on the old socket meanwhile. A datagram twin (UDP, ping) is born with
+ * the socket filter that lets in only its peers, `dest` (len bytes, the call's destination)
+ * the first (net_twin_new, supervisor/net/twin.h). net_host_twin returns the twin or -errno;
  * net_swap_to_host puts it at the call's fd number (ADDFD with SETFD, the caller's O_CLOEXEC
  * kept; the call's answer is then 0 unless the caller sets another) and makes it s->fd, the
  * old copy closed.
  */
-int net_host_twin(struct supervisor *sup, const struct net_sock *s);
+int net_host_twin(struct supervisor *sup, const struct net_sock *s, const void *dest, size_t len);
 int net_swap_to_host(struct supervisor *sup, struct call *call, struct net_sock *s, int twin);
+
+/* The twins' filters (net_twin.c). net_twin_new: attach to datagram socket `fd` (a twin
+ * being made for `s`) the filter letting in `dest` alone. net_twin_admit: an allowed send or
+ * connect to `dest` on `s`, a socket of the host's namespace: if it carries a filter of ours
+ * (a twin), `dest` is added to its peers before the call goes out; a socket without one (a
+ * host socket handed in, --pass-fd) is left as it is. Both return 0 or -errno (the call then
+ * fails: nothing is sent that could not be answered through the filter). */
+int net_twin_new(int fd, const struct net_sock *s, const void *dest, size_t len);
+int net_twin_admit(const struct net_sock *s, const void *dest, size_t len);
+
 /* Whether fd `fd` of thread `tid` is close-on-exec (its fdinfo; the notifier thread keeps the
  * last one it opened, and reads it again when asked about the same thread and fd number). */
 bool net_caller_cloexec(pid_t tid, int fd);
@@ -135,6 +147,11 @@ bool net_needs_identity(const struct net_sock *s, size_t controllen);
  * callers made; each answers the call (the sends return what the call returns). */
 struct nlsock_id;
 bool net_nlview_is(struct supervisor *sup, const struct net_sock *s, struct nlsock_id *id);
+
+/* getsockname of fd `fd` (ours): 1 with *nl filled if it is a view socket, 0 if not, or
+ * -errno. */
+struct sockaddr_nl;
+int net_nlview_name(struct supervisor *sup, int fd, struct sockaddr_nl *nl);
 
 /* The interface ioctls (SIOCGIFCONF, SIOCGIFADDR, ...; net_ifreq.c): whether `cmd` is one,
  * and its handler, which answers from the view (lo alone), as NETLINK_ROUTE does. */

@@ -134,17 +134,29 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         if (v.reason == NETPOL_BY_NETNS)
                 return NET_ALLOWED;
         if (v.allow && !(connection && v.reason != NETPOL_BY_OWN && over_limit(sup, call, &a)))
-                return inside ? NET_VIA_HOST : NET_ALLOWED;
-        /* EACCES, as Landlock answers a connect it refuses and as a broadcast without
-         * SO_BROADCAST fails: a policy refusal, not a server that is down (ECONNREFUSED
-         * would send clients into retries). */
-        call_deny(sup, call, EACCES);
-        /* Audit mode: call_deny reported and counted it and answered CONTINUE; the call is
-         * performed here instead, on our copy like an allowed one (its answer replaces the
-         * CONTINUE), so that nothing is re-read from the program's memory. */
-        if (!sup->fopts.audit)
-                return NET_ANSWERED;
-        return inside && netpol_classify(&a) != NETPOL_LOOPBACK ? NET_VIA_HOST : NET_ALLOWED;
+                r = inside ? NET_VIA_HOST : NET_ALLOWED;
+        else {
+                /* EACCES, as Landlock answers a connect it refuses and as a broadcast without
+                 * SO_BROADCAST fails: a policy refusal, not a server that is down
+                 * (ECONNREFUSED would send clients into retries). */
+                call_deny(sup, call, EACCES);
+                /* Audit mode: call_deny reported and counted it and answered CONTINUE; the
+                 * call is performed here instead, on our copy like an allowed one (its answer
+                 * replaces the CONTINUE), so that nothing is re-read from the program's
+                 * memory. */
+                if (!sup->fopts.audit)
+                        return NET_ANSWERED;
+                r = inside && netpol_classify(&a) != NETPOL_LOOPBACK ? NET_VIA_HOST : NET_ALLOWED;
+        }
+        /* Out through a twin already (a socket of the host's namespace): its filter takes
+         * this peer before the call sends to it, so that the answer gets in. */
+        if (r == NET_ALLOWED && sup->netns.cookie && !inside) {
+                int e = net_twin_admit(s, addr, len);
+
+                if (e < 0)
+                        return e;
+        }
+        return r;
 }
 
 /*
@@ -316,13 +328,19 @@ static const struct twin_defaults *host_defaults(const struct net_sock *s, int f
         return d;
 }
 
-int net_host_twin(struct supervisor *sup, const struct net_sock *s)
+int net_host_twin(struct supervisor *sup, const struct net_sock *s, const void *dest, size_t len)
 {
-        int fd = socket(s->domain, s->type | SOCK_CLOEXEC, s->protocol), fl;
+        int fd = socket(s->domain, s->type | SOCK_CLOEXEC, s->protocol), fl, r;
         const struct twin_defaults *d;
 
         if (fd < 0)
                 return -errno;
+        /* Before anything can reach it: a datagram twin hears its peers only. */
+        r = net_twin_new(fd, s, dest, len);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
         fl = fcntl(s->fd, F_GETFL);
         if (fl >= 0 && (fl & (O_NONBLOCK | O_ASYNC)))
                 fcntl(fd, F_SETFL, fl & (O_NONBLOCK | O_ASYNC));

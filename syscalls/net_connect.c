@@ -232,7 +232,7 @@ static void connect_path(struct supervisor *sup, struct call *call, struct conne
 static void connect_via_host(struct supervisor *sup, struct call *call, struct net_sock *s,
                              const void *sa, socklen_t len)
 {
-        int twin = net_host_twin(sup, s);
+        int twin = net_host_twin(sup, s, sa, len);
         long r;
 
         if (twin < 0) {

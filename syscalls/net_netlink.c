@@ -10,11 +10,8 @@
  *     net_bind.c, net_connect.c, net_send.c ask net_nlview_is first) are answered here from
  *     the copies those handlers make: nothing is continued, nothing re-read.
  *   - getsockname is notified for every socket, since the program's end would answer
- *     AF_UNIX: a view socket is answered with its struct sockaddr_nl, any other fd goes on
- *     in the kernel (CONTINUE). That decision reads no memory, only the fd: if another
- *     thread swaps what the number names meanwhile, the kernel answers for the swapped-in
- *     socket, which the program could have asked anyway. While the sandbox holds no view
- *     socket at all, not even the fd is taken.
+ *     AF_UNIX: a view socket is answered with its struct sockaddr_nl (net_nlview_name; the
+ *     handler is net_twin.c's, which also hides a twin's local address).
  *   - recv, recvmsg, read, write, send without an address, poll, close stay in the kernel on
  *     the program's end.
  * What the program can tell: SO_DOMAIN, SO_TYPE and SO_PROTOCOL say AF_UNIX, SOCK_SEQPACKET
@@ -130,48 +127,13 @@ long net_nlview_send(struct supervisor *sup, struct call *call, const struct nls
         return r < 0 ? r : (long)len;
 }
 
-/* Write getsockname's answer `nl` as the kernel does: as much as *addrlen holds, then the
- * full length into *addrlen. */
-static int write_name(struct supervisor *sup, struct call *call, const struct sockaddr_nl *nl)
+int net_nlview_name(struct supervisor *sup, int fd, struct sockaddr_nl *nl)
 {
-        const __u64 *a = call->req->data.args;
-        pid_t tid = (pid_t)call->req->pid;
-        int ulen, klen = (int)sizeof(*nl), r = tmem_read(tid, a[2], &ulen, sizeof(ulen));
-
-        if (r < 0)
-                return r;
-        if (ulen < 0)
-                return -EINVAL;
-        /* The caller must still be the one that asked before we write into it. */
-        if (tmem_id_valid(sup->listener, call->req->id) < 0)
-                return -ESRCH;
-        if (ulen > 0 &&
-            (r = tmem_write(tid, a[1], nl, ulen < klen ? (size_t)ulen : (size_t)klen)) < 0)
-                return r;
-        return tmem_write(tid, a[2], &klen, sizeof(klen));
-}
-
-/* getsockname(fd, addr, addrlen) */
-int net_getsockname(struct supervisor *sup, struct call *call)
-{
-        int fd = -1;
         struct nlsock_id id;
-        struct sockaddr_nl nl;
         int r;
 
-        /* No memory is read to decide: only whether the fd is a view socket. */
-        if (!nlsock_any(&sup->nl) ||
-            (fd = tfd_take((pid_t)call->req->pid, (int)call->req->data.args[0])) < 0 ||
-            !nlsock_lookup(&sup->nl, fd, &id)) {
-                cleanup_closep(&fd);
-                call_continue(call);
+        if (!nlsock_any(&sup->nl) || !nlsock_lookup(&sup->nl, fd, &id))
                 return 0;
-        }
-        close(fd);
-        trace_call_rule(call, NLVIEW_RULE);
-        r = nlsock_name(&sup->nl, &id, &nl);
-        if (r == 0)
-                r = write_name(sup, call, &nl);
-        answer(call, r < 0 ? r : 0);
-        return 0;
+        r = nlsock_name(&sup->nl, &id, nl);
+        return r < 0 ? r : 1;
 }

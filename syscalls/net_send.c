@@ -350,7 +350,7 @@ static long send_one(struct supervisor *sup, struct call *call, struct net_sock 
         if (r == NET_VIA_HOST) {
                 /* Out of the sandbox's network namespace: from now on the program's socket
                  * is a twin of the host's (net.h), and this message and the next go from it. */
-                int twin = net_host_twin(sup, s);
+                int twin = net_host_twin(sup, s, &m->name, (size_t)m->namelen);
 
                 r = twin < 0 ? twin : net_swap_to_host(sup, call, s, twin);
                 if (r < 0) {

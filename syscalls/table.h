@@ -80,9 +80,11 @@ int net_listen(struct supervisor *sup, struct call *call);
 int net_sendto(struct supervisor *sup, struct call *call);
 int net_sendmsg(struct supervisor *sup, struct call *call);
 int net_sendmmsg(struct supervisor *sup, struct call *call);
-/* The netlink view (net_netlink.c): socket(AF_NETLINK, ..., NETLINK_ROUTE), getsockname. */
+/* The netlink view (net_netlink.c): socket(AF_NETLINK, ..., NETLINK_ROUTE). */
 int net_socket(struct supervisor *sup, struct call *call);
+/* What a twin shows and lets in (net_twin.c): getsockname, the socket filter options. */
 int net_getsockname(struct supervisor *sup, struct call *call);
+int net_setsockopt(struct supervisor *sup, struct call *call);
 /* recvfrom asking for the source, when the supervisor answers DNS (net_dns.c). */
 int net_recvfrom(struct supervisor *sup, struct call *call);
 int proc_target(struct supervisor *sup, struct call *call);

@@ -160,6 +160,14 @@ static const struct special *special_of(const uint8_t a[16])
         return NULL;
 }
 
+bool netpol_lets_out(const struct netpol *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                if (!p->rules[i].deny)
+                        return true;
+        return p->mode == NETPOL_MODE_HOST;
+}
+
 enum netpol_class netpol_classify(const struct netpol_addr *a)
 {
         const struct special *s = special_of(a->a);

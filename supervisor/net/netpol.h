@@ -184,6 +184,9 @@ bool netpol_sockaddr_is_any(const void *sa, size_t len);
 /* Whether `a` is an IPv4 address (in its mapped form). */
 bool netpol_addr_is_v4(const struct netpol_addr *a);
 
+/* Whether any destination can be allowed by a rule (an allow rule, or --net host). */
+bool netpol_lets_out(const struct netpol *p);
+
 /* Judge one destination reached with `proto` (NETPOL_TCP, NETPOL_UDP or NETPOL_OTHER). */
 struct netpol_verdict netpol_decide(const struct netpol *p, struct netpol_own *own, unsigned proto,
                                     const struct netpol_addr *a);

@@ -87,10 +87,18 @@ static const uint64_t arg_values[] = {
         0x100000000ull | O_ASYNC,
 };
 
-/* args[2] is compared only by the second condition of a rule (F_SETFL's O_ASYNC). */
+/* args[2] is compared only by the second condition of a rule (F_SETFL's O_ASYNC,
+ * setsockopt's option). */
 static const uint64_t arg2_values[] = {
-        0,     O_NONBLOCK, O_ASYNC, O_ASYNC | O_NONBLOCK, 0x100000000ull | O_ASYNC, 0x100000000ull,
+        0,
+        O_NONBLOCK,
+        O_ASYNC,
+        O_ASYNC | O_NONBLOCK,
+        0x100000000ull | O_ASYNC,
+        0x100000000ull,
         ~0ull,
+        SO_ATTACH_FILTER,
+        0x100000000ull | SO_DETACH_FILTER,
 };
 
 static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
@@ -106,11 +114,12 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
 
 static void program_matches_decide(void **state)
 {
-        for (int combo = 0; combo < 16; combo++) {
+        for (int combo = 0; combo < 32; combo++) {
                 struct filter_opts o = {.audit = combo & 1,
                                         .count_procs = combo & 2,
                                         .signals_scoped = combo & 4,
-                                        .ipc_denied = combo & 8};
+                                        .ipc_denied = combo & 8,
+                                        .twins = combo & 16};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -392,6 +401,40 @@ static void net_rules(void **state)
         free(prog.filter);
 }
 
+/* Where twins can exist, the socket filter options on SOL_SOCKET go to the supervisor
+ * (net_twin.c: a twin's filter is its own); elsewhere, and any other option, the kernel's. */
+static void twin_filter_options(void **state)
+{
+        static const int names[] = {SO_ATTACH_FILTER,
+                                    SO_DETACH_FILTER,
+                                    SO_LOCK_FILTER,
+                                    SO_ATTACH_BPF,
+                                    SO_ATTACH_REUSEPORT_CBPF,
+                                    SO_ATTACH_REUSEPORT_EBPF,
+                                    68 /* SO_DETACH_REUSEPORT_BPF */};
+        struct filter_opts twins = {.twins = true}, none = {0};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64, .nr = __NR_setsockopt};
+        struct sock_fprog prog;
+
+        (void)state;
+        assert_int_equal(filter_build(&twins, &prog), 0);
+        for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+                d.args[1] = SOL_SOCKET;
+                d.args[2] = (uint64_t)names[i];
+                assert_int_equal(filter_decide(&twins, &d), NOTIF);
+                assert_int_equal(bpf_sim_run(&prog, &d), NOTIF);
+                assert_int_equal(filter_decide(&none, &d), ALLOW);
+                d.args[2] |= 0x100000000ull; /* an int: the upper half is not looked at */
+                assert_int_equal(bpf_sim_run(&prog, &d), NOTIF);
+                d.args[1] = IPPROTO_IP;
+                assert_int_equal(bpf_sim_run(&prog, &d), ALLOW);
+        }
+        d.args[1] = SOL_SOCKET;
+        d.args[2] = SO_REUSEADDR;
+        assert_int_equal(bpf_sim_run(&prog, &d), ALLOW);
+        free(prog.filter);
+}
+
 static void counting_notifies_forks(void **state)
 {
         struct filter_opts o = {.count_procs = true};
@@ -500,6 +543,7 @@ int main(void)
                 cmocka_unit_test(sigio_rules),
                 cmocka_unit_test(sysv_ipc),
                 cmocka_unit_test(net_rules),
+                cmocka_unit_test(twin_filter_options),
                 cmocka_unit_test(kernel_enforces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
