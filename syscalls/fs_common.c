@@ -356,6 +356,30 @@ static int dir_path(int base, char *out, size_t size)
         return r == 0 && out[0] != '/' ? -ENOENT : r;
 }
 
+/*
+ * procfs drops its dentry of a /proc/PID/net entry whenever the name is looked up again (the
+ * entries depend on the looker's network namespace: their d_revalidate always says no), and
+ * the kernel then prints the path of an fd the program holds there with " (deleted)": so did
+ * a directory of /proc/net that grep -r walks, after its own stat of the name, and each open
+ * relative to it failed with ENOENT. Such an object is alive: looked up again, the name
+ * leads to the same inode (a proc_dir_entry keeps its number), and the suffix is dropped.
+ * Anything else keeps it, and resolves to nothing. `path` is what readlink gave for `fd`.
+ */
+static void proc_undeleted(const struct supervisor *sup, int fd, char *path)
+{
+        static const char deleted[] = " (deleted)";
+        size_t n = strlen(path), k = sizeof(deleted) - 1;
+        struct stat st, again;
+
+        if (n <= k || strcmp(path + n - k, deleted) != 0 || fstat(fd, &st) < 0 ||
+            st.st_dev != sup->proc_dev)
+                return;
+        path[n - k] = '\0';
+        if (fstatat(AT_FDCWD, path, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
+            again.st_ino != st.st_ino || (again.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
+                path[n - k] = deleted[0];
+}
+
 int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
 {
         char link[48];
@@ -376,6 +400,7 @@ int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
         out[n] = '\0';
         if (out[0] != '/')
                 return -ENOENT; /* not a directory of the file system ("anon_inode:...") */
+        proc_undeleted(sup, base, out);
         fs_sandbox_path(sup, out, size);
         return 0;
 }
@@ -571,6 +596,7 @@ bool fs_proc_file(const struct supervisor *sup, int fd, const struct stat *st, c
         if (n <= 0)
                 return false;
         path[n] = '\0';
+        proc_undeleted(sup, fd, path);
         return true;
 }
 

@@ -213,12 +213,44 @@ static void proc_net_shows_no_host(void **state)
         runner_free(&r);
 }
 
+/* A directory of /proc/net that the program holds keeps working after its name is looked up
+ * again: procfs then prints its path with " (deleted)" (fs_common.c, proc_undeleted), and
+ * every open relative to it failed with ENOENT (grep -r /proc/net, which stats each directory
+ * it enters, read none of stat/ nor dev_snmp6/). In both modes: natively it works. */
+static void proc_net_relative(void **state)
+{
+        static const char script[] =
+                "python3 - <<'EOF'\n"
+                "import errno, os\n"
+                "def t(name, f):\n"
+                "    try:\n"
+                "        f(); print(name + ':ok')\n"
+                "    except OSError as e: print(name + ':' + errno.errorcode[e.errno])\n"
+                "d = os.open('/proc/net/stat', os.O_RDONLY | os.O_DIRECTORY)\n"
+                "os.stat('/proc/net/stat')\n"
+                "t('open', lambda: os.close(os.open('rt_cache', os.O_RDONLY, dir_fd=d)))\n"
+                "t('nofollow', lambda: os.close(os.open('rt_cache', os.O_RDONLY | os.O_NOFOLLOW, "
+                "dir_fd=d)))\n"
+                "t('stat', lambda: os.stat('rt_cache', dir_fd=d))\n"
+                "os.fchdir(d)\n"
+                "os.stat('/proc/net/stat')\n"
+                "t('cwd', lambda: open('rt_cache').close())\n"
+                "EOF\n"
+                "grep -rl . /proc/net/stat | grep -c rt_cache";
+        struct run_result r;
+
+        (void)state;
+        run(NULL, script, &r);
+        expect(&r, "open:ok\nnofollow:ok\nstat:ok\ncwd:ok\n1\n");
+        runner_free(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(device_queries),         cmocka_unit_test(multicast_joins),
                 cmocka_unit_test(namespace_views),        cmocka_unit_test(physical_devices_hidden),
-                cmocka_unit_test(proc_net_shows_no_host),
+                cmocka_unit_test(proc_net_shows_no_host), cmocka_unit_test(proc_net_relative),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
