@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -239,6 +241,23 @@ static bool pts_allowed(void *arg, unsigned n)
         return found;
 }
 
+bool fs_host_iface(void *arg, const char *name)
+{
+        struct ifreq ifr = {0};
+        int s, r;
+
+        (void)arg;
+        if (strlen(name) >= sizeof(ifr.ifr_name))
+                return false; /* too long for any interface's name */
+        s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return true;
+        memcpy(ifr.ifr_name, name, strlen(name));
+        r = ioctl(s, SIOCGIFINDEX, &ifr) == 0 ? 0 : errno;
+        close(s);
+        return r != ENODEV; /* what cannot be told is hidden */
+}
+
 void fs_open_allow_pts(struct supervisor *sup, unsigned n)
 {
         if (pts_allowed(sup, n))
@@ -281,7 +300,8 @@ int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ct
                                         .in_tree = in_tree,
                                         .pts_allowed = pts_allowed,
                                         .arg = sup,
-                                        .shm = sup->shm_dir};
+                                        .shm = sup->shm_dir,
+                                        .host_iface = sup->netns.chan >= 0 ? NULL : fs_host_iface};
         return ctx->tgid > 0 ? 0 : -ESRCH;
 }
 
