@@ -108,7 +108,10 @@ static bool may_hide_children(const struct vfs_view *v, const char *dir)
                 if (m->mode != VFS_HIDDEN)
                         continue;
                 if (m->pattern) {
-                        if ((m->len ? m->depth : components(m->sandbox)) == depth)
+                        /* of that depth, and its directories match this one: /home/ * is no
+                         * reason to filter a listing of /usr */
+                        if ((m->len ? m->depth : components(m->sandbox)) == depth &&
+                            vfs_mount_pattern_in(m, dir))
                                 return true;
                         continue;
                 }

@@ -8,7 +8,9 @@
  *     network namespace: through a twin of the host's namespace they named every host
  *     interface and read eth0's driver and permanent MAC (syscalls/filter.c);
  *   - with the namespace, /sys/class/net, /sys/devices/virtual/net and /proc/sys/net are the
- *     namespace's: lo alone (shim/netns.c netns_sysfs, the socket maker's opens);
+ *     namespace's: lo alone (shim/netns.c netns_sysfs, the socket maker's opens); without
+ *     one they are the host's, shown as lo alone all the same, as are /proc/net's files and
+ *     subdirectories (the _no_netns variant);
  *   - the physical interfaces' directories beneath /sys/devices are hidden either way.
  */
 #include "tests/helpers/runner.h"
@@ -280,6 +282,30 @@ static bool only_words(const char *out, const char *const words[])
         return true;
 }
 
+/*
+ * Run `listing`, then `by_name` for each host interface but lo (as $n), and judge what they
+ * print: the listing may hold nothing but `words` and must hold `want`, and no line that
+ * `by_name` prints may name $n (each line that does is shown).
+ */
+static void names_check(const char *listing, const char *by_name, const char *const words[],
+                        const char *want)
+{
+        char names[1024], script[8192];
+        struct run_result r;
+        int n;
+
+        host_names(names, sizeof(names));
+        n = snprintf(script, sizeof(script),
+                     "%s; for n in %s; do (%s) 2>/dev/null | grep -w $n | head -3; done; "
+                     "echo finished",
+                     listing, names, by_name);
+        assert_true(n > 0 && (size_t)n < sizeof(script));
+        run(NULL, script, &r);
+        if (!only_words(r.out, words) || !strstr(r.out, want) || !strstr(r.out, "finished"))
+                fail_msg("a host interface (of %s) shows:\n%s%s", names, r.out, r.err);
+        runner_free(&r);
+}
+
 /* /proc/sys/net's conf and neigh directories and the subdirectories of /proc/net (dev_snmp6,
  * vlan, bonding) list the host's interfaces where the sandbox has no namespace: lo alone now,
  * as the netlink view shows, by a listing, an open or stat by name, and a listing through a
@@ -287,29 +313,34 @@ static bool only_words(const char *out, const char *const words[])
 static void proc_interface_names(void **state)
 {
         static const char *const words[] = {"all", "default", "lo", "finished", NULL};
-        char names[1024], script[8192];
-        struct run_result r;
-        int n;
 
         (void)state;
-        host_names(names, sizeof(names));
-        n = snprintf(script, sizeof(script),
-                     "for d in /proc/sys/net/ipv4/conf /proc/sys/net/ipv6/conf "
-                     "/proc/sys/net/ipv4/neigh /proc/sys/net/ipv6/neigh /proc/net/dev_snmp6; do "
-                     "[ -d $d ] && ls $d | tr '\\n' ' '; echo; done; "
-                     "python3 -c \"import os; d = os.open('/proc/net/dev_snmp6', os.O_RDONLY); "
-                     "os.stat('/proc/net/dev_snmp6'); print(' '.join(os.listdir(d)))\"; "
-                     "for n in %s; do (ls -R /proc/net/ /proc/sys/net; "
-                     "stat -c %%n /proc/sys/net/ipv4/conf/$n /proc/sys/net/ipv6/neigh/$n; "
-                     "cat /proc/net/dev_snmp6/$n /proc/self/net/vlan/$n) 2>/dev/null | "
-                     "grep -w $n | head -3; done; echo finished",
-                     names);
-        assert_true(n > 0 && (size_t)n < sizeof(script));
-        run(NULL, script, &r);
-        if (!only_words(r.out, words) || !strstr(r.out, "all default lo") ||
-            !strstr(r.out, "finished"))
-                fail_msg("a host interface (of %s) shows:\n%s%s", names, r.out, r.err);
-        runner_free(&r);
+        names_check("for d in /proc/sys/net/ipv4/conf /proc/sys/net/ipv6/conf "
+                    "/proc/sys/net/ipv4/neigh /proc/sys/net/ipv6/neigh /proc/net/dev_snmp6; do "
+                    "[ -d $d ] && ls $d | tr '\\n' ' '; echo; done; "
+                    "python3 -c \"import os; d = os.open('/proc/net/dev_snmp6', os.O_RDONLY); "
+                    "os.stat('/proc/net/dev_snmp6'); print(' '.join(os.listdir(d)))\"",
+                    "ls -R /proc/net/ /proc/sys/net; "
+                    "stat -c %n /proc/sys/net/ipv4/conf/$n /proc/sys/net/ipv6/neigh/$n; "
+                    "cat /proc/net/dev_snmp6/$n /proc/self/net/vlan/$n",
+                    words, "all default lo");
+}
+
+/* /sys/class/net and /sys/devices/virtual/net named every host interface where the sandbox
+ * has no namespace (a VPN's tun0, docker0 and its veths): lo alone now, by a listing, an
+ * open or stat by name and a path relative to a directory there (walls.c, hide_net_devices).
+ * The same with a namespace (its own sysfs). */
+static void sys_interface_names(void **state)
+{
+        static const char *const words[] = {"lo", "finished", NULL};
+
+        (void)state;
+        names_check("ls /sys/class/net; ls /sys/devices/virtual/net",
+                    "ls -la /sys/class/net /sys/devices/virtual/net; "
+                    "stat -c %n /sys/class/net/$n /sys/devices/virtual/net/$n; "
+                    "cat /sys/class/net/$n/mtu /sys/devices/virtual/net/$n/ifindex; "
+                    "cd /sys/class/net && cat $n/mtu && echo $n",
+                    words, "lo\nlo\n");
 }
 
 int main(void)
@@ -318,7 +349,7 @@ int main(void)
                 cmocka_unit_test(device_queries),         cmocka_unit_test(multicast_joins),
                 cmocka_unit_test(namespace_views),        cmocka_unit_test(physical_devices_hidden),
                 cmocka_unit_test(proc_net_shows_no_host), cmocka_unit_test(proc_net_relative),
-                cmocka_unit_test(proc_interface_names),
+                cmocka_unit_test(proc_interface_names),   cmocka_unit_test(sys_interface_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
