@@ -210,11 +210,31 @@ static void canonical_mount(struct vfs_mount *m)
  * itself (chdir, an O_PATH open and its fstat) still reaches it: metadata, never a file's
  * content, which an open reads.
  * Virtual ones (/sys/devices/virtual/net) are the namespace's own sysfs where the sandbox
- * has a network namespace (shim/netns.c).
+ * has a network namespace (shim/netns.c). Without one they are the host's, and /sys/class/net
+ * named every interface (a VPN's tun0, docker0 and its veths), where the netlink view shows
+ * lo alone: every name there but lo is hidden too, by a pattern judged at each look-up (a
+ * listing leaves them out, an open or stat finds nothing), so that interfaces made during the
+ * run are covered, and nothing is listed at the start for it. view_only as well, and never
+ * globbed into the places (add_hidden). In every run: with a namespace whose sysfs could not
+ * be mounted (a container's masked /sys) the host's names would show there too.
  */
 static void hide_net_devices(struct vfs_view *view)
 {
+        static const char *const dirs[] = {"/sys/class/net", "/sys/devices/virtual/net"};
         DIR *d = opendir("/sys/class/net");
+
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                char pattern[64], lo[64];
+                struct vfs_mount m;
+
+                snprintf(pattern, sizeof(pattern), "%s/*", dirs[i]);
+                snprintf(lo, sizeof(lo), "%s/lo", dirs[i]);
+                if (vfs_mount_init(&m, VFS_HIDDEN, pattern, NULL, "default view") == 0) {
+                        m.except = xstrdup(lo);
+                        m.view_only = true;
+                        vfs_view_add(view, &m);
+                }
+        }
 
         for (struct dirent *e; d && (e = readdir(d));) {
                 char link[PATH_MAX], real[PATH_MAX], *slash;
@@ -480,6 +500,8 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
 
                 if (m->mode != VFS_HIDDEN || m->alias)
                         continue; /* an alias's object has an entry of its own */
+                if (m->pattern && m->view_only)
+                        continue; /* the view's alone, judged at each look-up: no sockets */
                 if (!m->pattern) {
                         if (places_add_hidden(p, m->sandbox, err) < 0)
                                 return -1;

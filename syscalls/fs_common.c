@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -239,6 +241,23 @@ static bool pts_allowed(void *arg, unsigned n)
         return found;
 }
 
+bool fs_host_iface(void *arg, const char *name)
+{
+        struct ifreq ifr = {0};
+        int s, r;
+
+        (void)arg;
+        if (strlen(name) >= sizeof(ifr.ifr_name))
+                return false; /* too long for any interface's name */
+        s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return true;
+        memcpy(ifr.ifr_name, name, strlen(name));
+        r = ioctl(s, SIOCGIFINDEX, &ifr) == 0 ? 0 : errno;
+        close(s);
+        return r != ENODEV; /* what cannot be told is hidden */
+}
+
 void fs_open_allow_pts(struct supervisor *sup, unsigned n)
 {
         if (pts_allowed(sup, n))
@@ -281,7 +300,8 @@ int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ct
                                         .in_tree = in_tree,
                                         .pts_allowed = pts_allowed,
                                         .arg = sup,
-                                        .shm = sup->shm_dir};
+                                        .shm = sup->shm_dir,
+                                        .host_iface = sup->netns.chan >= 0 ? NULL : fs_host_iface};
         return ctx->tgid > 0 ? 0 : -ESRCH;
 }
 
@@ -356,6 +376,30 @@ static int dir_path(int base, char *out, size_t size)
         return r == 0 && out[0] != '/' ? -ENOENT : r;
 }
 
+/*
+ * procfs drops its dentry of a /proc/PID/net entry whenever the name is looked up again (the
+ * entries depend on the looker's network namespace: their d_revalidate always says no), and
+ * the kernel then prints the path of an fd the program holds there with " (deleted)": so did
+ * a directory of /proc/net that grep -r walks, after its own stat of the name, and each open
+ * relative to it failed with ENOENT. Such an object is alive: looked up again, the name
+ * leads to the same inode (a proc_dir_entry keeps its number), and the suffix is dropped.
+ * Anything else keeps it, and resolves to nothing. `path` is what readlink gave for `fd`.
+ */
+static void proc_undeleted(const struct supervisor *sup, int fd, char *path)
+{
+        static const char deleted[] = " (deleted)";
+        size_t n = strlen(path), k = sizeof(deleted) - 1;
+        struct stat st, again;
+
+        if (n <= k || strcmp(path + n - k, deleted) != 0 || fstat(fd, &st) < 0 ||
+            st.st_dev != sup->proc_dev)
+                return;
+        path[n - k] = '\0';
+        if (fstatat(AT_FDCWD, path, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
+            again.st_ino != st.st_ino || (again.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
+                path[n - k] = deleted[0];
+}
+
 int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
 {
         char link[48];
@@ -376,6 +420,7 @@ int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
         out[n] = '\0';
         if (out[0] != '/')
                 return -ENOENT; /* not a directory of the file system ("anon_inode:...") */
+        proc_undeleted(sup, base, out);
         fs_sandbox_path(sup, out, size);
         return 0;
 }
@@ -571,6 +616,7 @@ bool fs_proc_file(const struct supervisor *sup, int fd, const struct stat *st, c
         if (n <= 0)
                 return false;
         path[n] = '\0';
+        proc_undeleted(sup, fd, path);
         return true;
 }
 

@@ -36,6 +36,9 @@ int fs_caller_fd(pid_t tid, int fd);
 int fs_caller_cwd(pid_t tid);
 /* The caller's umask; 022 if it cannot be read. */
 mode_t fs_caller_umask(pid_t tid);
+/* vfs_special_ctx's host_iface: whether `name` is a network interface of the supervisor's
+ * namespace, the host's (lo too; true when that cannot be told). `arg` is unused. */
+bool fs_host_iface(void *arg, const char *name);
 /* The facts the /proc and /dev views need about caller `tid`. Returns 0 or -ESRCH. */
 int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ctx);
 /* A pty master the sandbox opened through /dev/ptmx: its slave becomes the sandbox's to

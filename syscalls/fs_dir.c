@@ -1,7 +1,8 @@
 /*
  * getdents64 and getdents, emulated so that a listing shows the view: /proc lists only the
- * sandbox's processes, /dev only its devices and terminals, and a directory that holds a
- * hidden entry (~/.ssh in the home) does not list it. Everything else lists as it is.
+ * sandbox's processes, /dev only its devices and terminals, /proc/sys/net/ipv4/conf and the
+ * like only lo of the host's interfaces (without a network namespace), and a directory that
+ * holds a hidden entry (~/.ssh in the home) does not list it. Everything else lists as it is.
  *
  * The supervisor takes the caller's fd (pidfd_getfd: the same open file description, so the
  * directory offset is shared with the program, as a dup would share it), reads entries with
@@ -57,6 +58,8 @@ struct dirent_old {
 enum dir_filter {
         DF_NONE,
         DF_PROC,   /* /proc, or /proc/PID/task: numbers of the sandbox's tasks only */
+        DF_IFACES, /* without a network namespace, beneath /proc/net and /proc/sys/net: lo
+                    * alone of the host's interfaces (vfs_proc_net_hidden) */
         DF_DEV,    /* beneath /dev: what the /dev view maps */
         DF_HIDDEN, /* a directory with a hidden entry directly beneath */
         DF_ALL,    /* a directory the view does not show at all: nothing is listed */
@@ -109,7 +112,10 @@ static bool may_hide_children(const struct vfs_view *v, const char *dir)
                 if (m->mode != VFS_HIDDEN)
                         continue;
                 if (m->pattern) {
-                        if ((m->len ? m->depth : components(m->sandbox)) == depth)
+                        /* of that depth, and its directories match this one: /home/ * is no
+                         * reason to filter a listing of /usr */
+                        if ((m->len ? m->depth : components(m->sandbox)) == depth &&
+                            vfs_mount_pattern_in(m, dir))
                                 return true;
                         continue;
                 }
@@ -143,9 +149,16 @@ static int choose_filter(struct dir_call *dc, int fd, pid_t tid)
         }
         if (st.st_dev == sup->proc_dev) {
                 const char *task = strrchr(dc->path, '/');
+                size_t n = strlen(dc->path);
 
-                if (st.st_ino == PROC_ROOT_INO || (task && strcmp(task, "/task") == 0))
+                /* A path the kernel calls deleted, and that is not found again (fs_common.c,
+                 * proc_undeleted): gone, and nothing to judge it by. */
+                if (n > 10 && strcmp(dc->path + n - 10, " (deleted)") == 0)
+                        dc->filter = DF_ALL;
+                else if (st.st_ino == PROC_ROOT_INO || (task && strcmp(task, "/task") == 0))
                         dc->filter = DF_PROC;
+                else if (sup->netns.chan < 0 && vfs_proc_net_dir(dc->path))
+                        dc->filter = DF_IFACES;
         } else if (st.st_dev == sup->dev_dev || st.st_dev == sup->devpts_dev) {
                 if (strcmp(dc->path, "/dev") == 0 || strncmp(dc->path, "/dev/", 5) == 0) {
                         dc->filter = DF_DEV;
@@ -161,7 +174,7 @@ static int choose_filter(struct dir_call *dc, int fd, pid_t tid)
                 if (m && vfs_mount_remapped(m) && fstatat(fd, "..", &up, AT_SYMLINK_NOFOLLOW) == 0)
                         dc->dotdot_ino = up.st_ino;
         }
-        if (dc->filter == DF_PROC || dc->filter == DF_DEV)
+        if (dc->filter == DF_PROC || dc->filter == DF_IFACES || dc->filter == DF_DEV)
                 return fs_special_ctx(sup, tid, &dc->ctx);
         return 0;
 }
@@ -183,6 +196,10 @@ static bool shown(struct dir_call *dc, const char *name)
                         return dc->ctx.in_tree(dc->ctx.arg, (pid_t)atol(name));
                 /* /proc's own files the view leaves out (keys, sysvipc: special.c) */
                 return strcmp(dc->path, "/proc") != 0 || vfs_proc_map(name, &dc->ctx, &sp) == 0;
+        case DF_IFACES:
+                if (snprintf(child, sizeof(child), "%s/%s", dc->path, name) >= (int)sizeof(child))
+                        return false;
+                return !vfs_proc_net_hidden(child, &dc->ctx);
         case DF_DEV:
                 if (snprintf(child, sizeof(child), "%s/%s", dc->path + dc->dev_rest, name) >=
                     (int)sizeof(child))

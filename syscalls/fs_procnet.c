@@ -11,6 +11,12 @@
  *   snmp, snmp6, netstat, sockstat(6), protocols, ...   as they are (counters, no address)
  *   anything else (fib_trie lists every local address,  empty
  *   ipv6_route every route: the view has none)
+ *   stat/NAME (per-CPU counters), dev_snmp6/lo          as they are
+ *   anything else beneath a subdirectory (vlan/config,  empty
+ *   netfilter/, rpc/ and nfsfs/ list addresses)
+ *   DIR/NAME where NAME is a host interface but lo      absent (vfs_proc_net_hidden: an
+ *                                                       open finds nothing, a listing
+ *                                                       leaves it out)
  *
  * The program gets a sealed memfd with that text, whatever way it opened the file (a path,
  * /proc/self/net, a reopen of an O_PATH fd through /proc/self/fd/N): the filter is applied to
@@ -24,6 +30,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +54,16 @@ static const struct {
         {"snmp", PN_PASS},         {"snmp6", PN_PASS},       {"netstat", PN_PASS},
         {"sockstat", PN_PASS},     {"sockstat6", PN_PASS},   {"protocols", PN_PASS},
         {"softnet_stat", PN_PASS}, {"psched", PN_PASS},      {"rt6_stats", PN_PASS},
-        {"fib_triestat", PN_PASS},
+        {"fib_triestat", PN_PASS}, {"stat/*", PN_PASS},      {"dev_snmp6/lo", PN_PASS},
 };
 
-/* The NAME of a host path /proc/PID[/task/TID]/net/NAME, or NULL. */
+/* The NAME of a host path /proc/PID[/task/TID]/net/NAME (DIR/NAME beneath a subdirectory),
+ * or NULL. */
 static const char *procnet_name(const char *path)
 {
         const char *p = fs_proc_task_rest(path);
 
-        if (!p || strncmp(p, "/net/", 5) != 0 || !p[5] || strchr(p + 5, '/'))
+        if (!p || strncmp(p, "/net/", 5) != 0 || !p[5])
                 return NULL;
         return p + 5;
 }
@@ -132,8 +140,13 @@ int fs_procnet_view(const struct supervisor *sup, int flags, int fd, const struc
                 close(fd);
                 return -EACCES;
         }
+        /* The view found no such name (vfs_proc_map); judged again on what was opened. */
+        if (vfs_proc_net_hidden(path, &(struct vfs_special_ctx){.host_iface = fs_host_iface})) {
+                close(fd);
+                return -ENOENT;
+        }
         for (size_t i = 0; i < ARRAY_SIZE(procnet_files); i++)
-                if (strcmp(procnet_files[i].name, name) == 0)
+                if (fnmatch(procnet_files[i].name, name, FNM_PATHNAME) == 0)
                         kind = procnet_files[i].kind;
         n = kind == PN_EMPTY ? 0 : fs_slurp(fd, &in);
         close(fd);

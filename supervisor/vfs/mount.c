@@ -198,10 +198,23 @@ bool vfs_mount_hides(const struct vfs_mount *m, const char *path)
 {
         if (m->mode != VFS_HIDDEN)
                 return false;
+        if (m->pattern && strncmp(m->sandbox, path, m->literal) != 0)
+                return false; /* /sys/class/net/ * against /usr/...: no fnmatch */
         if (!(m->pattern ? pattern_matches(m->sandbox, path) : strcmp(m->sandbox, path) == 0))
                 return false;
         /* The exception and its ancestors stay: a pattern over all homes keeps the own. */
         return !(m->except && vfs_path_has_prefix(m->except, path));
+}
+
+bool vfs_mount_pattern_in(const struct vfs_mount *m, const char *dir)
+{
+        const char *slash = strrchr(m->sandbox, '/');
+        char parent[PATH_MAX];
+
+        if (!slash || slash == m->sandbox)
+                return strcmp(dir, "/") == 0;
+        snprintf(parent, sizeof(parent), "%.*s", (int)(slash - m->sandbox), m->sandbox);
+        return pattern_matches(parent, dir);
 }
 
 void vfs_mount_free(struct vfs_mount *m)

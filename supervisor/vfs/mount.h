@@ -40,8 +40,10 @@ struct vfs_mount {
         int host_fd;    /* O_PATH of the host root once the view is open; -1 before */
         /* Set by vfs_view_add (0 before): strlen(sandbox) and its number of components, so
          * that a look-up passes over an entry of another length (a pattern: another depth)
-         * without comparing. */
-        size_t len, depth;
+         * without comparing; and a pattern's literal head (its components before the first
+         * that holds a wildcard, with the '/' after them), which a path it hides must start
+         * with: compared before any fnmatch. */
+        size_t len, depth, literal;
 };
 
 /* "ro", "rw", "tmp", "hidden", "cow", "dev", "proc". */
@@ -78,6 +80,9 @@ int vfs_mount_init_literal(struct vfs_mount *m, enum vfs_mode mode, const char *
  * many components, each by fnmatch(3) without FNM_PERIOD, so '*' also covers dot files.
  */
 bool vfs_mount_hides(const struct vfs_mount *m, const char *path);
+/* Whether pattern entry `m` may hide a child of the canonical directory `dir`: all its
+ * components but the last match dir's. */
+bool vfs_mount_pattern_in(const struct vfs_mount *m, const char *dir);
 
 /* Free the strings of *m and close its host fd; *m can be reused after. */
 void vfs_mount_free(struct vfs_mount *m);

@@ -52,6 +52,114 @@ static bool host_only(const char *path)
         return false;
 }
 
+static bool listed(const char *name, const char *const *list)
+{
+        for (; *list; list++)
+                if (strcmp(name, *list) == 0)
+                        return true;
+        return false;
+}
+
+/* ---- network interfaces: lo alone where the sandbox shares the host's namespace ---- */
+
+enum iface_kind { IFACE_NONE, IFACE_SYSCTL, IFACE_PROCNET };
+
+struct comps {
+        const char *c[8];
+        size_t len[8], n; /* n counts them all, even past the eight kept */
+};
+
+static void split(const char *path, struct comps *out)
+{
+        out->n = 0;
+        for (const char *p = path; *p;) {
+                size_t len;
+
+                while (*p == '/')
+                        p++;
+                len = strcspn(p, "/");
+                if (!len)
+                        break;
+                if (out->n < ARRAY_SIZE(out->c)) {
+                        out->c[out->n] = p;
+                        out->len[out->n] = len;
+                }
+                out->n++;
+                p += len;
+        }
+}
+
+static bool comp_is(const struct comps *s, size_t i, const char *word)
+{
+        return i < s->n && i < ARRAY_SIZE(s->c) && s->len[i] == strlen(word) &&
+               memcmp(s->c[i], word, s->len[i]) == 0;
+}
+
+static bool comp_number(const struct comps *s, size_t i)
+{
+        return i < s->n && i < ARRAY_SIZE(s->c) && number(s->c[i], s->len[i]) >= 0;
+}
+
+/* Which component of a /proc path names a network interface (*at), and where:
+ * /proc/sys/net/X/{conf,neigh}/NAME, /proc/PID[/task/TID]/net/DIR/NAME. */
+static enum iface_kind iface_at(const struct comps *s, size_t *at)
+{
+        size_t i = 2;
+
+        if (!comp_is(s, 0, "proc"))
+                return IFACE_NONE;
+        if (comp_is(s, 1, "sys") && comp_is(s, 2, "net") &&
+            (comp_is(s, 4, "conf") || comp_is(s, 4, "neigh"))) {
+                *at = 5;
+                return IFACE_SYSCTL;
+        }
+        if (!comp_number(s, 1))
+                return IFACE_NONE;
+        if (comp_is(s, 2, "task") && comp_number(s, 3))
+                i = 4;
+        if (!comp_is(s, i, "net") || s->n <= i + 1)
+                return IFACE_NONE;
+        *at = i + 2;
+        return IFACE_PROCNET;
+}
+
+bool vfs_proc_net_hidden(const char *host, const struct vfs_special_ctx *ctx)
+{
+        static const char *const sysctl_shown[] = {"all", "default", "lo", NULL};
+        char name[16]; /* IFNAMSIZ: a longer name is no interface's */
+        struct comps s;
+        enum iface_kind kind;
+        size_t at;
+
+        if (!ctx->host_iface || !strstr(host, "/net/"))
+                return false;
+        split(host, &s);
+        kind = iface_at(&s, &at);
+        if (kind == IFACE_NONE || s.n <= at)
+                return false;
+        if (s.len[at] >= sizeof(name))
+                return kind == IFACE_SYSCTL;
+        memcpy(name, s.c[at], s.len[at]);
+        name[s.len[at]] = '\0';
+        if (kind == IFACE_SYSCTL)
+                return !listed(name, sysctl_shown);
+        return strcmp(name, "lo") != 0 && ctx->host_iface(ctx->arg, name);
+}
+
+bool vfs_proc_net_dir(const char *host)
+{
+        struct comps s;
+        size_t at;
+
+        split(host, &s);
+        if (s.n < ARRAY_SIZE(s.c)) {
+                s.c[s.n] = ""; /* a name in it, which no test of iface_at matches */
+                s.len[s.n] = 0;
+        }
+        s.n++;
+        return iface_at(&s, &at) != IFACE_NONE && at == s.n - 1;
+}
+
 int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out)
 {
         char path[PATH_MAX];
@@ -88,22 +196,14 @@ int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs
         } else {
                 n = snprintf(out->host, sizeof(out->host), "/proc%s",
                              strcmp(path, "/") ? path : "");
-                if (n >= 0 && (size_t)n < sizeof(out->host))
-                        return 0;
-                return -ENAMETOOLONG;
+                if (n < 0 || (size_t)n >= sizeof(out->host))
+                        return -ENAMETOOLONG;
+                return vfs_proc_net_hidden(out->host, ctx) ? -ENOENT : 0;
         }
         if (n < 0 || (size_t)n >= sizeof(out->host))
                 return -ENAMETOOLONG;
         out->process = true;
-        return 0;
-}
-
-static bool listed(const char *name, const char *const *list)
-{
-        for (; *list; list++)
-                if (strcmp(name, *list) == 0)
-                        return true;
-        return false;
+        return vfs_proc_net_hidden(out->host, ctx) ? -ENOENT : 0;
 }
 
 int vfs_dev_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out)

@@ -21,6 +21,11 @@ struct vfs_special_ctx {
         /* The host directory behind the sandbox's /dev/shm (its own POSIX shared memory);
          * NULL: the host's /dev/shm. */
         const char *shm;
+        /* Without a network namespace of its own, the sandbox's /proc/net and /proc/sys/net
+         * are the host's, whose interfaces the view shows as lo alone: whether `name` is an
+         * interface of the host other than lo (true when that cannot be told). NULL: the
+         * sandbox has its own namespace, and those are its own. */
+        bool (*host_iface)(void *arg, const char *name);
 };
 
 enum vfs_special_kind {
@@ -46,6 +51,17 @@ struct vfs_special {
  * (cpuinfo, meminfo, sys/...) is the host's. Returns 0 or -errno (ENOENT, ENAMETOOLONG).
  */
 int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs_special *out);
+
+/*
+ * Whether the host path `host` beneath /proc names a network interface that the view does
+ * not show, or lies beneath one: where ctx->host_iface is set, NAME in
+ * /proc/sys/net/X/conf/NAME and /proc/sys/net/X/neigh/NAME unless it is all, default or lo,
+ * and in /proc/PID[/task/TID]/net/DIR/NAME (dev_snmp6/eth0, vlan/, bonding/) if it is an
+ * interface of the host's other than lo. vfs_proc_map answers ENOENT for those.
+ */
+bool vfs_proc_net_hidden(const char *host, const struct vfs_special_ctx *ctx);
+/* Whether a listing of the /proc directory `host` may hold names vfs_proc_net_hidden hides. */
+bool vfs_proc_net_dir(const char *host);
 
 /*
  * Map `rest` below /dev: null, zero, full, random, urandom, ptmx, pts/ptmx, shm (and beneath),

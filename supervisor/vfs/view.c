@@ -70,10 +70,21 @@ static void index_one(struct vfs_view *v, size_t k)
         v->n_exact++;
 }
 
+/* The literal head of a pattern (mount.h): up to the '/' before its first wildcard. */
+static size_t literal_head(const char *pattern)
+{
+        size_t n = strcspn(pattern, "*?[\\");
+
+        while (n > 0 && pattern[n - 1] != '/')
+                n--;
+        return n;
+}
+
 void vfs_view_add(struct vfs_view *v, struct vfs_mount *m)
 {
         m->len = strlen(m->sandbox);
         m->depth = components(m->sandbox);
+        m->literal = m->pattern ? literal_head(m->sandbox) : 0;
         for (size_t i = 0; i < v->n_mounts && is_visible_mount(m); i++) {
                 struct vfs_mount *old = &v->mounts[i];
                 if (is_visible_mount(old) && strcmp(old->sandbox, m->sandbox) == 0) {

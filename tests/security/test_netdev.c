@@ -8,7 +8,9 @@
  *     network namespace: through a twin of the host's namespace they named every host
  *     interface and read eth0's driver and permanent MAC (syscalls/filter.c);
  *   - with the namespace, /sys/class/net, /sys/devices/virtual/net and /proc/sys/net are the
- *     namespace's: lo alone (shim/netns.c netns_sysfs, the socket maker's opens);
+ *     namespace's: lo alone (shim/netns.c netns_sysfs, the socket maker's opens); without
+ *     one they are the host's, shown as lo alone all the same, as are /proc/net's files and
+ *     subdirectories (the _no_netns variant);
  *   - the physical interfaces' directories beneath /sys/devices are hidden either way.
  */
 #include "tests/helpers/runner.h"
@@ -18,6 +20,7 @@
 #include <sys/socket.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,12 +216,140 @@ static void proc_net_shows_no_host(void **state)
         runner_free(&r);
 }
 
+/* A directory of /proc/net that the program holds keeps working after its name is looked up
+ * again: procfs then prints its path with " (deleted)" (fs_common.c, proc_undeleted), and
+ * every open relative to it failed with ENOENT (grep -r /proc/net, which stats each directory
+ * it enters, read none of stat/ nor dev_snmp6/). In both modes: natively it works. */
+static void proc_net_relative(void **state)
+{
+        static const char script[] =
+                "python3 - <<'EOF'\n"
+                "import errno, os\n"
+                "def t(name, f):\n"
+                "    try:\n"
+                "        f(); print(name + ':ok')\n"
+                "    except OSError as e: print(name + ':' + errno.errorcode[e.errno])\n"
+                "d = os.open('/proc/net/stat', os.O_RDONLY | os.O_DIRECTORY)\n"
+                "os.stat('/proc/net/stat')\n"
+                "t('open', lambda: os.close(os.open('rt_cache', os.O_RDONLY, dir_fd=d)))\n"
+                "t('nofollow', lambda: os.close(os.open('rt_cache', os.O_RDONLY | os.O_NOFOLLOW, "
+                "dir_fd=d)))\n"
+                "t('stat', lambda: os.stat('rt_cache', dir_fd=d))\n"
+                "os.fchdir(d)\n"
+                "os.stat('/proc/net/stat')\n"
+                "t('cwd', lambda: open('rt_cache').close())\n"
+                "EOF\n"
+                "grep -rl . /proc/net/stat | grep -c rt_cache";
+        struct run_result r;
+
+        (void)state;
+        run(NULL, script, &r);
+        expect(&r, "open:ok\nnofollow:ok\nstat:ok\ncwd:ok\n1\n");
+        runner_free(&r);
+}
+
+/* The host's interface names, but lo, natively (ls /sys/class/net), space-separated. */
+static void host_names(char *names, size_t size)
+{
+        struct run_result r;
+
+        assert_int_equal(
+                runner_run((char *const[]){"/bin/sh", "-c",
+                                           "ls /sys/class/net | grep -vx lo | tr '\\n' ' '", NULL},
+                           NULL, TIMEOUT_S, &r),
+                0);
+        snprintf(names, size, "%s", r.out);
+        runner_free(&r);
+        if (!names[0])
+                print_message("  note: this host has lo alone: the check proves little\n");
+}
+
+/* Whether every word of `out` is one of the NULL-terminated `words`. */
+static bool only_words(const char *out, const char *const words[])
+{
+        char copy[8192];
+
+        snprintf(copy, sizeof(copy), "%s", out);
+        for (char *save = NULL, *w = strtok_r(copy, " \n", &save); w;
+             w = strtok_r(NULL, " \n", &save)) {
+                size_t i = 0;
+
+                while (words[i] && strcmp(words[i], w) != 0)
+                        i++;
+                if (!words[i])
+                        return false;
+        }
+        return true;
+}
+
+/*
+ * Run `listing`, then `by_name` for each host interface but lo (as $n), and judge what they
+ * print: the listing may hold nothing but `words` and must hold `want`, and no line that
+ * `by_name` prints may name $n (each line that does is shown).
+ */
+static void names_check(const char *listing, const char *by_name, const char *const words[],
+                        const char *want)
+{
+        char names[1024], script[8192];
+        struct run_result r;
+        int n;
+
+        host_names(names, sizeof(names));
+        n = snprintf(script, sizeof(script),
+                     "%s; for n in %s; do (%s) 2>/dev/null | grep -w $n | head -3; done; "
+                     "echo finished",
+                     listing, names, by_name);
+        assert_true(n > 0 && (size_t)n < sizeof(script));
+        run(NULL, script, &r);
+        if (!only_words(r.out, words) || !strstr(r.out, want) || !strstr(r.out, "finished"))
+                fail_msg("a host interface (of %s) shows:\n%s%s", names, r.out, r.err);
+        runner_free(&r);
+}
+
+/* /proc/sys/net's conf and neigh directories and the subdirectories of /proc/net (dev_snmp6,
+ * vlan, bonding) list the host's interfaces where the sandbox has no namespace: lo alone now,
+ * as the netlink view shows, by a listing, an open or stat by name, and a listing through a
+ * directory held across another look-up of its name (fs_dir.c). The same with a namespace. */
+static void proc_interface_names(void **state)
+{
+        static const char *const words[] = {"all", "default", "lo", "finished", NULL};
+
+        (void)state;
+        names_check("for d in /proc/sys/net/ipv4/conf /proc/sys/net/ipv6/conf "
+                    "/proc/sys/net/ipv4/neigh /proc/sys/net/ipv6/neigh /proc/net/dev_snmp6; do "
+                    "[ -d $d ] && ls $d | tr '\\n' ' '; echo; done; "
+                    "python3 -c \"import os; d = os.open('/proc/net/dev_snmp6', os.O_RDONLY); "
+                    "os.stat('/proc/net/dev_snmp6'); print(' '.join(os.listdir(d)))\"",
+                    "ls -R /proc/net/ /proc/sys/net; "
+                    "stat -c %n /proc/sys/net/ipv4/conf/$n /proc/sys/net/ipv6/neigh/$n; "
+                    "cat /proc/net/dev_snmp6/$n /proc/self/net/vlan/$n",
+                    words, "all default lo");
+}
+
+/* /sys/class/net and /sys/devices/virtual/net named every host interface where the sandbox
+ * has no namespace (a VPN's tun0, docker0 and its veths): lo alone now, by a listing, an
+ * open or stat by name and a path relative to a directory there (walls.c, hide_net_devices).
+ * The same with a namespace (its own sysfs). */
+static void sys_interface_names(void **state)
+{
+        static const char *const words[] = {"lo", "finished", NULL};
+
+        (void)state;
+        names_check("ls /sys/class/net; ls /sys/devices/virtual/net",
+                    "ls -la /sys/class/net /sys/devices/virtual/net; "
+                    "stat -c %n /sys/class/net/$n /sys/devices/virtual/net/$n; "
+                    "cat /sys/class/net/$n/mtu /sys/devices/virtual/net/$n/ifindex; "
+                    "cd /sys/class/net && cat $n/mtu && echo $n",
+                    words, "lo\nlo\n");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(device_queries),         cmocka_unit_test(multicast_joins),
                 cmocka_unit_test(namespace_views),        cmocka_unit_test(physical_devices_hidden),
-                cmocka_unit_test(proc_net_shows_no_host),
+                cmocka_unit_test(proc_net_shows_no_host), cmocka_unit_test(proc_net_relative),
+                cmocka_unit_test(proc_interface_names),   cmocka_unit_test(sys_interface_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
