@@ -53,11 +53,25 @@ static bool beneath_cow(const struct cow_state *c, const char *path)
         return false;
 }
 
+/* ... or beneath a private directory (--tmp, the default /tmp), which Landlock grants whole
+ * as well: only a remapped mount's hidden paths can lie there (remap.c), by an alias. */
+static bool beneath_private(const struct vfs_view *v, const char *path)
+{
+        for (size_t i = 0; i < v->n_mounts; i++) {
+                const struct vfs_mount *m = &v->mounts[i];
+
+                if (m->mode == VFS_TMP && m->host && strcmp(m->host, m->sandbox) != 0 &&
+                    vfs_path_has_prefix(path, m->sandbox) && strcmp(path, m->sandbox) != 0)
+                        return true;
+        }
+        return false;
+}
+
 /* One mask (shim/mntns.h) at the sandbox path `path`, whose host object is at `host`, where
  * it is due (above). Returns whether it was made beneath a copy-on-write mount. */
 static bool mask_one(struct supervisor *sup, const char *path, const char *host, size_t *left)
 {
-        bool cow = beneath_cow(&sup->cow, path);
+        bool cow = beneath_cow(&sup->cow, path) || beneath_private(&sup->view, path);
         struct mnt_bind *b;
         struct stat st;
 
@@ -145,7 +159,9 @@ void masks_add(struct supervisor *sup)
                 const struct vfs_mount *m = &sup->view.mounts[i];
                 glob_t g;
 
-                if (m->mode == VFS_HIDDEN && may_hide_beneath_cow(&sup->cow, m))
+                if (m->mode == VFS_HIDDEN &&
+                    (may_hide_beneath_cow(&sup->cow, m) ||
+                     (m->alias && beneath_private(&sup->view, m->sandbox))))
                         sup->cow_hides = true;
                 /* view_only: no secret there, and a mount costs every start (~0.5 ms) */
                 if (m->mode != VFS_HIDDEN || m->view_only)

@@ -114,18 +114,27 @@ static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct
                                   r->origin, r->host);
         above = mount_above(v, r->sandbox, r);
         /* In a cow mount, a --ro or --rw one is bound over the overlay's directory (the
-         * session holds nothing of it); a cow one there, and anything in a private
-         * directory (empty: no target), are not yet. */
-        if (above && ((above->mode == VFS_COW && r->mode == VFS_COW) || private_tmp(above)))
+         * session holds nothing of it); in a private directory, over a directory made there
+         * for it (remap_in_private), which no host path shows. A cow one in either, and a
+         * file in a private directory, are not yet. */
+        if (above && ((above->mode == VFS_COW || private_tmp(above)) && r->mode == VFS_COW))
                 return make_error(err, 0,
-                                  "run: %s: `%s` lies in the %s `%s` (%s); a %sremapped mount "
-                                  "there is not yet supported",
+                                  "run: %s: `%s` lies in the %s `%s` (%s); a copy-on-write "
+                                  "remapped mount there is not yet supported",
                                   r->origin, r->sandbox,
                                   above->mode == VFS_COW ? "copy-on-write" : "private",
-                                  above->sandbox, above->origin,
-                                  above->mode == VFS_COW ? "copy-on-write " : "");
-        if (target_exists(r, above, err) < 0)
+                                  above->sandbox, above->origin);
+        if (above && private_tmp(above)) {
+                struct stat st;
+
+                if (stat(r->host, &st) == 0 && !S_ISDIR(st.st_mode))
+                        return make_error(err, 0,
+                                          "run: %s: a file shown in the private `%s` is not yet "
+                                          "supported",
+                                          r->origin, above->sandbox);
+        } else if (target_exists(r, above, err) < 0) {
                 return -1;
+        }
         for (size_t j = 0; j < v->n_mounts; j++) {
                 const struct vfs_mount *b = &v->mounts[j];
                 bool def = b->origin && strcmp(b->origin, "default view") == 0;
@@ -167,6 +176,13 @@ static int check_one(const struct vfs_view *v, const struct vfs_mount *r, struct
                                           c->mode == VFS_COW ? "copy-on-write" : "writable");
         }
         return 0;
+}
+
+bool remap_in_private(const struct vfs_view *v, const struct vfs_mount *r)
+{
+        const struct vfs_mount *above = mount_above(v, r->sandbox, r);
+
+        return above && private_tmp(above);
 }
 
 int remap_checks(const struct vfs_view *v, struct error *err)

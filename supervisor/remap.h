@@ -6,6 +6,9 @@
 #ifndef STOCKADE_REMAP_H
 #define STOCKADE_REMAP_H
 
+#include <stdbool.h>
+
+struct vfs_mount;
 struct vfs_view;
 struct error;
 
@@ -15,6 +18,10 @@ struct error;
  * `/` or beneath /proc, /dev or /sys, or a writable HOST over a copy-on-write lower. Returns 0,
  * or -1 with a one-line message naming the flag in *err. The hidden paths come after: */
 int remap_checks(const struct vfs_view *v, struct error *err);
+
+/* Whether remap r's SANDBOX lies in a private directory (--tmp, the default /tmp): made
+ * there in the mount namespace before the bind (walls.c). */
+bool remap_in_private(const struct vfs_view *v, const struct vfs_mount *r);
 
 /* Each hidden entry beneath a remap's SANDBOX again beneath its HOST (then the real paths of
  * the hidden entries are added: walls.c). */

@@ -114,8 +114,9 @@ static int no_host_paths_beneath(struct vfs_view *v, bool verbose, struct error 
                 for (size_t j = 0; j < v->n_mounts; j++) {
                         const struct vfs_mount *b = &v->mounts[j];
 
+                        /* (a remapped mount is bound over a directory made inside) */
                         if ((b->mode != VFS_RO && b->mode != VFS_RW && b->mode != VFS_COW) ||
-                            !vfs_path_has_prefix(b->sandbox, m->sandbox) ||
+                            vfs_mount_remapped(b) || !vfs_path_has_prefix(b->sandbox, m->sandbox) ||
                             strcmp(b->sandbox, m->sandbox) == 0)
                                 continue;
                         if (strcmp(m->origin, "default view") != 0)
@@ -655,7 +656,7 @@ static void setup_remaps(struct supervisor *sup, const struct vfs_view *v, bool 
 
                 if (!vfs_mount_remapped(m) || m->mode == VFS_COW || in_cow(v, m->sandbox) != cow)
                         continue; /* a cow one is an overlay (cow.c) */
-                add_bind(sup, m->host, m->sandbox, false);
+                add_bind(sup, m->host, m->sandbox, remap_in_private(v, m));
                 sup->binds[sup->n_binds - 1].remap = true;
                 sup->binds[sup->n_binds - 1].rdonly = m->mode == VFS_RO;
         }

@@ -301,6 +301,48 @@ static void dotdot_entry_is_sandbox_parent(void **state)
         check_report();
 }
 
+/* A target in a private directory (`--ro ~/data:/tmp/data` with the default view's private
+ * /tmp) is made there, in the namespace only: the host's /tmp gets nothing, the /tmp stays
+ * private, the source is read-only there and its hidden paths stay hidden (Landlock grants
+ * a private directory whole: the view and the masks are the walls there). */
+static void target_in_private_tmp(void **state)
+{
+        char dir[PATH_MAX + 32], src[PATH_MAX + 64], spec[3 * PATH_MAX], script[2048], *host;
+        char name[64];
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(dir, sizeof(dir), "%s/privtmp", top);
+        snprintf(src, sizeof(src), "%s/" SRC_MARK "-pt", dir);
+        snprintf(name, sizeof(name), "stockade-remap-%d", (int)getpid());
+        sh("mkdir -p '%s/.ssh' '%s/sub' && printf 'TOKEN-PT-9c2\\n' > '%s/.ssh/id_rsa' && "
+           "printf 'pt\\n' > '%s/f'",
+           src, src, src, src);
+        chown_tree(dir);
+        snprintf(spec, sizeof(spec), "%s:/tmp/%s/deep", src, name);
+        snprintf(script, sizeof(script),
+                 "T=/tmp/%s/deep; echo \"f=$(cat $T/f)\"; echo x > $T/f || echo ro; "
+                 "cat $T/.ssh/id_rsa; ls -a $T | sed 's/^/lst:/'; (cd $T/.ssh && echo in-ssh); "
+                 "echo mine > /tmp/mine && echo \"tmp=$(cat /tmp/mine)\"; echo end",
+                 name);
+        /* HOME is the source: ~/.ssh is hidden by default */
+        setenv("HOME", src, 1);
+        run((const char *[]){"--ro", spec, NULL}, script, &r);
+        expect_ran(&r);
+        if (!has_line(r.out, "f=pt") || !has_line(r.out, "ro") || !has_line(r.out, "tmp=mine") ||
+            !has_line(r.out, "end"))
+                note("the remap in the private /tmp is not what it should be:\n%s", r.out);
+        if (strstr(r.out, "TOKEN-") || has_line(r.out, "lst:.ssh") || has_line(r.out, "in-ssh"))
+                note("a hidden path beneath the source showed:\n%s", r.out);
+        runner_free(&r);
+        host = capture("ls -d '/tmp/%s' /tmp/mine 2>&1 | grep -v 'No such' || true", name);
+        if (host[0])
+                note("the host's /tmp got something: %s", host);
+        free(host);
+        check_report();
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -309,6 +351,7 @@ int main(void)
                 cmocka_unit_test_setup(ro_in_cow_workspace, reset_env),
                 cmocka_unit_test_setup(targets_stay_and_files, reset_env),
                 cmocka_unit_test_setup(dotdot_entry_is_sandbox_parent, reset_env),
+                cmocka_unit_test_setup(target_in_private_tmp, reset_env),
         };
 
         int failed = cmocka_run_group_tests(tests, remap_setup, remap_teardown);
