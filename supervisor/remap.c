@@ -9,7 +9,8 @@
  * (remap_alias_hidden): the view hides by sandbox path, Landlock and the places by host
  * inode, so a hidden host object beneath HOST gets a second name beneath SANDBOX (an
  * `alias` entry, for the view and the masks), and a path hidden beneath SANDBOX is hidden
- * at HOST too, since HOST stays visible at its own path through `/`, as with a bind mount.
+ * at HOST too. HOST itself is hidden at its own path (hide_source) unless a path the view
+ * shows lies in it; then it stays visible there through `/`, as with a bind mount.
  */
 #include "supervisor/remap.h"
 #include "supervisor/error.h"
