@@ -132,6 +132,22 @@ static const struct arg_rule arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFMETRIC, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFTXQLEN, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFMAP, V_NOTIFY, 0, false, W_ALWAYS},
+        /* Every other socket-device ioctl (0x89NN: routes, ARP, bridges, bonding, VLANs,
+         * hardware time stamps, device- and protocol-private ones) fails alike: through a
+         * twin, or any socket without a namespace, they read the host's tables (an outside
+         * attack read the gateway's MAC by SIOCGARP, and told the host's interface names by
+         * SIOCGIFSLAVE's and SIOCGHWTSTAMP's errnos). The socket's own stay the kernel's: its
+         * owner (where the rules above leave it), time stamp, out-of-band mark, unsent
+         * bytes. */
+        {SC_ioctl, 1, C_EQ, INT_MASK, FIOSETOWN, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCSPGRP, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FIOGETOWN, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGPGRP, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCATMARK, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGSTAMP_OLD, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGSTAMPNS_OLD, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCOUTQNSD, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, 0xffffff00ull, 0x8900, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
         /* Inode flags and project attributes (chattr): neither Landlock nor the metadata
          * handlers see them, and uid 0 may set NODUMP, SYNC, NOATIME... on any root-owned
          * host file it can open (outside review F2). file_setattr is EPERM in the table. */

@@ -19,11 +19,13 @@
  *     exist it is performed on our copy and the answer written into the caller's memory, a
  *     local address of the host's hidden (twin_local_name): continued, the kernel would look
  *     the fd number up again, and a dup2 from another thread swaps a twin in under it at
- *     will. Elsewhere (no namespace, or a policy that lets nothing out) only a view socket is
- *     answered, and the rest goes on in the kernel as before. getpeername stays in the
+ *     will. Without a namespace the program's sockets are the host's: under a policy that
+ *     lets something out the same is done for them. Elsewhere (a policy that lets nothing
+ *     out, --net host) only a view socket is answered, and the rest goes on in the kernel. getpeername stays in the
  *     kernel: a twin's peer is the address the program gave.
  */
 #include "syscalls/net.h"
+#include "supervisor/net/netpol.h"
 #include "supervisor/net/twin.h"
 #include "supervisor/nlsock.h"
 #include "supervisor/sockmaker.h"
@@ -72,7 +74,12 @@ static int peer_of(const struct net_sock *s, const void *dest, size_t len, struc
                 v4.sin_family = AF_INET;
                 dest = &v4;
         }
-        return twin_peer_from(dest, len, s->proto != NETPOL_UDP, p);
+        if (twin_peer_from(dest, len, s->proto != NETPOL_UDP, p) < 0)
+                return -EINVAL;
+        /* Port 0 is no peer (a send there fails; a connect there hears nothing natively):
+         * as a peer it would be "any port" of the address, which an outside attack used to
+         * let in every port of it. Ping sockets have no ports (any_port above). */
+        return s->proto == NETPOL_UDP && p->port == 0 ? -EINVAL : 0;
 }
 
 /* Attach the filter of the n peers of v; when optmem_max is too small for them all (ENOMEM;
@@ -287,8 +294,14 @@ int net_getsockname(struct supervisor *sup, struct call *call)
         socklen_t len = sizeof(ss);
         int fd = -1, r;
 
-        /* Nothing to hide, and no view socket: the kernel's (nothing read, nothing taken). */
-        if (!sup->fopts.twins && !nlsock_any(&sup->nl)) {
+        /* Nothing to hide, and no view socket: the kernel's (nothing read, nothing taken).
+         * Without a namespace of its own the program's sockets are the host's: where the
+         * policy lets something out, a UDP connect (which sends nothing) made getsockname
+         * show the host's address (an outside attack); so there too. */
+        bool host_sockets = sup->fopts.twins || (!sup->layers.netns && sup->fopts.net_policy &&
+                                                 netpol_lets_out(&sup->cfg->net));
+
+        if (!host_sockets && !nlsock_any(&sup->nl)) {
                 call_continue(call);
                 return 0;
         }
@@ -297,7 +310,7 @@ int net_getsockname(struct supervisor *sup, struct call *call)
         if (r == 1) {
                 trace_call_rule(call, "net: netlink route, a view answered by the supervisor");
                 r = write_name(sup, call, &nl, sizeof(nl));
-        } else if (r == 0 && !sup->fopts.twins) {
+        } else if (r == 0 && !host_sockets) {
                 /* A decision on the fd alone: the worst a swap can do is show the program
                  * the name of another of its sockets. */
                 close(fd);

@@ -11,7 +11,8 @@
  *                               each), `meddle` (as send, then try to take the filter off or
  *                               replace it: "meddle:detach=E attach=E lock=E reuseport=E
  *                               bpf=E", E an errno name or ok; and on a socket that never left
- *                               the sandbox: "inside:attach=E detach=E")
+ *                               the sandbox: "inside:attach=E detach=E"), `zero` (as send, after
+ *                               a send to and a connect to port 0 of ADDR)
  *   name ADDR PORT PROTO        connect a PROTO (udp, tcp) socket to ADDR:PORT and print what
  *                               getsockname shows and how: "local:ADDR port:yes", then with a
  *                               short buffer, none, a negative length, a bad pointer, a bad
@@ -149,6 +150,15 @@ static int recv_mode(const char *how, const char *addr, const char *dir, char **
                         printf("err:conn:%s\n", ename(errno));
                         return 1;
                 }
+        }
+        if (strcmp(how, "zero") == 0) {
+                /* port 0 first: a send (EINVAL) and a connect, then a disconnect */
+                struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+
+                (void)send_hello(s, addr, 0);
+                addr_of(addr, 0, &ss);
+                (void)!connect(s, (struct sockaddr *)&ss, len);
+                (void)!connect(s, &unspec, sizeof(unspec));
         }
         for (int i = 0; i < n; i++)
                 if ((e = send_hello(s, addr, atoi(ports[i]))) != 0)
@@ -327,7 +337,8 @@ int main(int argc, char **argv)
                 return name_mode(argv[2], atoi(argv[3]), argv[4]);
         if (argc == 4 && strcmp(argv[1], "listen") == 0)
                 return listen_mode(argv[2], atoi(argv[3]));
-        fprintf(stderr, "usage: attack_twin recv send|conn|meddle ADDR DIR PORT... | name ADDR "
-                        "PORT udp|tcp | listen ADDR PORT\n");
+        fprintf(stderr,
+                "usage: attack_twin recv send|conn|meddle|zero ADDR DIR PORT... | name ADDR "
+                "PORT udp|tcp | listen ADDR PORT\n");
         return 2;
 }

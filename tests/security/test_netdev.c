@@ -74,6 +74,47 @@ static void device_queries(void **state)
         runner_free(&r);
 }
 
+/* The socket-device ioctls beyond the interface view (ARP, bonding slaves, hardware time
+ * stamps): on a UDP socket that became a twin of the host's namespace (or, without a
+ * namespace, any socket) they read the host's neighbour table (an outside attack read the
+ * gateway's MAC by SIOCGARP) and told its interface names by their errnos. Every name now
+ * gets the same EOPNOTSUPP; natively the errnos differ by name. */
+static void host_names(char *names, size_t size);
+
+static void device_tables(void **state)
+{
+        char names[1024], script[4096], want[4096] = "";
+        struct run_result r;
+
+        (void)state;
+        host_names(names, sizeof(names));
+        snprintf(script, sizeof(script),
+                 "python3 - lo nosuch0 %s<<'EOF'\n"
+                 "import errno, fcntl, socket, struct, sys\n"
+                 "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "s.sendto(b'x', ('127.0.0.1', 9))  # a twin where the namespace is\n"
+                 "pa = struct.pack('HH4s8x', socket.AF_INET, 0, socket.inet_aton('127.0.0.1'))\n"
+                 "for name in sys.argv[1:]:\n"
+                 "    for what, req, arg in (\n"
+                 "            ('arp', 0x8954, pa + bytes(36) + name.encode().ljust(16, b'\\0')),\n"
+                 "            ('slave', 0x8989, name.encode().ljust(40, b'\\0')),\n"
+                 "            ('hwtstamp', 0x89b1, name.encode().ljust(40, b'\\0'))):\n"
+                 "        try:\n"
+                 "            fcntl.ioctl(s, req, bytearray(arg)); print(what, 'ok')\n"
+                 "        except OSError as e: print(what, errno.errorcode[e.errno])\n"
+                 "EOF\n",
+                 names);
+        /* lo, nosuch0, then each host name: the same answer for all */
+        for (const char *w = "x x "; *w; w += 2)
+                strcat(want, "arp ENOTSUP\nslave ENOTSUP\nhwtstamp ENOTSUP\n");
+        for (const char *c = names; *c; c++)
+                if (*c == ' ')
+                        strcat(want, "arp ENOTSUP\nslave ENOTSUP\nhwtstamp ENOTSUP\n");
+        run((const char *[]){"--allow-net", "udp/127.0.0.1:9", NULL}, script, &r);
+        expect(&r, want);
+        runner_free(&r);
+}
+
 /* Joining a multicast group on a UDP socket that became a twin of the host's namespace
  * joined on the host's interfaces (the LAN's mDNS and SSDP then reached the sandbox):
  * refused under the policy, in both modes; under --net host the join is the host's. */
@@ -346,10 +387,11 @@ static void sys_interface_names(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(device_queries),         cmocka_unit_test(multicast_joins),
-                cmocka_unit_test(namespace_views),        cmocka_unit_test(physical_devices_hidden),
-                cmocka_unit_test(proc_net_shows_no_host), cmocka_unit_test(proc_net_relative),
-                cmocka_unit_test(proc_interface_names),   cmocka_unit_test(sys_interface_names),
+                cmocka_unit_test(device_queries),          cmocka_unit_test(device_tables),
+                cmocka_unit_test(multicast_joins),         cmocka_unit_test(namespace_views),
+                cmocka_unit_test(physical_devices_hidden), cmocka_unit_test(proc_net_shows_no_host),
+                cmocka_unit_test(proc_net_relative),       cmocka_unit_test(proc_interface_names),
+                cmocka_unit_test(sys_interface_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

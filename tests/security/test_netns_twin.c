@@ -177,6 +177,9 @@ static const char *exchange(const char *how, const char *addr, int family, bool 
         snprintf(port2, sizeof(port2), "%d", p2);
         snprintf(rule, sizeof(rule), family == AF_INET ? "udp/127.0.0.1:%d,%d" : "udp/[::1]:%d,%d",
                  p1, p2);
+        if (strcmp(how, "zero") == 0) /* every port: port 0 may be sent to */
+                snprintf(rule, sizeof(rule), "%s",
+                         family == AF_INET ? "udp/127.0.0.1" : "udp/[::1]");
         runner_free(&bg.r);
         twin = bg_start(argv);
         if (twin < 0) {
@@ -221,6 +224,9 @@ static void ingress(void **state)
                 expect_ingress("send", "::1", AF_INET6, want);
         /* Born connected (the kernel filters a connected socket), then disconnected. */
         expect_ingress("conn", "127.0.0.1", AF_INET, want);
+        /* Port 0 is no peer: as one it let in every port of its address (an outside
+         * attack, with a rule that names no port). */
+        expect_ingress("zero", "127.0.0.1", AF_INET, want);
         /* The program cannot take the filter off a twin, nor put an open one on. */
         if (!strstr(exchange("meddle", "127.0.0.1", AF_INET, true), "got:INTRUDER"))
                 fail_msg("control: natively the intruder was not heard:\n%s", bg.r.out);
@@ -245,7 +251,8 @@ static const char script[] =
         "for c in \"192.0.2.1 7777 tcp\" \"192.0.2.1 9 udp\" \"::ffff:192.0.2.1 9 udp\" "
         "\"2001:db8::1 9 udp\"; do\n"
         "  echo \"== $c\"; \"$H\" name $c\n"
-        "  echo --; \"$S\" run -q --rw \"$W\" --allow-net 192.0.2.1 --allow-net 2001:db8::1 -- "
+        "  echo --; \"$S\" run -q $EXTRA --rw \"$W\" --allow-net 192.0.2.1 --allow-net 2001:db8::1 "
+        "-- "
         "\"$H\" name $c\n"
         "done\n"
         "kill $L'\n";
@@ -265,7 +272,10 @@ static void block(char *out, size_t size, const char *c, const char *addr, const
                  addr, sem, shown, sem);
 }
 
-static void local_address(void **state)
+/* `no_netns`: the same without a network namespace of the sandbox's (the test's namespace
+ * is then the sandbox's too): its sockets are the host's, and a UDP connect, which sends
+ * nothing, made getsockname show the host's address (an outside attack). */
+static void local_address_run(bool no_netns)
 {
         char env_h[256], env_s[256], env_w[160], env_home[168], want[2048] = "";
         const char *root[] = {"/usr/bin/unshare", "-n", "sh", "-c", script, NULL};
@@ -278,11 +288,17 @@ static void local_address(void **state)
                               "-c",
                               script,
                               NULL};
-        char *envp[] = {env_h, env_s, env_w, env_home, NULL, "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+        char *envp[] = {env_h,
+                        env_s,
+                        env_w,
+                        env_home,
+                        NULL,
+                        "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                        no_netns ? "EXTRA=--allow-degraded" : "EXTRA=",
+                        no_netns ? "STOCKADE_TEST_DISABLE=netns" : NULL,
                         NULL};
         struct run_result r;
 
-        (void)state;
         if (access("/usr/bin/unshare", X_OK) != 0 ||
             (access("/usr/sbin/ip", X_OK) != 0 && access("/usr/bin/ip", X_OK) != 0 &&
              access("/sbin/ip", X_OK) != 0)) {
@@ -319,6 +335,18 @@ static void local_address(void **state)
                 fail_msg("the local addresses: see above");
         }
         runner_free(&r);
+}
+
+static void local_address(void **state)
+{
+        (void)state;
+        local_address_run(false);
+}
+
+static void local_address_no_netns(void **state)
+{
+        (void)state;
+        local_address_run(true);
 }
 
 /* ---- set-up ----------------------------------------------------------------------------------- */
@@ -391,6 +419,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(ingress),
                 cmocka_unit_test(local_address),
+                cmocka_unit_test(local_address_no_netns),
         };
         int ret = available();
 
