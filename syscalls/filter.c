@@ -117,6 +117,9 @@ static const struct arg_rule arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGMIIPHY, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGMIIREG, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIWNAME, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
+        /* ... and every wireless-extension ioctl (0x8BNN: where the kernel has them, ENODEV
+         * against EOPNOTSUPP tells a host interface name from a missing one) */
+        {SC_ioctl, 1, C_EQ, 0xffffff00ull, 0x8B00, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
         /* The interface ioctls: the view of NETLINK_ROUTE (lo alone), not the host's
          * interfaces, addresses and MACs (net_ifreq.c). */
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGIFCONF, V_NOTIFY, 0, false, W_ALWAYS},

@@ -168,8 +168,9 @@ static bool dotdot_parents_ok(struct supervisor *sup, const struct look_call *lc
                         if (named) {
                                 uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
                                                    RESOLVE_NO_MAGICLINKS;
-                                int fd = find_as(sup, lc, fs_abs_base(sup, &resolve),
-                                                 len ? lex : "/", true, resolve);
+                                /* the base first: it adds RESOLVE_IN_ROOT (see below) */
+                                int base = fs_abs_base(sup, &resolve);
+                                int fd = find_as(sup, lc, base, len ? lex : "/", true, resolve);
                                 struct stat st;
                                 bool dir = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 
@@ -211,7 +212,7 @@ static int find_fast_dotdot(struct supervisor *sup, struct look_call *lc)
         uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
         char start[PATH_MAX], path[PATH_MAX];
         const struct vfs_mount *m;
-        int fd, r = 0;
+        int fd, base, r = 0;
 
         if (lc->path[0] == '/') {
                 snprintf(start, sizeof(start), "/");
@@ -233,7 +234,12 @@ static int find_fast_dotdot(struct supervisor *sup, struct look_call *lc)
         if (!walk_shown(&sup->view, start, lc->path, path, sizeof(path)) ||
             !dotdot_parents_ok(sup, lc, start))
                 return -EXDEV;
-        fd = find_as(sup, lc, fs_abs_base(sup, &resolve), path, lc->follow, resolve);
+        /* The base first, in a statement of its own: it adds RESOLVE_IN_ROOT to `resolve`,
+         * and the order in which a call's arguments are evaluated is unspecified (gcc took
+         * `resolve` first: the lexical path was walked from our root, the host's, and a
+         * `../name` from the private /tmp found the host's /tmp/name). */
+        base = fs_abs_base(sup, &resolve);
+        fd = find_as(sup, lc, base, path, lc->follow, resolve);
         if (fd == -ELOOP || fd == -EACCES || fd == -ENOTDIR || fd == -EXDEV)
                 return -EXDEV;
         if (fd < 0)

@@ -355,17 +355,20 @@ static bool renamed_over_hidden(const struct supervisor *sup, const struct path_
  * outside-the-namespace rename of a `--rw HOST:SANDBOX` target moved the host's directory.
  * By statx's STATX_ATTR_MOUNT_ROOT (5.8), the view's mount points before it.
  */
-static bool names_mount_point(const struct supervisor *sup, int dir, const char *last)
+static int names_mount_point(const struct supervisor *sup, int dir, const char *last)
 {
         char name[NAME_MAX + 2], path[PATH_MAX];
         size_t n = strlen(last);
         struct statx stx;
 
         snprintf(name, sizeof(name), "%.*s", (int)(n && last[n - 1] == '/' ? n - 1 : n), last);
+        /* Nothing there: nothing mounted. Any other failure (EACCES: the same uid as the
+         * program when stockade is not root, and the program could chmod the directory back
+         * before the call; an outside attack raced a rename through so) is the answer. */
         if (statx(dir, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
-                return false; /* nothing there: nothing mounted */
+                return errno == ENOENT ? 0 : -errno;
         if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-                return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+                return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
         return name_path(sup, dir, last, path) != 0 || vfs_view_mount_at(&sup->view, path);
 }
 
@@ -394,10 +397,13 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
          * the slow way had found. */
         if (r >= 0 && sup->layers.mntns &&
             (pc->op == OP_UNLINK || pc->op == OP_RMDIR || pc->op == OP_RENAME ||
-             (pc->op == OP_LINK && pa == &pc->p[0])) &&
-            names_mount_point(sup, r, pa->last)) {
-                close(r);
-                return pc->op == OP_LINK ? -EXDEV : -EBUSY;
+             (pc->op == OP_LINK && pa == &pc->p[0]))) {
+                int m = names_mount_point(sup, r, pa->last);
+
+                if (m != 0) {
+                        close(r);
+                        return m < 0 ? m : pc->op == OP_LINK ? -EXDEV : -EBUSY;
+                }
         }
         if (r >= 0 && renamed_over_hidden(sup, pc, pa, r)) {
                 close(r);

@@ -70,6 +70,18 @@ DIR *vfs_dir_at(int parent, const char *name, int *err)
         return d;
 }
 
+/* Whether `name` in `parent` is the root of a mount (statx, 5.8); true when that cannot be
+ * told. */
+static bool mount_root(int parent, const char *name)
+{
+        struct statx sx;
+
+        if (statx(parent, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &sx) < 0)
+                return errno != ENOENT;
+        return !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+               (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 /* Everything beneath can be read and recreated, every directory listed and emptied. */
 static int check(const struct move *m, int parent, const char *name, int depth)
 {
@@ -79,6 +91,12 @@ static int check(const struct move *m, int parent, const char *name, int depth)
 
         if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
+        /* A mount point of the sandbox's namespace (a remapped mount, a mask) in the tree:
+         * the removal, done from the host's namespace, would go into the mount (a --rw
+         * HOST's files) and then let the mount point go (an outside attack lost a --rw
+         * HOST's files to `mv -T sub sub2`). As rename(2) of such a tree answers here. */
+        if (mount_root(parent, name))
+                return -EXDEV;
         if (S_ISREG(st.st_mode))
                 return bits_for(m, &st) & 4 ? 0 : -EXDEV;
         if (S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))

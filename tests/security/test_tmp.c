@@ -142,6 +142,31 @@ static void tmp_is_private(void **state)
                 fail_msg("the private /tmp was left behind");
 }
 
+/* Paths with ".." from a directory of the private /tmp: what they name is the private
+ * directory's, never the host's /tmp. The fast way of such a path walked it from the
+ * supervisor's root (a call's arguments evaluated in an order that left RESOLVE_IN_ROOT out):
+ * `../name` found the host's /tmp/name (its size, its type), and a name of the private /tmp
+ * was ENOENT. */
+static void dotdot_stays_private(void **state)
+{
+        char script[2 * PATH_MAX];
+        const char *base = strrchr(hostfile, '/') + 1;
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        snprintf(script, sizeof(script),
+                 "mkdir -p /tmp/q/b && echo in > /tmp/q/f && cd /tmp/q/b && "
+                 "stat -c 'f=%%s' ../f && stat -c 'q=%%F' ../../q && cat ../f; "
+                 "stat -c saw-host ../../%s ../../../tmp/%s; ls -A ../.. | grep -c %s; echo end",
+                 base, base, base);
+        run((const char *[]){"--tmp", "/tmp", NULL}, script, &r);
+        if (!strstr(r.out, "f=3\nq=directory\nin\n") || strstr(r.out, "saw-host") ||
+            !strstr(r.out, "0\nend"))
+                fail_msg("exit %d:\n%s\n%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
 /* --tmp on another directory: its content is not there, and nothing written reaches it. */
 static void tmp_elsewhere(void **state)
 {
@@ -309,6 +334,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(tmp_is_private),
+                cmocka_unit_test(dotdot_stays_private),
                 cmocka_unit_test(tmp_elsewhere),
                 cmocka_unit_test(tmp_missing_refused),
                 cmocka_unit_test(workspace_in_tmp),
