@@ -7,6 +7,7 @@
  */
 #include "supervisor/notify.h"
 #include "supervisor/creds.h"
+#include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
 
@@ -404,6 +405,7 @@ static void *notifier_main(void *arg)
         creds_thread_init(sup->cfg);
         while (!atomic_load(&sup->stopping) && r == 0)
                 r = notify_one(nt);
+        tfd_forget();
         if (r == 1)
                 return NULL; /* nothing left to answer */
         if (r < 0 && !atomic_load(&sup->stopping)) {

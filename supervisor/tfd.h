@@ -11,9 +11,13 @@
 
 /* A copy of fd `fd` of thread `tid` (pidfd_getfd; O_CLOEXEC). The pidfd names the calling
  * thread (PIDFD_THREAD): a thread may have an fd table of its own (clone without
- * CLONE_FILES). Returns the fd, or -errno: -ESRCH when the thread is gone, -EBADF when it has
- * no such fd. */
+ * CLONE_FILES). Each supervisor thread keeps the pidfd of the last tid it took from (tfd.c).
+ * Returns the fd, or -errno: -ESRCH when the thread is gone, -EBADF when it has no such fd. */
 int tfd_take(pid_t tid, int fd);
+
+/* Close the pidfd tfd_take keeps for this thread (the last tid it took from); a thread that
+ * ends calls it. */
+void tfd_forget(void);
 
 /* The working directory of thread `tid`, opened O_PATH|O_DIRECTORY (/proc/TID/cwd: per
  * thread too, since CLONE_FS can be left out). Returns the fd or -errno (-ESRCH: gone). */

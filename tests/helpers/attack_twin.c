@@ -25,6 +25,10 @@
  *   listen ADDR PORT            a TCP listener that accepts and closes; returns once it
  *                               listens, printing the pid of the child that runs it (which
  *                               ends after 120 s anyway)
+ *   retry PORT                  a TCP socket with SO_KEEPALIVE set connects to 127.0.0.1:PORT,
+ *                               where nothing listens ("first:ENAME"), then, the same socket,
+ *                               to a listener of its own on 127.0.0.1 ("second:ok" or
+ *                               "second:ENAME"), and prints its SO_KEEPALIVE ("keepalive:N")
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,10 +51,11 @@ static const char *ename(int e)
         static const struct {
                 int e;
                 const char *name;
-        } names[] = {{0, "ok"},          {EPERM, "EPERM"},          {EINVAL, "EINVAL"},
-                     {EFAULT, "EFAULT"}, {EBADF, "EBADF"},          {ENOTSOCK, "ENOTSOCK"},
-                     {EACCES, "EACCES"}, {ENOMEM, "ENOMEM"},        {EAGAIN, "EAGAIN"},
-                     {ENOENT, "ENOENT"}, {EOPNOTSUPP, "EOPNOTSUPP"}};
+        } names[] = {
+                {0, "ok"},          {EPERM, "EPERM"},           {EINVAL, "EINVAL"},
+                {EFAULT, "EFAULT"}, {EBADF, "EBADF"},           {ENOTSOCK, "ENOTSOCK"},
+                {EACCES, "EACCES"}, {ENOMEM, "ENOMEM"},         {EAGAIN, "EAGAIN"},
+                {ENOENT, "ENOENT"}, {EOPNOTSUPP, "EOPNOTSUPP"}, {ECONNREFUSED, "ECONNREFUSED"}};
 
         for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
                 if (names[i].e == e)
@@ -329,6 +334,31 @@ static int listen_mode(const char *addr, int port)
         }
 }
 
+static int retry_mode(int port)
+{
+        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        struct sockaddr_in own = {.sin_family = AF_INET};
+        socklen_t len = sizeof(own);
+        int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, v = 0;
+
+        to.sin_addr.s_addr = own.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (l < 0 || s < 0 || bind(l, (struct sockaddr *)&own, sizeof(own)) < 0 ||
+            listen(l, 4) < 0 || getsockname(l, (struct sockaddr *)&own, &len) < 0 ||
+            setopt(s, SO_KEEPALIVE, &one, sizeof(one)) != 0) {
+                perror("attack_twin: retry");
+                return 1;
+        }
+        printf("first:%s\n",
+               connect(s, (struct sockaddr *)&to, sizeof(to)) < 0 ? ename(errno) : "ok");
+        printf("second:%s\n",
+               connect(s, (struct sockaddr *)&own, sizeof(own)) < 0 ? ename(errno) : "ok");
+        len = sizeof(v);
+        getsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &v, &len);
+        printf("keepalive:%d\n", v);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         if (argc >= 6 && strcmp(argv[1], "recv") == 0)
@@ -337,8 +367,10 @@ int main(int argc, char **argv)
                 return name_mode(argv[2], atoi(argv[3]), argv[4]);
         if (argc == 4 && strcmp(argv[1], "listen") == 0)
                 return listen_mode(argv[2], atoi(argv[3]));
+        if (argc == 3 && strcmp(argv[1], "retry") == 0)
+                return retry_mode(atoi(argv[2]));
         fprintf(stderr,
                 "usage: attack_twin recv send|conn|meddle|zero ADDR DIR PORT... | name ADDR "
-                "PORT udp|tcp | listen ADDR PORT\n");
+                "PORT udp|tcp | listen ADDR PORT | retry PORT\n");
         return 2;
 }

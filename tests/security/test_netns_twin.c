@@ -18,6 +18,14 @@
  *                    even while another thread swaps the fd number between the twin and a
  *                    unix socket. The control: natively the address shows.
  *
+ *   failed_connect   a TCP connect through a twin that fails (a host port of the test's where
+ *                    nothing listens, named by a rule) leaves the program's own socket at
+ *                    its number, with its options: the same socket then reaches a listener
+ *                    of the sandbox's own loopback, which a twin (a socket of the host's)
+ *                    could not (EACCES). The supervisor installs the twin before connecting
+ *                    it (syscalls/net_connect.c) and must put the socket back. The control:
+ *                    natively the same helper prints the same lines.
+ *
  * Without a network namespace for the sandbox the test exits 77 and says why; local_address
  * skips where this host has no `unshare` or `ip`, or refuses the namespace.
  */
@@ -414,12 +422,44 @@ static int teardown(void **state)
         return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- a failed connect ---------------------------------------------------------------------- */
+
+static void failed_connect(void **state)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(sa);
+        int closed = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        char rule[64], port[16];
+        const char *argv[] = {runner_stockade(), "run",   "-q", "--allow-net", rule, "--",
+                              ATTACK_TWIN,       "retry", port, NULL};
+        const char *want = "first:ECONNREFUSED\nsecond:ok\nkeepalive:1\n";
+        struct run_result r;
+
+        (void)state;
+        /* Bound, not listening: a connect there is refused (a RST), on the host's loopback. */
+        assert_true(closed >= 0);
+        assert_int_equal(bind(closed, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(getsockname(closed, (struct sockaddr *)&sa, &len), 0);
+        snprintf(port, sizeof(port), "%d", ntohs(sa.sin_port));
+        snprintf(rule, sizeof(rule), "tcp/127.0.0.1:%s", port);
+        assert_int_equal(runner_run((char *const *)argv + 6, NULL, TIMEOUT_S, &r), 0);
+        if (strcmp(r.out, want) != 0)
+                fail_msg("control: natively\n%s", r.out);
+        runner_free(&r);
+        assert_int_equal(runner_run((char *const *)argv, NULL, TIMEOUT_S, &r), 0);
+        if (strcmp(r.out, want) != 0)
+                fail_msg("in the sandbox: want\n%sgot\n%sstderr:\n%s", want, r.out, r.err);
+        runner_free(&r);
+        close(closed);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(ingress),
                 cmocka_unit_test(local_address),
                 cmocka_unit_test(local_address_no_netns),
+                cmocka_unit_test(failed_connect),
         };
         int ret = available();
 
