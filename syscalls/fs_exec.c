@@ -60,8 +60,8 @@ int fs_exec_prepare(struct supervisor *sup, struct error *err)
                 struct stat st;
 
                 const char *spec = cfg->exec_allow[i], *glob = strpbrk(spec, "*?[");
-                const struct vfs_mount *m = spec[0] == '/' ? vfs_view_mount_of(&sup->view, spec)
-                                                           : NULL;
+                const struct vfs_mount *m =
+                        spec[0] == '/' ? vfs_view_mount_of(&sup->view, spec) : NULL;
 
                 /* Its rule is made from the host path: one in a remapped mount would name
                  * another file (remap.c). */
