@@ -50,7 +50,7 @@ static void normalise(uint8_t a[16])
                 memcpy(a + 12, loop4, 4);
 }
 
-int netpol_addr_from(const void *sa, size_t len, struct netpol_addr *out)
+int netpol_addr_raw(const void *sa, size_t len, struct netpol_addr *out)
 {
         sa_family_t family;
 
@@ -78,8 +78,16 @@ int netpol_addr_from(const void *sa, size_t len, struct netpol_addr *out)
         } else {
                 return -EAFNOSUPPORT;
         }
-        normalise(out->a);
         return 0;
+}
+
+int netpol_addr_from(const void *sa, size_t len, struct netpol_addr *out)
+{
+        int r = netpol_addr_raw(sa, len, out);
+
+        if (r == 0)
+                normalise(out->a);
+        return r;
 }
 
 bool netpol_addr_is_v4(const struct netpol_addr *a)

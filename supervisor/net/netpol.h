@@ -176,6 +176,8 @@ void netpol_free(struct netpol *p);
 /* The destination of a sockaddr copy: AF_INET (len >= 16) or AF_INET6 (len >= 24), as the
  * kernel reaches it (see above). Returns 0, or -EAFNOSUPPORT / -EINVAL (too short). */
 int netpol_addr_from(const void *sa, size_t len, struct netpol_addr *out);
+/* The same as written: an IPv4 address as ::ffff:a.b.c.d, nothing else folded. */
+int netpol_addr_raw(const void *sa, size_t len, struct netpol_addr *out);
 /* The special range `a` lies in, most specific first (metadata before link-local). */
 enum netpol_class netpol_classify(const struct netpol_addr *a);
 /* Whether the sockaddr copy is a wildcard (0.0.0.0, ::, ::ffff:0.0.0.0) before

@@ -1,5 +1,6 @@
 /* What a twin receives and what it shows (twin.h says why). */
 #include "supervisor/net/twin.h"
+#include "supervisor/net/netpol.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,33 +22,13 @@ int twin_peer_from(const void *sa, size_t len, bool any_port, struct twin_peer *
 {
         static const uint8_t any[16];
         static const uint8_t loop4[4] = {127, 0, 0, 1};
-        sa_family_t family;
+        struct netpol_addr raw;
+        int r = netpol_addr_raw(sa, len, &raw);
 
-        if (len < sizeof(family))
-                return -EINVAL;
-        memcpy(&family, sa, sizeof(family));
-        memset(out, 0, sizeof(*out));
-        if (family == AF_INET) {
-                struct sockaddr_in in;
-
-                if (len < sizeof(in))
-                        return -EINVAL;
-                memcpy(&in, sa, sizeof(in));
-                memcpy(out->a, v4_mapped_prefix, 12);
-                memcpy(out->a + 12, &in.sin_addr, 4);
-                out->port = ntohs(in.sin_port);
-        } else if (family == AF_INET6) {
-                struct sockaddr_in6 in6;
-
-                if (len < 24) /* SIN6_LEN_RFC2133: no scope id */
-                        return -EINVAL;
-                memset(&in6, 0, sizeof(in6));
-                memcpy(&in6, sa, len < sizeof(in6) ? len : sizeof(in6));
-                memcpy(out->a, &in6.sin6_addr, 16);
-                out->port = ntohs(in6.sin6_port);
-        } else {
-                return -EAFNOSUPPORT;
-        }
+        if (r < 0)
+                return r;
+        memcpy(out->a, raw.a, sizeof(out->a));
+        out->port = raw.port;
         /* The kernel sends to 0.0.0.0 and :: as to the loopback (ip_route_output_key_hash,
          * udpv6_sendmsg), and the answer comes from there. An IPv4-mapped address went out
          * as IPv4: the mapped form is how an IPv4 peer is kept. IPv4-compatible and NAT64
