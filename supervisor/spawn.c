@@ -364,6 +364,8 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                  * mode for what it would refuse: their filters and names are then watched. */
                 sup->fopts.twins = netpol_lets_out(&sup->cfg->net) || sup->fopts.audit;
         }
+        sup->host_sockets = sup->fopts.twins || (!sup->layers.netns && sup->fopts.net_policy &&
+                                                 netpol_lets_out(&sup->cfg->net));
         if (root >= 0)
                 sup->places.root_fd = root; /* kept for the run */
         sup->cow_access = grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR |

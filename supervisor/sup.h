@@ -93,6 +93,12 @@ struct supervisor {
          * grants the overlay whole, is no wall there, so the calls that make, remove or
          * rename a name resolve in the view (fs_path.c), never the fast way. */
         bool cow_hides;
+        /* A remapped mount (--ro HOST:SANDBOX) is in the view: the mount tables and the
+         * listings of its root are rewritten (fs_mountinfo.c, fs_dir.c). */
+        bool remapped;
+        /* The program's sockets can be the host's under a policy that lets something out
+         * (twins, or no namespace): getsockname hides a host address (net_twin.c). */
+        bool host_sockets;
         /* A hidden entry lies beneath a place the sandbox may write (a --hide path in the
          * workspace, ~/.pgpass with --rw ~): one that does not exist has no inode for
          * Landlock to refuse, so an open that creates a new file resolves in the view

@@ -724,6 +724,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
             fs_exec_prepare(sup, err) < 0)
                 return -1;
         sup->cwd = xstrdup(cwd);
+        for (size_t i = 0; i < view->n_mounts && !sup->remapped; i++)
+                sup->remapped = vfs_mount_remapped(&view->mounts[i]);
         masks_add(sup);
         for (size_t i = 0; i < sup->places.n && !sup->hidden_in_writable; i++)
                 sup->hidden_in_writable = sup->places.v[i].kind == PLACE_TREE &&

@@ -167,7 +167,7 @@ static int choose_filter(struct dir_call *dc, int fd, pid_t tid)
         }
         if (dc->filter == DF_NONE && may_hide_children(&sup->view, dc->path))
                 dc->filter = DF_HIDDEN;
-        {
+        if (sup->remapped) {
                 const struct vfs_mount *m = vfs_view_mount_at(&sup->view, dc->path);
                 struct stat up;
 

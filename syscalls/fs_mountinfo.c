@@ -114,14 +114,11 @@ int fs_mountinfo_view(const struct supervisor *sup, int flags, int fd, const str
 {
         char path[PATH_MAX], *in = NULL, *out;
         size_t used = 0;
-        bool any = false;
         int table;
         ssize_t n;
         int r;
 
-        for (size_t i = 0; i < sup->view.n_mounts && !any; i++)
-                any = vfs_mount_remapped(&sup->view.mounts[i]);
-        if (!any || !fs_proc_file(sup, fd, st, path))
+        if (!sup->remapped || !fs_proc_file(sup, fd, st, path))
                 return fd;
         table = mount_table(path);
         if (!table)

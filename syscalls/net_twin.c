@@ -25,7 +25,6 @@
  *     kernel: a twin's peer is the address the program gave.
  */
 #include "syscalls/net.h"
-#include "supervisor/net/netpol.h"
 #include "supervisor/net/twin.h"
 #include "supervisor/nlsock.h"
 #include "supervisor/sockmaker.h"
@@ -298,8 +297,7 @@ int net_getsockname(struct supervisor *sup, struct call *call)
          * Without a namespace of its own the program's sockets are the host's: where the
          * policy lets something out, a UDP connect (which sends nothing) made getsockname
          * show the host's address (an outside attack); so there too. */
-        bool host_sockets = sup->fopts.twins || (!sup->layers.netns && sup->fopts.net_policy &&
-                                                 netpol_lets_out(&sup->cfg->net));
+        bool host_sockets = sup->host_sockets; /* spawn.c */
 
         if (!host_sockets && !nlsock_any(&sup->nl)) {
                 call_continue(call);
