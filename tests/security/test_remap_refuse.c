@@ -123,10 +123,16 @@ static const struct refusal {
          {"--ro", "@S:@R/tdir"},
          "@R/nosuch",
          NULL},
-        {"source a regular file (phase 1: directories)",
+        {"a file source at a directory target",
          {"--ro", "@R/srcfile:@R/tdir"},
          {"--ro", "@S:@R/tdir"},
          "@R/srcfile",
+         NULL},
+        /* an exec rule is made from a host path: one in a target would name another file */
+        {"--allow-exec of a path in a target",
+         {"--ro", "@S:@R/tdir", "--allow-exec", "/usr/bin", "--allow-exec", "@R/tdir/inner"},
+         {"--ro", "@S:@R/tdir", "--allow-exec", "/usr/bin", "--allow-exec", "@R/other"},
+         "@R/tdir/inner",
          NULL},
         /* found by an outside attack: the kernel's own trees shown elsewhere escaped the
          * /proc and /dev views; a target in a hidden path beneath another remap's source went
