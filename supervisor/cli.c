@@ -158,6 +158,11 @@ const struct opt_def cli_run_opts[] = {
          "(default 0: no limit)"},
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
+        {"fast", OPT_FAST, V_NONE, NULL,
+         "leave stat, access, readlink and directory listings to the kernel, in the sandbox's "
+         "mount namespace (hidden paths are covered there): near-native for tools that look "
+         "at many files, but the trace does not see those calls and names the view would hide "
+         "can be listed (README \"Fast mode\"); needs a mount namespace"},
         {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
          "record every decision in FILE (outside the places the sandbox can write), or stream "
          "it to a listening unix socket; read it with `stockade trace`"},
@@ -418,6 +423,9 @@ static int apply_value(struct config *cfg, const struct opt_def *o, const char *
                 return trace_cli_option(cfg, o->name, arg, err);
         case OPT_ALLOW_DEGRADED:
                 cfg->allow_degraded = true;
+                return 0;
+        case OPT_FAST:
+                cfg->fast = true;
                 return 0;
         case 'v':
                 cfg->verbose++;

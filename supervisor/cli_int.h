@@ -16,6 +16,7 @@ enum {
         OPT_CLEAR_ENV,
         OPT_MODE,
         OPT_ALLOW_DEGRADED,
+        OPT_FAST,
         OPT_USER,
         OPT_HIDE,
         OPT_RO,

@@ -69,8 +69,9 @@ int cow_setup(struct supervisor *sup, struct error *err);
 
 /* After cow_setup (cow_masks.c), where a mount namespace is made: a mask in the binds for
  * each hidden path (beneath a cow mount, or holding nothing the view shows), and
- * sup->cow_hides where one can lie beneath a cow mount. */
-void masks_add(struct supervisor *sup);
+ * sup->cow_hides where one can lie beneath a cow mount. Under --fast every mask is required,
+ * and a hidden path none can cover fails the run: returns 0 or -1 with *err set. */
+int masks_add(struct supervisor *sup, struct error *err);
 
 /* After a change the supervisor performed: note what the lower has at the object `fd`
  * designates (any fd of it, in the sandbox's namespace), or at `dirfd`/`name` (a name

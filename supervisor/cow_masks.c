@@ -67,21 +67,34 @@ static bool beneath_private(const struct vfs_view *v, const char *path)
         return false;
 }
 
+/* What masks_add could not cover: how many for want of mounts, and under --fast the first
+ * path that no mask can cover. */
+struct uncovered {
+        size_t left;
+        char path[PATH_MAX];
+};
+
 /* One mask (shim/mntns.h) at the sandbox path `path`, whose host object is at `host`, where
  * it is due (above). Returns whether it was made beneath a copy-on-write mount. */
-static bool mask_one(struct supervisor *sup, const char *path, const char *host, size_t *left)
+static bool mask_one(struct supervisor *sup, const char *path, const char *host,
+                     struct uncovered *u)
 {
         bool cow = beneath_cow(&sup->cow, path) || beneath_private(&sup->view, path);
         struct mnt_bind *b;
         struct stat st;
 
-        if (lstat(host, &st) < 0 || S_ISLNK(st.st_mode) || (!cow && holds_shown(sup, path)))
+        if (lstat(host, &st) < 0 || S_ISLNK(st.st_mode))
                 return false;
+        if (!cow && holds_shown(sup, path)) {
+                if (!u->path[0])
+                        snprintf(u->path, sizeof(u->path), "%s", path);
+                return false;
+        }
         for (size_t i = 0; i < sup->n_binds; i++)
                 if (sup->binds[i].mask && strcmp(sup->binds[i].target, path) == 0)
                         return false; /* two entries, one path */
         if (sup->n_binds == MNT_BINDS_MAX) {
-                ++*left;
+                u->left++;
                 return false;
         }
         sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
@@ -89,7 +102,9 @@ static bool mask_one(struct supervisor *sup, const char *path, const char *host,
         memset(b, 0, sizeof(*b));
         snprintf(b->target, sizeof(b->target), "%s", path);
         b->mask = true;
-        b->optional = !cow; /* beneath cow it is the only kernel wall: fail closed */
+        /* beneath cow it is the only kernel wall, and under --fast the kernel answers stat
+         * there: fail closed */
+        b->optional = !cow && !sup->cfg->fast;
         return cow;
 }
 
@@ -149,12 +164,13 @@ static bool sandbox_name(const struct supervisor *sup, const struct vfs_mount *m
         return snprintf(path, PATH_MAX, "%s%s", r->sandbox, host + strlen(r->host)) < PATH_MAX;
 }
 
-void masks_add(struct supervisor *sup)
+int masks_add(struct supervisor *sup, struct error *err)
 {
-        size_t left = 0, masks = 0;
+        struct uncovered u = {0};
+        size_t masks = 0;
 
         if (!sup->layers.mntns)
-                return;
+                return 0;
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *m = &sup->view.mounts[i];
                 glob_t g;
@@ -169,7 +185,7 @@ void masks_add(struct supervisor *sup)
                 if (!m->pattern) {
                         if (!m->except || !vfs_path_has_prefix(m->except, m->sandbox))
                                 masks += mask_one(sup, m->sandbox, m->alias ? m->host : m->sandbox,
-                                                  &left);
+                                                  &u);
                         continue;
                 }
                 if (glob(m->alias ? m->host : m->sandbox, GLOB_PERIOD | GLOB_NOSORT, NULL, &g) != 0)
@@ -181,7 +197,7 @@ void masks_add(struct supervisor *sup)
                             dot_or_dotdot(g.gl_pathv[k]) ||
                             (m->except && vfs_path_has_prefix(m->except, path)))
                                 continue;
-                        masks += mask_one(sup, path, g.gl_pathv[k], &left);
+                        masks += mask_one(sup, path, g.gl_pathv[k], &u);
                 }
                 globfree(&g);
         }
@@ -200,13 +216,28 @@ void masks_add(struct supervisor *sup)
                         "stockade: copy-on-write: hidden paths beneath it (%zu covered by "
                         "mounts); opens and name changes there resolve in the view\n",
                         masks);
-        if (left && !sup->cfg->quiet)
+        /* --fast: the kernel answers stat and lists directories; only a mask keeps a hidden
+         * path's names and metadata from it. */
+        if (sup->cfg->fast && u.path[0])
+                return make_error(err, 0,
+                                  "--fast: the hidden path `%s` holds a path the sandbox sees, "
+                                  "so no mount can cover it, and the kernel would list its "
+                                  "names; run without --fast",
+                                  u.path);
+        if (sup->cfg->fast && u.left)
+                return make_error(err, 0,
+                                  "--fast: %zu hidden paths cannot be covered (more than %d "
+                                  "mounts), and the kernel would list their names; run without "
+                                  "--fast",
+                                  u.left, MNT_BINDS_MAX);
+        if (u.left && !sup->cfg->quiet)
                 fprintf(stderr,
                         "stockade: note: %zu hidden paths are not covered in the mount "
                         "namespace (more than %d mounts): the emulation and Landlock hide "
                         "them%s\n",
-                        left, MNT_BINDS_MAX,
+                        u.left, MNT_BINDS_MAX,
                         sup->cow_hides ? " (beneath the copy-on-write directory, the "
                                          "emulation alone)"
                                        : "");
+        return 0;
 }

@@ -274,6 +274,19 @@ static int check_layers(struct supervisor *sup, struct error *err)
                            "write-protected (only chmod, chown, utimes and xattrs are checked)\n",
                            sup->layers.why_landlock);
         }
+        /* Not even with --allow-degraded: the masks are what keeps a hidden path's metadata
+         * from a stat the kernel answers (cow_masks.c), Landlock its content. */
+        if (sup->cfg->fast && !sup->layers.mntns)
+                return make_error(err, 0,
+                                  "--fast needs a mount namespace of the sandbox's own, where "
+                                  "hidden paths are covered, and this host gives none (see "
+                                  "`stockade run -v`); run without --fast");
+        if (sup->cfg->fast && !sup->layers.landlock_abi)
+                return make_error(err, 0, "--fast needs Landlock, which this host lacks (%s)",
+                                  sup->layers.why_landlock);
+        if (sup->cfg->fast && sup->cfg->verbose)
+                fprintf(stderr, "stockade: --fast: stat, access, readlink and listings are the "
+                                "kernel's, in the sandbox's mount namespace (not traced)\n");
         if (sup->cfg->set_user && geteuid() != 0)
                 return make_error(err, 0, "--user needs stockade to run as root");
         check_user(sup->cfg);
@@ -523,6 +536,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->fopts.ipc_denied = sup->layers.ipc == IPC_SHARED;
         sup->fopts.net_policy = plan->cfg->net.mode != NETPOL_MODE_HOST;
         sup->fopts.trace_all = plan->cfg->trace_path && plan->cfg->trace_level == TRACE_LEVEL_ALL;
+        sup->fopts.kernel_looks = plan->cfg->fast;
         if (getrandom(&sup->fopts.handoff_key, sizeof(sup->fopts.handoff_key), 0) < 0)
                 sup->fopts.handoff_key =
                         (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);

@@ -56,6 +56,7 @@ struct config {
         int *pass_fds;          /* --pass-fd: inherited fds that stay open in the sandbox */
         size_t n_pass_fds;
         bool allow_degraded;
+        bool fast; /* --fast: the kernel answers stat, access, readlink and listings */
         bool clear_env;
         struct env_op *env_ops;
         size_t n_env_ops;

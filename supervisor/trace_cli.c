@@ -391,6 +391,9 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                 }
                 printf("\n# cwd: %s\n", P(s->cwd));
                 show_network(s->policy);
+                if (s->policy && s->policy->fast)
+                        printf("# --fast: stat, access, readlink and listings were the kernel's "
+                               "and are not recorded\n");
                 break;
         }
         case STOCKADE__TRACE__RECORD__KIND_EVENT:

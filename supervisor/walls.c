@@ -726,7 +726,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
         sup->cwd = xstrdup(cwd);
         for (size_t i = 0; i < view->n_mounts && !sup->remapped; i++)
                 sup->remapped = vfs_mount_remapped(&view->mounts[i]);
-        masks_add(sup);
+        if (masks_add(sup, err) < 0)
+                return -1;
         for (size_t i = 0; i < sup->places.n && !sup->hidden_in_writable; i++)
                 sup->hidden_in_writable = sup->places.v[i].kind == PLACE_TREE &&
                                           grants_hidden_named_beneath(view, sup->places.v[i].path);

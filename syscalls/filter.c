@@ -64,6 +64,7 @@ enum rule_when {
         W_DNS,      /* only when the supervisor answers DNS */
         W_NETPOL,   /* only under the network policy (not --net host) */
         W_TWINS,    /* only where twins of the host's namespace can exist (syscalls/net.h) */
+        W_LOOKS,    /* only under --fast: the kernel answers the calls that look */
 };
 
 /* One comparison of one argument. */
@@ -200,8 +201,10 @@ static const struct arg_rule arg_rules[] = {
          * fd itself, and a non-empty one can tell no more than an O_PATH open and fstat of
          * it already do (a hidden path's metadata, never its content). Without the flag the
          * view answers (fs_look.c). */
+        {SC_newfstatat, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_LOOKS},
         {SC_newfstatat, 3, C_ANY, AT_EMPTY_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_newfstatat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
+        {SC_statx, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_LOOKS},
         {SC_statx, 2, C_ANY, AT_EMPTY_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_statx, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
@@ -428,11 +431,33 @@ static bool sysv_ipc_row(const struct syscall_row *row)
         }
 }
 
+/* The calls that only look (fs_look.c, fs_dir.c), which --fast leaves to the kernel
+ * (newfstatat and statx have rules of their own). */
+static bool look_row(const struct syscall_row *row)
+{
+        switch (row - syscall_table) {
+        case SC_stat:
+        case SC_lstat:
+        case SC_access:
+        case SC_faccessat:
+        case SC_faccessat2:
+        case SC_readlink:
+        case SC_readlinkat:
+        case SC_getdents:
+        case SC_getdents64:
+                return true;
+        default:
+                return false;
+        }
+}
+
 /* The action of a row whose verdict does not depend on arguments. */
 static uint32_t row_action(const struct filter_opts *o, const struct syscall_row *row)
 {
         if (o->ipc_denied && sysv_ipc_row(row))
                 return verdict_action(o, V_ERRNO, EPERM, false, false);
+        if (o->kernel_looks && look_row(row))
+                return verdict_action(o, V_KERNEL, 0, false, false);
         /* A silent fallback stays ENOSYS in audit mode: run natively, clone3 would hide its
          * flags from the audit (they are in memory) and its child from --max-procs (only
          * clone is counted); refused, libc takes clone, which the audit sees whole. */
@@ -462,6 +487,8 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->net_policy;
         case W_TWINS:
                 return o->twins;
+        case W_LOOKS:
+                return o->kernel_looks;
         }
         return true;
 }

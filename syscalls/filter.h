@@ -23,6 +23,10 @@ struct filter_opts {
          * something out: syscalls/net.h): the socket filter options are notified, and
          * getsockname is performed by the supervisor (syscalls/net_twin.c). */
         bool twins;
+        /* --fast: the calls that only look at names and metadata (the stat family, access,
+         * readlink, listings) stay in the kernel, which resolves them in the sandbox's mount
+         * namespace, where hidden paths are masked (README "Fast mode"). */
+        bool kernel_looks;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

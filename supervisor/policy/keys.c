@@ -439,6 +439,7 @@ static const struct pkey top_keys[] = {
         {"tty", key_flag, "tty", NULL},
         {"mode", key_flag, "mode", NULL},
         {"allow_degraded", key_switch, "allow-degraded", NULL},
+        {"fast", key_switch, "fast", NULL},
         {"pass_fds", key_each, "pass-fd", NULL},
         {"verbose", key_verbose, NULL, NULL},
         {"quiet", key_switch, "quiet", NULL},

@@ -354,6 +354,7 @@ static void show_process(struct emit *m, const struct config *cfg, const char *b
         pair(m, "tty", ttys[cfg->tty]);
         pair(m, "mode", cfg->mode == MODE_AUDIT ? "audit" : "enforce");
         pair_bool(m, "allow_degraded", cfg->allow_degraded);
+        pair_bool(m, "fast", cfg->fast);
         if (cfg->n_pass_fds) {
                 text(m, "pass_fds", YAML_PLAIN_SCALAR_STYLE);
                 start(m, false, true);

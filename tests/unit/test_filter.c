@@ -114,12 +114,13 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
 
 static void program_matches_decide(void **state)
 {
-        for (int combo = 0; combo < 32; combo++) {
+        for (int combo = 0; combo < 64; combo++) {
                 struct filter_opts o = {.audit = combo & 1,
                                         .count_procs = combo & 2,
                                         .signals_scoped = combo & 4,
                                         .ipc_denied = combo & 8,
-                                        .twins = combo & 16};
+                                        .twins = combo & 16,
+                                        .kernel_looks = combo & 32};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -299,6 +300,38 @@ static void sigio_rules(void **state)
                                 fail_msg("case %zu (scoped %d): %#x", i, scoped,
                                          filter_decide(&o, &d));
                 }
+}
+
+/* --fast: the calls that look stay in the kernel whatever their flags; the opens, name
+ * changes, exec and metadata setters are still the supervisor's. */
+static void fast_looks(void **state)
+{
+        static const char *const looks[] = {"stat",       "lstat",     "newfstatat", "statx",
+                                            "access",     "faccessat", "faccessat2", "readlink",
+                                            "readlinkat", "getdents",  "getdents64"};
+        static const char *const judged[] = {"open",   "openat",   "openat2",  "creat",
+                                             "unlink", "rename",   "mkdir",    "execve",
+                                             "chmod",  "fchmodat", "truncate", "linkat"};
+        struct filter_opts fast = {.kernel_looks = true}, slow = {0},
+                           traced = {.kernel_looks = true, .trace_all = true};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(looks) / sizeof(*looks); i++) {
+                d.nr = syscall_by_name(looks[i])->nr;
+                d.args[2] = d.args[3] = 0; /* no AT_EMPTY_PATH */
+                if (filter_decide(&fast, &d) != ALLOW || filter_decide(&slow, &d) != NOTIF)
+                        fail_msg("%s: fast %#x, default %#x", looks[i], filter_decide(&fast, &d),
+                                 filter_decide(&slow, &d));
+                /* --trace-level all still sees them, decided as the kernel would */
+                assert_int_equal(filter_decide(&traced, &d), NOTIF);
+        }
+        for (size_t i = 0; i < sizeof(judged) / sizeof(*judged); i++) {
+                d.nr = syscall_by_name(judged[i])->nr;
+                if (filter_decide(&fast, &d) != filter_decide(&slow, &d))
+                        fail_msg("%s: fast %#x, default %#x", judged[i], filter_decide(&fast, &d),
+                                 filter_decide(&slow, &d));
+        }
 }
 
 /* Without a private IPC namespace, SysV IPC is refused in the kernel (shmdt excepted);
@@ -542,6 +575,7 @@ int main(void)
                 cmocka_unit_test(scoped_signals),
                 cmocka_unit_test(sigio_rules),
                 cmocka_unit_test(sysv_ipc),
+                cmocka_unit_test(fast_looks),
                 cmocka_unit_test(net_rules),
                 cmocka_unit_test(twin_filter_options),
                 cmocka_unit_test(kernel_enforces),
