@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Issue 6, item 10, and issue 7: real work runs unchanged in the default view. Usage:
-#   test_workloads.sh STOCKADE CASE [rw|cow|cow-slow]      CASE: git tar venv gcc make mv
+#   test_workloads.sh STOCKADE CASE [rw|cow|cow-slow|cow-fast]  CASE: git tar venv gcc make mv
 # Each case runs real tools under `stockade run` in a fresh workspace and judges the result
 # from outside the sandbox, against the same work done natively where there is something to
 # compare. rw (the default) runs with --rw ., so that the result lands on the host, where it
 # is judged. cow runs in the default view, copy-on-write: after each run the host tree must be
 # exactly as before (paths, types, modes, sizes, times, owners, content), `stockade diff` must
 # read the session, and `stockade apply` must then write what a native run would have made:
-# the same checks judge the host after apply. Run as root, every case runs twice: as root's
+# the same checks judge the host after apply. cow-fast is cow under --fast (stat, access,
+# readlink and listings answered by the kernel). Run as root, every case runs twice: as root's
 # default user (nobody, in a workspace nobody owns) and with `--user root` (uid 0 without
 # capabilities); otherwise once, as the caller. Exits 77 (skipped) when a tool the case needs
 # is missing, or, for cow, when no mount namespace can be made, saying which.
@@ -94,7 +95,7 @@ sbx_cow() {
         before=$(tree_state "$dir")
         # TMPDIR=/tmp: the state directory is hidden, and the directories on the way to it
         # (ctest's TMPDIR, /var/tmp) cannot take new entries; the sandbox's /tmp is its own.
-        (cd "$dir" && TMPDIR=/tmp "$stockade" run --session "$s" "${st[@]}" "${flags[@]}" ${slow:+--hide "$dir/.hidden-beneath"} -- "$@") \
+        (cd "$dir" && TMPDIR=/tmp "$stockade" run --session "$s" "${st[@]}" "${flags[@]}" ${slow:+--hide "$dir/.hidden-beneath"} ${fast:+--fast} -- "$@") \
                 2>"$top/sbx.err" || rc=$?
         if [ "$(tree_state "$dir")" != "$before" ]; then
                 diff <(echo "$before") <(tree_state "$dir") >&2 || true
@@ -377,15 +378,18 @@ run_case() {
 }
 
 type "case_$case" >/dev/null 2>&1 || { echo "unknown case $case" >&2; exit 2; }
-slow=""
+slow="" fast=""
 case $mode in
 rw) ;;
+cow-fast)
+        mode=cow fast=1
+        ;;&
 cow-slow)
         # A hidden path beneath the workspace (as in a home directory) sends every open and
         # name change the slow way, resolved in the view: the same work must come out the same.
         mode=cow slow=1
         ;&
-cow)
+cow | cow-fast)
         layers=$(cd "$top" && "$stockade" run -v -- true 2>&1) || true
         if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
                 echo "skipped: no mount namespace can be made here, so no copy-on-write"

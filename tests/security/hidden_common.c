@@ -1,0 +1,152 @@
+/*
+ * What test_hidden and test_fast share (hidden_common.h): the fake HOME with its secrets, and
+ * `stockade run` from its workspace, under --fast when `fast` is set.
+ */
+#include "tests/security/hidden_common.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+char top[PATH_MAX], home[PATH_MAX + 16], work[PATH_MAX + 16], extra[PATH_MAX + 16];
+uid_t sbx_uid;
+bool fast;
+
+void put(const char *dir, const char *rel, const char *content)
+{
+        char path[PATH_MAX * 2];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(content, f);
+        fclose(f);
+        assert_int_equal(chmod(path, 0644), 0);
+}
+
+void mkdirs(const char *dir, const char *rel)
+{
+        char path[PATH_MAX * 2];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        assert_int_equal(mkdir(path, 0755), 0);
+}
+
+int hidden_setup(void **state)
+{
+        char cmd[PATH_MAX * 2];
+
+        sbx_uid = geteuid() == 0 ? 65534 : geteuid();
+        assert_non_null(getcwd(top, sizeof(top) - 32));
+        strcat(top, "/hidden-XXXXXX");
+        assert_non_null(mkdtemp(top));
+        assert_int_equal(chmod(top, 0755), 0);
+        snprintf(home, sizeof(home), "%s/home", top);
+        snprintf(work, sizeof(work), "%s/home/project", top);
+        snprintf(extra, sizeof(extra), "%s/extra", top);
+        assert_int_equal(mkdir(home, 0755), 0);
+        mkdirs(home, ".ssh");
+        mkdirs(home, ".aws");
+        mkdirs(home, ".config");
+        mkdirs(home, ".config/gcloud");
+        mkdirs(home, "project");
+        assert_int_equal(mkdir(extra, 0755), 0);
+        put(home, ".ssh/id_rsa", "SECRET-SSH\n");
+        put(home, ".ssh/authorized_keys", "KEYS\n");
+        put(home, ".aws/credentials", "SECRET-AWS\n");
+        put(home, ".config/gcloud/token", "SECRET-GCLOUD\n");
+        put(home, ".netrc", "SECRET-NETRC\n");
+        /* An agent's own account, git's XDG store, a model hub token (added to the defaults
+         * later than the rest: found by `grep -r SECRET ~` on builds before). */
+        mkdirs(home, ".claude");
+        mkdirs(home, ".codex");
+        mkdirs(home, ".config/git");
+        mkdirs(home, ".cache");
+        mkdirs(home, ".cache/huggingface");
+        put(home, ".claude/.credentials.json", "SECRET-CLAUDE\n");
+        put(home, ".claude/settings.json", "visible-settings\n");
+        put(home, ".codex/auth.json", "SECRET-CODEX\n");
+        put(home, ".config/git/credentials", "SECRET-GITXDG\n");
+        put(home, ".cache/huggingface/token", "SECRET-HF\n");
+        put(home, "notes.txt", "visible-notes\n");
+        put(home, ".config/app.conf", "visible-conf\n");
+        put(extra, "private.key", "SECRET-EXTRA\n");
+        put(extra, "public.txt", "visible-public\n");
+        /* HOME belongs to the sandbox's uid (nobody when we are root): its mode alone would
+         * let the sandbox write ~/.ssh. */
+        snprintf(cmd, sizeof(cmd), "chown -R %u '%s'", (unsigned)sbx_uid, home);
+        assert_int_equal(system(cmd), 0);
+        setenv("HOME", home, 1);
+        return 0;
+}
+
+int hidden_teardown(void **state)
+{
+        char cmd[PATH_MAX + 32];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* stockade run OPTS -- sh -c SCRIPT, from `dir`. As root the command runs as nobody, whose
+ * HOME would be /nonexistent: keep ours (the fake one), which the default view's hidden paths
+ * are computed from. */
+void run_script_in(const char *dir, const char *const *opts, const char *script,
+                   struct run_result *r)
+{
+        const char *v[16] = {"--env", "HOME", "--fast"};
+        size_t n = fast ? 3 : 2;
+
+        for (; opts && *opts && n < 15; opts++)
+                v[n++] = *opts;
+        v[n] = NULL;
+        assert_int_equal(runner_stockade_sh(dir, v, script, TIMEOUT_S, r), 0);
+        if (r->exit_code == -1)
+                fail_msg("watchdog fired: %s", r->err);
+}
+
+void run_script(const char *const *opts, const char *script, struct run_result *r)
+{
+        run_script_in(work, opts, script, r);
+}
+
+/* The same script natively, as the sandbox's uid: the control. */
+void run_native(const char *script, struct run_result *r)
+{
+        char uid[32];
+        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
+                                 "--clear-groups",   "/bin/sh", "-c", script,    NULL};
+        const char *plain[] = {"/bin/sh", "-c", script, NULL};
+
+        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
+        assert_int_equal(chdir(work), 0);
+        assert_int_equal(
+                runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL, TIMEOUT_S, r),
+                0);
+        assert_int_equal(chdir(top), 0);
+}
+
+/* --fast needs a mount namespace: without one this variant has nothing to run. */
+bool hidden_fast_possible(void)
+{
+        const char *v[] = {"--env", "HOME", "--fast", NULL};
+        struct run_result r;
+        bool ok;
+
+        hidden_setup(NULL);
+        assert_int_equal(runner_stockade_sh(top, v, "true", TIMEOUT_S, &r), 0);
+        ok = r.exit_code == 0;
+        if (!ok)
+                printf("skipped: --fast cannot run here: %s", r.err);
+        runner_free(&r);
+        hidden_teardown(NULL);
+        return ok;
+}
