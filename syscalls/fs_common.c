@@ -331,8 +331,13 @@ void fs_sandbox_path(const struct supervisor *sup, char *path, size_t size)
 
         if (!n || strncmp(path, sup->shm_dir, n) != 0 || (path[n] && path[n] != '/'))
                 return;
-        snprintf(rest, sizeof(rest), "%s", path + n);
-        snprintf(path, size, "/dev/shm%s", rest);
+        /* "/dev/shm" is shorter than the scratch's path, so it fits; were it not to, the
+         * path is left as it is rather than cut */
+        if (snprintf(rest, sizeof(rest), "%s", path + n) >= (int)sizeof(rest) ||
+            strlen(rest) + sizeof("/dev/shm") > size)
+                return;
+        if (snprintf(path, size, "/dev/shm%s", rest) >= (int)size)
+                path[0] = '\0'; /* unreachable: checked above */
 }
 
 /*
