@@ -90,6 +90,9 @@ struct arg_rule {
 };
 
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
+/* The open flags that make an open more than a directory's for reading: with these clear
+ * and O_DIRECTORY set, the kernel opens a directory read-only or fails. */
+#define OPENDIR_MASK ((uint64_t)(O_DIRECTORY | O_ACCMODE | O_CREAT | O_TRUNC | O_TMPFILE | O_PATH))
 /* New namespaces, and CLONE_UNTRACED: a child the kernel would not attach to our tracer
  * would escape the tree (teardown, --max-procs, EXITKILL). */
 #define CLONE_DENIED_FLAGS                                                                         \
@@ -184,9 +187,13 @@ static const struct arg_rule arg_rules[] = {
          * cannot install an O_PATH file (fget refuses them), and such an fd gives no access
          * to what it names: every use of it by path is emulated (fs_open.c). */
         {SC_open, 1, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
+        /* --fast: a directory opened to be read (opendir) can only be listed, and listings
+         * are the kernel's then; an O_TMPFILE, which has O_DIRECTORY's bit, is not one. */
+        {SC_open, 1, C_EQ, OPENDIR_MASK, O_DIRECTORY, V_KERNEL, 0, false, W_LOOKS},
         {SC_open, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_openat, 3, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_openat, 2, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_openat, 2, C_EQ, OPENDIR_MASK, O_DIRECTORY, V_KERNEL, 0, false, W_LOOKS},
         {SC_openat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_creat, 1, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_creat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},

@@ -326,6 +326,27 @@ static void fast_looks(void **state)
                 /* --trace-level all still sees them, decided as the kernel would */
                 assert_int_equal(filter_decide(&traced, &d), NOTIF);
         }
+        /* opendir's open: the kernel's; any other open of a directory, or O_TMPFILE, not */
+        d.nr = __NR_openat;
+        d.args[2] = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK;
+        assert_int_equal(filter_decide(&fast, &d), ALLOW);
+        assert_int_equal(filter_decide(&slow, &d), NOTIF);
+        d.nr = __NR_open;
+        d.args[1] = O_RDONLY | O_DIRECTORY;
+        d.args[2] = 0; /* open's mode */
+        assert_int_equal(filter_decide(&fast, &d), ALLOW);
+        d.args[1] = O_RDWR | O_DIRECTORY;
+        assert_int_equal(filter_decide(&fast, &d), NOTIF);
+        d.nr = __NR_openat;
+        d.args[1] = 0;
+        for (unsigned long long f = 0; f < 6; f++) {
+                static const int more[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_TMPFILE, 0};
+                d.args[2] = O_DIRECTORY | (unsigned)more[f];
+                assert_int_equal(filter_decide(&fast, &d), more[f] ? NOTIF : ALLOW);
+                d.args[2] = (unsigned)more[f] & ~O_DIRECTORY; /* no O_DIRECTORY: the view's */
+                assert_int_equal(filter_decide(&fast, &d), NOTIF);
+        }
+        d.args[2] = 0;
         for (size_t i = 0; i < sizeof(judged) / sizeof(*judged); i++) {
                 d.nr = syscall_by_name(judged[i])->nr;
                 if (filter_decide(&fast, &d) != filter_decide(&slow, &d))
