@@ -96,6 +96,9 @@ struct supervisor {
         /* A remapped mount (--ro HOST:SANDBOX) is in the view: the mount tables and the
          * listings of its root are rewritten (fs_mountinfo.c, fs_dir.c). */
         bool remapped;
+        /* A private directory or /dev/shm is bound from the scratch in the mount namespace:
+         * the mount tables name the scratch's host path as the bind's root (fs_mountinfo.c). */
+        bool private_binds;
         /* The program's sockets can be the host's under a policy that lets something out
          * (twins, or no namespace): getsockname hides a host address (net_twin.c). */
         bool host_sockets;

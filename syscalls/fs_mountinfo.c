@@ -1,5 +1,7 @@
 /*
- * /proc/PID/mountinfo with remapped mounts (--ro HOST:SANDBOX, supervisor/remap.c): the line
+ * /proc/PID/mountinfo with remapped mounts (--ro HOST:SANDBOX, supervisor/remap.c) or private
+ * directories (the default /tmp, --tmp, /dev/shm: a directory of the scratch bound there,
+ * shim/mntns.c), whose lines name the scratch's host path as their root the same way: the line
  * of the bind at SANDBOX names, in its fourth field, the directory of its file system that it
  * shows: HOST's place there, a host path the program must not learn (DESIGN.md). The program
  * gets a sealed memfd in which that field is the mount point instead, as if SANDBOX were
@@ -60,12 +62,18 @@ static bool unescape(const char *f, size_t len, char *out)
 
 enum line_fate { LINE_KEEP, LINE_ROOT_IS_POINT, LINE_DROP };
 
-/* A remap's SANDBOX: its root becomes its mount point. At or beneath a HOST hidden at its own
- * path (remap.c, hide_source): the masks there, which would name it, are left out. */
+/* A remap's SANDBOX, a private directory, /dev/shm: its root becomes its mount point. At or
+ * beneath a HOST hidden at its own path (remap.c, hide_source): the masks there, which would
+ * name it, are left out. */
 static enum line_fate fate(const struct supervisor *sup, const char *point)
 {
+        if (sup->private_binds && strcmp(point, "/dev/shm") == 0)
+                return LINE_ROOT_IS_POINT;
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *m = &sup->view.mounts[i], *h;
+
+                if (m->mode == VFS_TMP && sup->private_binds && strcmp(point, m->sandbox) == 0)
+                        return LINE_ROOT_IS_POINT;
 
                 if (!vfs_mount_remapped(m))
                         continue;
@@ -118,7 +126,7 @@ int fs_mountinfo_view(const struct supervisor *sup, int flags, int fd, const str
         ssize_t n;
         int r;
 
-        if (!sup->remapped || !fs_proc_file(sup, fd, st, path))
+        if (!(sup->remapped || sup->private_binds) || !fs_proc_file(sup, fd, st, path))
                 return fd;
         table = mount_table(path);
         if (!table)

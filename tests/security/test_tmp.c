@@ -167,6 +167,26 @@ static void dotdot_stays_private(void **state)
         runner_free(&r);
 }
 
+/* The mount tables name no scratch directory of the host's (its path under $TMPDIR, the
+ * private /dev/shm's): each private bind reads as bound from itself, by every table and
+ * spelling. */
+static void mount_tables_name_no_scratch(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        need_ns();
+        run(NULL,
+            "cat /proc/self/mountinfo /proc/self/mounts /proc/self/mountstats "
+            "/proc/thread-self/mountinfo /proc/$$/task/$$/mountinfo; "
+            "grep -c ' /tmp /tmp ' /proc/self/mountinfo; echo end",
+            &r);
+        if (strstr(r.out, scratch_parent) || strstr(r.out, "stockade-tmp-") ||
+            strstr(r.out, "/stockade-") || !strstr(r.out, "\n1\nend") || r.exit_code != 0)
+                fail_msg("exit %d:\n%s\n%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
 /* --tmp on another directory: its content is not there, and nothing written reaches it. */
 static void tmp_elsewhere(void **state)
 {
@@ -335,6 +355,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(tmp_is_private),
                 cmocka_unit_test(dotdot_stays_private),
+                cmocka_unit_test(mount_tables_name_no_scratch),
                 cmocka_unit_test(tmp_elsewhere),
                 cmocka_unit_test(tmp_missing_refused),
                 cmocka_unit_test(workspace_in_tmp),
