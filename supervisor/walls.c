@@ -727,8 +727,8 @@ int walls_setup(struct supervisor *sup, struct error *err)
         for (size_t i = 0; i < view->n_mounts && !sup->remapped; i++)
                 sup->remapped = vfs_mount_remapped(&view->mounts[i]);
         for (size_t i = 0; i < sup->n_binds && !sup->private_binds; i++)
-                sup->private_binds = !sup->binds[i].mask && !sup->binds[i].overlay &&
-                                     !sup->binds[i].remap;
+                sup->private_binds =
+                        !sup->binds[i].mask && !sup->binds[i].overlay && !sup->binds[i].remap;
         if (masks_add(sup, err) < 0)
                 return -1;
         for (size_t i = 0; i < sup->places.n && !sup->hidden_in_writable; i++)
