@@ -392,8 +392,10 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                 printf("\n# cwd: %s\n", P(s->cwd));
                 show_network(s->policy);
                 if (s->policy && s->policy->fast)
-                        printf("# --fast: stat, access, readlink and listings were the kernel's "
-                               "and are not recorded\n");
+                        printf("# --fast: stat, access, readlink and listings were the "
+                               "kernel's%s\n",
+                               s->level && strcmp(s->level, "all") == 0 ? " (recorded as allowed)"
+                                                                        : " and are not recorded");
                 break;
         }
         case STOCKADE__TRACE__RECORD__KIND_EVENT:

@@ -86,11 +86,47 @@ static void fast_refusals(void **state)
         runner_free(&r);
 }
 
+/* The calls --fast leaves to the kernel never reach the supervisor: the trace of a run that
+ * stats, lists and reads links holds none of them, and says why; without --fast the same run
+ * records them (the control). */
+static void fast_calls_not_notified(void **state)
+{
+        char trace[PATH_MAX + 32], cmd[3 * PATH_MAX];
+        const char *opts[] = {"--trace", trace, NULL};
+        const char *script =
+                "stat -c %s ~/notes.txt; ls -la ~ >/dev/null; readlink /proc/self/exe; "
+                "test -r ~/notes.txt && echo readable";
+        struct run_result r;
+
+        (void)state;
+        for (int with = 1; with >= 0; with--) {
+                fast = with;
+                snprintf(trace, sizeof(trace), "%s/run%d.trace", top, with);
+                run_script(opts, script, &r);
+                if (r.exit_code != 0 || !strstr(r.out, "readable"))
+                        fail_msg("exit %d:\n%s%s", r.exit_code, r.out, r.err);
+                runner_free(&r);
+                snprintf(cmd, sizeof(cmd), "'%s' trace show '%s'", runner_stockade(), trace);
+                assert_int_equal(runner_run((char *const[]){"/bin/sh", "-c", cmd, NULL}, NULL,
+                                            TIMEOUT_S, &r),
+                                 0);
+                if (with && (!strstr(r.out, "# --fast:") || strstr(r.out, "statx(") ||
+                             strstr(r.out, "newfstatat(AT_FDCWD") || strstr(r.out, "getdents") ||
+                             strstr(r.out, "readlink(") || strstr(r.out, "access(")))
+                        fail_msg("--fast: a look reached the supervisor:\n%s", r.out);
+                if (!with && (strstr(r.out, "# --fast:") || !strstr(r.out, "readlink(")))
+                        fail_msg("the control recorded no look:\n%s", r.out);
+                runner_free(&r);
+        }
+        fast = true;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(fast_metadata_is_the_masks),
                 cmocka_unit_test(fast_refusals),
+                cmocka_unit_test(fast_calls_not_notified),
         };
 
         fast = true;
