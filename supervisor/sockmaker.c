@@ -104,7 +104,7 @@ static _Noreturn void serve(int chan)
         }
 }
 
-int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid_t gid,
+int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, int mnt_fd, uid_t uid, gid_t gid,
                     const char **step)
 {
         int sv[2], fd;
@@ -123,7 +123,8 @@ int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid
                 prctl(PR_SET_DUMPABLE, 0);
                 prctl(PR_SET_NAME, "stockade-net");
                 if ((user_fd >= 0 && setns(user_fd, CLONE_NEWUSER) < 0) ||
-                    setns(net_fd, CLONE_NEWNET) < 0)
+                    setns(net_fd, CLONE_NEWNET) < 0 ||
+                    (mnt_fd >= 0 && setns(mnt_fd, CLONE_NEWNS) < 0))
                         _exit(1);
                 /* The command's ids, no capability: it makes sockets and reads what the
                  * command may read (a root stockade's maker would read root's). */

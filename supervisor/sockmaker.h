@@ -34,10 +34,12 @@ struct sockmaker {
         pthread_mutex_t lock;
 };
 
-/* Fork the maker into the namespaces `user_fd` (-1: none, stockade is root) and `net_fd`,
- * where it takes the command's ids (from root) and drops every capability. Returns 0, or
- * -errno with *step naming what failed. */
-int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, uid_t uid, gid_t gid,
+/* Fork the maker into the namespaces `user_fd` (-1: none, stockade is root), `net_fd` and
+ * `mnt_fd` (-1: none), where it takes the command's ids (from root) and drops every
+ * capability. The sandbox's mount namespace: a directory of /proc/sys/net it opens for the
+ * program must lead, by `..`, into the sandbox's tree, never ours. Returns 0, or -errno with
+ * *step naming what failed. */
+int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, int mnt_fd, uid_t uid, gid_t gid,
                     const char **step);
 
 /* A socket made inside, close-on-exec; its other flags as `type` says. Returns the fd or

@@ -355,7 +355,7 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
         /* The socket maker joins the network namespace now, while we have no thread and no
          * Landlock domain (sockmaker.h). */
         if (sup->layers.netns) {
-                r = sockmaker_start(&sup->netns, sup->ns_fds[0], sup->ns_fds[3],
+                r = sockmaker_start(&sup->netns, sup->ns_fds[0], sup->ns_fds[3], sup->ns_fds[2],
                                     sup->cfg->set_user ? sup->cfg->uid : geteuid(),
                                     sup->cfg->set_user ? sup->cfg->gid : getegid(), step);
                 if (r < 0)

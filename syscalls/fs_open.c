@@ -184,19 +184,24 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int f
 static int open_proc(struct supervisor *sup, const struct open_call *oc,
                      const struct vfs_special *sp)
 {
+        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
+        int base = fs_abs_base(sup, &resolve);
         char parent[PATH_MAX];
         char *slash;
         int dfd, fd, r;
 
         if (fs_sysnet(sup, sp->host))
                 return sockmaker_open_sysnet(&sup->netns, sp->host, oc->flags);
-        fd = open_as(sup, oc, AT_FDCWD, sp->host, oc->flags, RESOLVE_NO_MAGICLINKS);
+        /* In the sandbox's mount namespace, never ours: from a directory of our /proc, `..`
+         * would lead the program into our tree, where its overlay, private /tmp and masks
+         * are not (an outside review wrote the workspace's host copy from there). */
+        fd = open_as(sup, oc, base, sp->host, oc->flags, resolve);
         if (fd != -ELOOP || !sp->process || !fs_magic_last(sp->host))
                 return fd;
         snprintf(parent, sizeof(parent), "%s", sp->host);
         slash = strrchr(parent, '/');
         *slash = '\0';
-        dfd = open_as(sup, oc, AT_FDCWD, parent, O_PATH | O_DIRECTORY, RESOLVE_NO_MAGICLINKS);
+        dfd = open_as(sup, oc, base, parent, O_PATH | O_DIRECTORY, resolve);
         if (dfd < 0)
                 return dfd;
         fd = open_as(sup, oc, dfd, slash + 1, oc->flags & ~O_NOFOLLOW, 0);
@@ -289,7 +294,11 @@ static int open_special(struct supervisor *sup, struct open_call *oc, const stru
         case VFS_SP_DEV:
                 break;
         }
-        return open_as(sup, oc, AT_FDCWD, sp.host, oc->flags, RESOLVE_NO_MAGICLINKS);
+        /* In the sandbox's mount namespace, as for /proc (open_proc) */
+        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
+        int base = fs_abs_base(sup, &resolve);
+
+        return open_as(sup, oc, base, sp.host, oc->flags, resolve);
 }
 
 /* ---- the slow way: resolution in the view ----------------------------------------------- */

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,6 +188,47 @@ static void mount_tables_name_no_scratch(void **state)
         runner_free(&r);
 }
 
+/* A directory the supervisor opens for the program in the /proc or /dev view (exec 3</dev)
+ * is the sandbox's mount namespace's: from it `..` leads to the sandbox's root, never into
+ * stockade's tree, where the workspace is the host's copy and /tmp the host's (an outside
+ * review wrote the copy-on-write workspace's host copy and read the host's /tmp so), with
+ * or without --fast. Judged from outside: the host file unchanged, no host content shown. */
+static void special_dirs_stay_inside(void **state)
+{
+        static const char *const dirs[] = {"/dev",     "/proc",    "/proc/self", "/proc/sys/net",
+                                           "/dev/pts", "/dev/shm", "/proc/sys",  "/proc/1/.."};
+        char script[16 * PATH_MAX], *w = script, victim[PATH_MAX + 32], buf[64] = "";
+        const char *base = strrchr(hostfile, '/') + 1;
+        struct run_result r;
+        int fd;
+
+        (void)state;
+        need_ns();
+        snprintf(victim, sizeof(victim), "%s/victim", work);
+        sh("echo ORIGINAL > '%s' && chmod 666 '%s'", victim, victim);
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+                w += snprintf(w, sizeof(script) - (size_t)(w - script),
+                              "(exec 3<%s && cd -P /proc/self/fd/3 && for i in 1 2 3 4 5 6; do "
+                              "cd -P ..; done; cat tmp/%s; echo PWNED >> .%s; "
+                              "cat /proc/self/fd/3/../../../../tmp/%s) 2>/dev/null; ",
+                              dirs[i], base, victim, base);
+        snprintf(w, sizeof(script) - (size_t)(w - script), "echo finished");
+        for (int fast = 0; fast < 2; fast++) {
+                run((const char *[]){"--cow", work, fast ? "--fast" : "-q", NULL}, script, &r);
+                fd = open(victim, O_RDONLY);
+                assert_true(fd >= 0);
+                assert_true(read(fd, buf, sizeof(buf) - 1) >= 0);
+                close(fd);
+                if (strcmp(buf, "ORIGINAL\n") != 0 || strstr(r.out, "HOST-SECRET") ||
+                    !strstr(r.out, "finished"))
+                        fail_msg("%s: the host's tree through a special directory (victim: %s):\n"
+                                 "%s\n%s",
+                                 fast ? "--fast" : "default", buf, r.out, r.err);
+                runner_free(&r);
+        }
+        unlink(victim);
+}
+
 /* --tmp on another directory: its content is not there, and nothing written reaches it. */
 static void tmp_elsewhere(void **state)
 {
@@ -356,6 +398,7 @@ int main(void)
                 cmocka_unit_test(tmp_is_private),
                 cmocka_unit_test(dotdot_stays_private),
                 cmocka_unit_test(mount_tables_name_no_scratch),
+                cmocka_unit_test(special_dirs_stay_inside),
                 cmocka_unit_test(tmp_elsewhere),
                 cmocka_unit_test(tmp_missing_refused),
                 cmocka_unit_test(workspace_in_tmp),
