@@ -53,6 +53,17 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
                    bool connection);
 
 /*
+ * A destination of 0.0.0.0 or :: (connect, sendto, sendmsg) rewritten, in our copy, to the
+ * address the kernel would send to: for IPv4 the address the socket is bound to, 127.0.0.1
+ * when it has none (ip_route_output_key_hash); for IPv6 ::1 (::ffff:127.0.0.1 on a socket
+ * bound to an IPv4-mapped address). Before the judgement, so that what is judged is what the
+ * call is performed with: a bind by another thread in between cannot move it. The port and
+ * the rest stay. `unspec_is_v4`: an AF_UNSPEC name is an IPv4 one (a UDPv4 send).
+ */
+void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr, size_t len,
+                        bool unspec_is_v4);
+
+/*
  * With a network namespace of the sandbox's own (supervisor/sockmaker.h), a socket of the
  * sandbox's that is allowed out (NET_VIA_HOST) is replaced by a twin made in the host's
  * namespace: same domain, type and protocol, its file flags (O_NONBLOCK, O_ASYNC), and the

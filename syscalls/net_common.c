@@ -93,6 +93,53 @@ static bool over_limit(struct supervisor *sup, struct call *call, const struct n
         return true;
 }
 
+void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr, size_t len,
+                        bool unspec_is_v4)
+{
+        struct sockaddr_storage b;
+        socklen_t bl = sizeof(b);
+        struct sockaddr_in in;
+        struct sockaddr_in6 in6;
+        uint32_t loop = htonl(INADDR_LOOPBACK), bound = 0;
+        bool mapped_bound = false;
+
+        if (getsockname(s->fd, (struct sockaddr *)&b, &bl) == 0) {
+                if (b.ss_family == AF_INET)
+                        bound = ((struct sockaddr_in *)&b)->sin_addr.s_addr;
+                else if (b.ss_family == AF_INET6 &&
+                         IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&b)->sin6_addr)) {
+                        mapped_bound = true;
+                        memcpy(&bound, ((struct sockaddr_in6 *)&b)->sin6_addr.s6_addr + 12, 4);
+                }
+        }
+        if ((addr->ss_family == AF_INET || (addr->ss_family == AF_UNSPEC && unspec_is_v4)) &&
+            len >= sizeof(in)) {
+                memcpy(&in, addr, sizeof(in));
+                if (in.sin_addr.s_addr != htonl(INADDR_ANY))
+                        return;
+                in.sin_family = AF_INET;
+                in.sin_addr.s_addr = bound ? bound : loop;
+                memcpy(addr, &in, sizeof(in));
+        } else if (addr->ss_family == AF_INET6 && len >= 24) {
+                memcpy(&in6, addr, len < sizeof(in6) ? len : sizeof(in6));
+                if (IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr)) {
+                        if (mapped_bound) {
+                                memset(&in6.sin6_addr, 0, 10);
+                                memset(in6.sin6_addr.s6_addr + 10, 0xff, 2);
+                                memcpy(in6.sin6_addr.s6_addr + 12, &loop, 4);
+                        } else {
+                                in6.sin6_addr = in6addr_loopback;
+                        }
+                } else if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr) &&
+                           memcmp(in6.sin6_addr.s6_addr + 12, &(uint32_t){0}, 4) == 0) {
+                        memcpy(in6.sin6_addr.s6_addr + 12, bound ? &bound : &loop, 4);
+                } else {
+                        return;
+                }
+                memcpy(addr, &in6, len < sizeof(in6) ? len : sizeof(in6));
+        }
+}
+
 int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_sock *s,
                    const void *addr, size_t len, const char *what, bool unspec_is_v4,
                    bool connection)

@@ -306,6 +306,7 @@ static void decide(struct supervisor *sup, struct call *call, struct connect_cal
                 return;
         }
         if ((s->domain == AF_INET || s->domain == AF_INET6) && c->addr.ss_family != AF_UNSPEC) {
+                net_any_to_reached(s, &c->addr, (size_t)c->len, false);
                 r = net_dns_redirect(sup, call, s, &c->addr, &c->len);
                 if (r == NET_DNS_NO)
                         r = net_judge_inet(sup, call, s, &c->addr, (size_t)c->len, "connect to",

@@ -267,6 +267,7 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
 
                 if (m->name.ss_family == AF_UNSPEC && !v4dgram)
                         return NET_ALLOWED; /* no destination: the connected peer */
+                net_any_to_reached(s, &m->name, (size_t)m->namelen, v4dgram);
                 r = net_dns_redirect(sup, call, s, &m->name, &m->namelen);
                 if (r != NET_DNS_NO)
                         return r == NET_DNS_PERFORM ? NET_ALLOWED : r;

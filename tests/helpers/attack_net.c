@@ -4,6 +4,7 @@
  * invocation, its outcome on stdout ("got:REPLY", "sent:N", "err:ENAME", "inprogress").
  * The test judges from outside by what its own loopback listeners received.
  *
+ *   from SRC MODE ...       MODE (tcp, tcp-nb, udp, udp-msg) from a socket bound to SRC:0 first
  *   tcp ADDR PORT           blocking connect, read the reply
  *   tcp-nb ADDR PORT        non-blocking connect, poll, SO_ERROR, read the reply
  *   tcp-opts ADDR PORT      four times on the same fd number (close-on-exec the first two
@@ -120,12 +121,30 @@ static void read_reply(int s)
         printf("got:%s\n", buf);
 }
 
+/* `from SRC`: the sockets of tcp and udp are bound to SRC:0 before they are used. */
+static const char *bind_src;
+
+static void bind_from(int s)
+{
+        struct sockaddr_storage ss;
+        socklen_t len;
+
+        if (!bind_src)
+                return;
+        len = make_addr(bind_src, 0, &ss);
+        if (bind(s, (struct sockaddr *)&ss, len) < 0) {
+                printf("bind:");
+                exit(err(errno) + 1);
+        }
+}
+
 static int tcp(const char *host, int port, bool nonblocking)
 {
         struct sockaddr_storage ss;
         socklen_t len = make_addr(host, port, &ss);
         int s = socket(ss.ss_family, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
 
+        bind_from(s);
         if (connect(s, (struct sockaddr *)&ss, len) < 0) {
                 struct pollfd p = {.fd = s, .events = POLLOUT};
                 int e = 0;
@@ -268,6 +287,7 @@ static int udp(const char *host, int port, int how, int port2)
         };
         ssize_t n;
 
+        bind_from(s);
         if (how == 3 && connect(s, (struct sockaddr *)&ss, len) < 0)
                 return err(errno);
         if (how == 3)
@@ -689,6 +709,11 @@ static int proc_net_tcp(const char *path, int host_port)
 int main(int argc, char **argv)
 {
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (argc > 3 && strcmp(argv[1], "from") == 0) {
+                bind_src = argv[2];
+                argv += 2;
+                argc -= 2;
+        }
         if (argc == 4 && strcmp(argv[1], "tcp") == 0)
                 return tcp(argv[2], atoi(argv[3]), false);
         if (argc == 4 && strcmp(argv[1], "tcp-nb") == 0)

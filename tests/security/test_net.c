@@ -55,6 +55,7 @@ enum srv_id {
         S_BAD6,
         S_UOK,
         S_UBAD,
+        S_UOTHER_ADDR, /* the allowed UDP port on another loopback address */
         S_UNIX_OPEN,   /* a unix datagram socket in a directory the sandbox may reach */
         S_UNIX_HIDDEN, /* ... and one in a --hide directory */
         S__COUNT
@@ -231,6 +232,8 @@ static int setup(void **state)
                 fprintf(stderr, "note: no IPv6 loopback here: the IPv6 cases are skipped\n");
         assert_true(listen_on(&srvs[S_UOK], "127.0.0.1", 0, SOCK_DGRAM, NULL) > 0);
         assert_true(listen_on(&srvs[S_UBAD], "127.0.0.1", 0, SOCK_DGRAM, NULL) > 0);
+        assert_true(listen_on(&srvs[S_UOTHER_ADDR], "127.0.0.2", srvs[S_UOK].port, SOCK_DGRAM,
+                              NULL) > 0);
         make_unix_sockets();
         assert_int_equal(pthread_create(&server, NULL, serve, NULL), 0);
         return 0;
@@ -342,11 +345,13 @@ static void expect(struct run_result *r, const char *want)
 static void nothing_reached_secrets(void)
 {
         int bad = atomic_load(&srvs[S_BAD].got), other = atomic_load(&srvs[S_OTHER_ADDR].got),
-            bad6 = atomic_load(&srvs[S_BAD6].got), ubad = settle(S_UBAD, 0);
+            bad6 = atomic_load(&srvs[S_BAD6].got), ubad = settle(S_UBAD, 0),
+            uother = settle(S_UOTHER_ADDR, 0);
 
-        if (bad || other || bad6 || ubad)
-                fail_msg("denied listeners received: tcp %d, other address %d, ipv6 %d, udp %d",
-                         bad, other, bad6, ubad);
+        if (bad || other || bad6 || ubad || uother)
+                fail_msg("denied listeners received: tcp %d, other address %d, ipv6 %d, udp %d, "
+                         "udp other address %d",
+                         bad, other, bad6, ubad, uother);
 }
 
 /* No flag at all: the default policy refuses every way to reach a host's listener; in a
@@ -418,6 +423,20 @@ static void spellings(void **state)
                          : "got:ALLOWED\nerr:EACCES\nerr:EACCES\ngot:ALLOWED\nerr:EACCES\n"
                            "err:EACCES\nerr:EACCES\n");
         assert_int_equal(atomic_load(&srvs[S_OK].got), 2);
+        nothing_reached_secrets();
+        runner_free(&r);
+        /* 0.0.0.0 from a socket bound to 127.0.0.2 goes to 127.0.0.2 (the kernel sends to the
+         * bound address), which no rule allows: an outside review reached it there, without
+         * a network namespace, with only 127.0.0.1:OK allowed. */
+        run(NULL, true,
+            "$A from 127.0.0.2 tcp 0.0.0.0 $OK; $A from 127.0.0.2 tcp-nb 0.0.0.0 $OK; "
+            "$A from 127.0.0.2 udp 0.0.0.0 $UOK; $A from 127.0.0.2 udp-msg 0.0.0.0 $UOK; "
+            "$A from ::ffff:127.0.0.2 udp ::ffff:0.0.0.0 $UOK; $A tcp 0.0.0.0 $OK",
+            &r);
+        expect(&r, netns ? "err:ECONNREFUSED\ninprogress\nerr:ECONNREFUSED\nsent:8\nsent:8\n"
+                           "sent:8\ngot:ALLOWED\n"
+                         : "err:EACCES\nerr:EACCES\nerr:EACCES\nerr:EACCES\nerr:EACCES\n"
+                           "got:ALLOWED\n");
         nothing_reached_secrets();
         runner_free(&r);
         if (!have_v6)
