@@ -6,6 +6,7 @@
  * reads /proc; the buffers are sized once at start.
  */
 #include "supervisor/notify.h"
+#include "syscalls/net.h"
 #include "supervisor/creds.h"
 #include "supervisor/tfd.h"
 #include "supervisor/tmem.h"
@@ -406,6 +407,7 @@ static void *notifier_main(void *arg)
         while (!atomic_load(&sup->stopping) && r == 0)
                 r = notify_one(nt);
         tfd_forget();
+        net_thread_forget();
         if (r == 1)
                 return NULL; /* nothing left to answer */
         if (r < 0 && !atomic_load(&sup->stopping)) {

@@ -60,6 +60,10 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
  * call is performed with: a bind by another thread in between cannot move it. The port and
  * the rest stay. `unspec_is_v4`: an AF_UNSPEC name is an IPv4 one (a UDPv4 send).
  */
+/* Close what a notifier thread keeps between calls (the last fdinfo file read): when it
+ * ends. */
+void net_thread_forget(void);
+
 void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr, size_t len,
                         bool unspec_is_v4);
 

@@ -282,6 +282,13 @@ static __thread int fdinfo_fd = -1;
 static __thread pid_t fdinfo_tid;
 static __thread int fdinfo_num;
 
+void net_thread_forget(void)
+{
+        if (fdinfo_fd >= 0)
+                close(fdinfo_fd);
+        fdinfo_fd = -1;
+}
+
 /* The "flags:" of /proc/TID/fdinfo/FD (octal), or -1. */
 static long fdinfo_flags(pid_t tid, int fd)
 {
