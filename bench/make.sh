@@ -6,7 +6,8 @@
 #
 # Each repetition: `make clean` (not timed), then `make -j4` timed by bench/walltime, native and
 # sandboxed alternately, swapping which goes first every pair; one warm-up pair first. Prints
-# medians and the ratio. Knobs: REPS [11], FILES [40], JOBS [4], CASE_TIMEOUT [300].
+# medians and the ratio. Knobs: REPS [11], FILES [40], JOBS [4], CASE_TIMEOUT [300],
+# STOCKADE_FLAGS [none]: more flags for `stockade run` (STOCKADE_FLAGS=--fast).
 # Builds nothing: BUILD_DIR (default ./build) must hold stockade and bench/walltime
 # (`cmake --build build --target bench`). Needs make and gcc; uses no network.
 # Exit status: 0 when every run succeeded (a missed target is a result), 1 when a run failed,
@@ -151,7 +152,8 @@ note() { printf '%s\n' "$*" >&2; }
 once() {
 	local side=$1 out=$2 ns rc=0 cmd=(make -s -j"$JOBS")
 	make -s clean
-	[[ $side == stockade ]] && cmd=("$stockade" run -q "${as_user[@]}" -- "${cmd[@]}")
+	# shellcheck disable=SC2086 # STOCKADE_FLAGS: words, on purpose
+	[[ $side == stockade ]] && cmd=("$stockade" run -q "${as_user[@]}" ${STOCKADE_FLAGS:-} -- "${cmd[@]}")
 	ns=$("${limit[@]}" "$walltime" "${cmd[@]}" 2>"$work/stderr") || rc=$?
 	if ((rc != 0)) || ! [[ $ns =~ ^[0-9]+$ ]] || [[ ! -x prog ]]; then
 		note "make.sh: $side run failed (exit $rc): ${cmd[*]}"
@@ -188,7 +190,7 @@ echo
 printf 'stockade make bench: %s, %s CPUs, kernel %s; medians of %s interleaved runs per side\n' \
 	"$build" "$(nproc)" "$(uname -r)" "$REPS"
 awk -v nmed="$nmed" -v nmin="$nmin" -v nmax="$nmax" -v smed="$smed" -v smin="$smin" \
-	-v smax="$smax" -v label="make -j$JOBS, $((FILES + 1)) files" 'BEGIN {
+	-v smax="$smax" -v label="make -j$JOBS, $((FILES + 1)) files${STOCKADE_FLAGS:+ $STOCKADE_FLAGS}" 'BEGIN {
 	row = "%-28s %10s %10s %7s  %-19s %-19s %s\n"
 	printf row, "case", "native", "stockade", "ratio", "native min..max", "stockade min..max", "target"
 	r = smed / nmed
