@@ -312,7 +312,8 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
 {
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
-        int r = fs_special_ctx(sup, lc->tid, &ctx), fd;
+        uint64_t resolve;
+        int r = fs_special_ctx(sup, lc->tid, &ctx), fd, base;
 
         if (r < 0)
                 return r;
@@ -357,7 +358,10 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
                 close(root);
                 return fd == -EXDEV ? -EACCES : fd;
         }
-        fd = find_as(sup, lc, AT_FDCWD, sp.host, lc->follow, RESOLVE_NO_MAGICLINKS);
+        /* In the sandbox's mount namespace, as fs_open.c's open_proc. */
+        resolve = RESOLVE_NO_MAGICLINKS;
+        base = fs_abs_base(sup, &resolve);
+        fd = find_as(sup, lc, base, sp.host, lc->follow, resolve);
         if (fd == -ELOOP && sp.process && fs_magic_last(sp.host)) {
                 char parent[PATH_MAX], *slash;
                 int dfd;
@@ -365,7 +369,7 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
                 snprintf(parent, sizeof(parent), "%s", sp.host);
                 slash = strrchr(parent, '/');
                 *slash = '\0';
-                dfd = find_as(sup, lc, AT_FDCWD, parent, true, RESOLVE_NO_MAGICLINKS);
+                dfd = find_as(sup, lc, base, parent, true, resolve);
                 if (dfd < 0)
                         return dfd;
                 fd = find_as(sup, lc, dfd, slash + 1, lc->follow, 0);

@@ -184,6 +184,12 @@ int vfs_proc_map(const char *rest, const struct vfs_special_ctx *ctx, struct vfs
                  * own, shim/netns.h), not the supervisor's; shown as its target, as
                  * /proc/self is. */
                 n = snprintf(out->host, sizeof(out->host), "/proc/%d/net%s", (int)ctx->tgid, tail);
+        } else if (len == 6 && strncmp(first, "mounts", 6) == 0) {
+                /* The link "self/mounts" too: followed from the supervisor, procfs's "self"
+                 * would be ours, and the program would read our mount table, the host's (an
+                 * outside review did), not its namespace's. */
+                n = snprintf(out->host, sizeof(out->host), "/proc/%d/mounts%s", (int)ctx->tgid,
+                             tail);
         } else if (len == 11 && strncmp(first, "thread-self", 11) == 0) {
                 n = snprintf(out->host, sizeof(out->host), "/proc/%d/task/%d%s", (int)ctx->tgid,
                              (int)ctx->tid, tail);
