@@ -151,8 +151,17 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int f
         path[n] = '\0';
         if (path[0] != '/')
                 return 0; /* "pipe:[...]", "socket:[...]", "anon_inode:..." */
-        if (n > 10 && strcmp(path + n - 10, " (deleted)") == 0)
-                return S_ISREG(st.st_mode) ? 0 : -EACCES; /* no name left to judge */
+        if (n > 10 && strcmp(path + n - 10, " (deleted)") == 0) {
+                const struct vfs_mount *m;
+
+                /* No object left at the name to compare with: the name it had is judged. A
+                 * hidden file the host made after the start (no mask over it), held O_PATH
+                 * by the program and then deleted or renamed over, stays unreadable. */
+                path[n - 10] = '\0';
+                fs_sandbox_path(sup, path, sizeof(path));
+                m = vfs_view_find(&sup->view, path);
+                return S_ISREG(st.st_mode) && m && m->mode != VFS_HIDDEN ? 0 : -EACCES;
+        }
         fs_sandbox_path(sup, path, sizeof(path));
         r = fs_as_enter(sup, oc->tid, false, &as);
         if (r < 0)

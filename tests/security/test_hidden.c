@@ -378,6 +378,43 @@ static void hidden_made_later(void **state)
         runner_free(&r);
 }
 
+/* A hidden file made after the start (no mask over it), held O_PATH by the program (such an
+ * open is the kernel's), then deleted by the host: a reopen through /proc/self/fd/N finds
+ * no name left, and the name it had is judged (a second outside review noticed the reopen
+ * was let through then). Judged by the output. */
+static void hidden_deleted_stays_hidden(void **state)
+{
+        char cmd[4 * PATH_MAX + 160], pattern[PATH_MAX + 32];
+        const char *opts[] = {"--rw", extra, "--hide", pattern, NULL};
+        struct run_result r;
+
+        (void)state;
+        snprintf(pattern, sizeof(pattern), "%s/*.tok", extra);
+        snprintf(cmd, sizeof(cmd),
+                 "(sleep 0.5; echo SECRET-DELETED > '%s/late.tok'; chmod a+r '%s/late.tok'; "
+                 "sleep 1; rm '%s/late.tok') &",
+                 extra, extra, extra);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "/usr/bin/python3 - <<'EOF'\n"
+                 "import os, time\n"
+                 "for i in range(100):\n"
+                 "    try: fd = os.open('%s/late.tok', os.O_PATH); break\n"
+                 "    except OSError: time.sleep(0.05)\n"
+                 "else: raise SystemExit('never held')\n"
+                 "print('held')\n"
+                 "for when in ('live', 'deleted'):\n"
+                 "    try: print(when, open('/proc/self/fd/%%d' %% fd).read())\n"
+                 "    except OSError: print(when, 'refused')\n"
+                 "    time.sleep(1.5)\n"
+                 "EOF\n",
+                 extra);
+        run_script(opts, cmd, &r);
+        if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\ndeleted refused"))
+                fail_msg("a deleted hidden file was reopened:\n%s%s", r.out, r.err);
+        runner_free(&r);
+}
+
 /* A --hide path that does not exist at the start cannot be made either (an outside review
  * made one with mkdir, and the file it then created beneath it reached the host while the
  * program was told ENOENT). Judged from outside: nothing at the hidden names. */
@@ -638,6 +675,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(shadow_unreadable_as_root),
                 cmocka_unit_test(kernel_side_calls),
                 cmocka_unit_test(hidden_made_later),
+                cmocka_unit_test(hidden_deleted_stays_hidden),
                 cmocka_unit_test(hidden_absent_not_made),
                 cmocka_unit_test(hidden_patterns_later),
                 cmocka_unit_test(dotdot_race_judged),
