@@ -296,7 +296,8 @@ static int check_layers(struct supervisor *sup, struct error *err)
                                   "own /proc (disabled for a test); run without --fast");
         if (sup->cfg->fast && sup->cfg->verbose)
                 fprintf(stderr, "stockade: --fast: stat, access, readlink and listings are the "
-                                "kernel's, in the sandbox's mount namespace (not traced)\n");
+                                "kernel's, in the sandbox's mount namespace (not traced); so are "
+                                "the calls that name a process, in its pid namespace\n");
         if (sup->cfg->set_user && geteuid() != 0)
                 return make_error(err, 0, "--user needs stockade to run as root");
         check_user(sup->cfg);
