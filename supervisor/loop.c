@@ -357,6 +357,10 @@ static bool sup_free(struct supervisor *sup, int code)
         tty_close(sup);
         cleanup_closep(&sup->epfd);
         cleanup_closep(&sup->root_pidfd);
+        /* The run failed before the loop's teardown: the pid namespace's init goes too
+         * (else at our exit, by its PDEATHSIG). */
+        if (sup->init_pidfd >= 0)
+                syscall(SYS_pidfd_send_signal, sup->init_pidfd, SIGKILL, NULL, 0);
         cleanup_closep(&sup->init_pidfd);
         cleanup_closep(&sup->pid_ns.ns);   /* ... or before the fork */
         cleanup_closep(&sup->pid_ns.proc); /* the Landlock rules had it */

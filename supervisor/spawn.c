@@ -497,11 +497,11 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
 
                 r = prepare_namespaces(sup, &step);
                 if (r < 0 && sup->pidns && strncmp(step, "pid namespace", 13) == 0)
-                        return make_error(err, -r,
+                        return make_error(err, 0,
                                           "--fast needs a pid namespace of the sandbox's own, "
-                                          "with its own /proc, and this host refuses it (%s); "
-                                          "run without --fast",
-                                          step);
+                                          "with its own /proc, and this host refuses it (%s: "
+                                          "%s); run without --fast",
+                                          step, strerror(-r));
                 if (r < 0)
                         return make_error(err, -r, "the sandbox's namespaces: %s", step);
                 if (dns_open_inside(sup, err) < 0)
