@@ -1,6 +1,7 @@
 #include "shim/mntns.h"
 #include "shim/netns.h"
 #include "shim/ipcns.h"
+#include "shim/pidns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -227,14 +230,37 @@ static int open_inside(pid_t pid, const char *target, bool file)
         return fd;
 }
 
-/* The child: the namespaces and the mounts, the error and its step on the pipe, then wait to
- * be killed (the parent opens our namespaces and the targets through our root). */
-static _Noreturn void maker(bool userns, bool net, const struct mnt_bind *binds, size_t n,
+/* The pid namespace and its init (pidns.h); the init's pid in *init. */
+static int make_pidns(pid_t parent, pid_t *init, const char **step)
+{
+        int sup = (int)syscall(SYS_pidfd_open, parent, 0);
+        pid_t r;
+
+        *step = "pid namespace: pidfd_open";
+        if (sup < 0)
+                return -errno;
+        /* Our parent, still: it cannot have died and its number been reused before this
+         * (we die with it). */
+        if (getppid() != parent)
+                _exit(1);
+        r = pidns_make(sup, step);
+        close(sup);
+        if (r < 0)
+                return (int)r;
+        *init = r;
+        return 0;
+}
+
+/* The child: the namespaces and the mounts, the error, the pid namespace's init and the step
+ * on the pipe, then wait to be killed (the parent opens our namespaces and the targets
+ * through our root). */
+static _Noreturn void maker(bool userns, bool net, bool pid, const struct mnt_bind *binds, size_t n,
                             pid_t parent, int out)
 {
         const char *s = "";
         char msg[256];
         sigset_t all;
+        pid_t init = -1;
         int e;
 
         /* Only SIGKILL ends us: from the parent, or from the kernel when it dies before
@@ -248,20 +274,23 @@ static _Noreturn void maker(bool userns, bool net, const struct mnt_bind *binds,
         e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
         if (e == 0 && net)
                 e = netns_enter(&s);
-        if (e == 0 && n)
+        if (e == 0 && (n || pid))
                 e = build(binds, n, &s);
-        if (e == 0 && n && net)
+        if (e == 0 && (n || pid) && net)
                 netns_sysfs();
+        if (e == 0 && pid)
+                e = make_pidns(parent, &init, &s);
         memcpy(msg, &e, sizeof(e));
-        snprintf(msg + sizeof(e), sizeof(msg) - sizeof(e), "%s", s);
+        memcpy(msg + sizeof(e), &init, sizeof(init));
+        snprintf(msg + sizeof(e) + sizeof(init), sizeof(msg) - sizeof(e) - sizeof(init), "%s", s);
         if (write(out, msg, sizeof(msg)) != sizeof(msg) || e < 0)
                 _exit(1);
         for (;;)
                 pause();
 }
 
-int ns_start(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
-             const char **step)
+int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct mnt_bind *binds,
+             size_t n, const char **step)
 {
         int pipefd[2];
         pid_t self = getpid();
@@ -277,7 +306,7 @@ int ns_start(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *
         mk->pid = fork();
         if (mk->pid == 0) {
                 close(pipefd[0]);
-                maker(userns, net, binds, n, self, pipefd[1]);
+                maker(userns, net, pid, binds, n, self, pipefd[1]);
         }
         close(pipefd[1]);
         if (mk->pid < 0) {
@@ -304,15 +333,55 @@ void ns_abandon(struct ns_maker *mk)
         mk->pid = -1;
 }
 
-int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
-              int fds[4], int *target_fds, int *root_fd, const char **step)
+/* The pid namespace the child unshared (its children's) and the procfs its init mounted,
+ * which must be a procfs other than ours. */
+static int open_pidns(pid_t pid, struct ns_pid *pns, const char **step)
 {
-        static char why[256 - sizeof(int)];
+        struct stat ours, st;
+        struct statfs sfs;
+
+        *step = "pid namespace: open it";
+        pns->ns = open_ns(pid, "pid_for_children");
+        if (pns->ns < 0)
+                return -errno;
+        *step = "pid namespace: open its /proc";
+        pns->proc = open_inside(pid, "/proc", false);
+        if (pns->proc < 0)
+                return pns->proc;
+        if (fstatfs(pns->proc, &sfs) < 0 || fstat(pns->proc, &st) < 0 || stat("/proc", &ours) < 0)
+                return -errno;
+        return sfs.f_type == PROC_SUPER_MAGIC && st.st_dev != ours.st_dev ? 0 : -EXDEV;
+}
+
+static void close_pidns(struct ns_pid *pns)
+{
+        int status;
+
+        if (pns->ns >= 0)
+                close(pns->ns);
+        if (pns->proc >= 0)
+                close(pns->proc);
+        /* Our child (CLONE_PARENT), not reaped: the number is surely it. */
+        if (pns->init > 0) {
+                kill(pns->init, SIGKILL);
+                while (waitpid(pns->init, &status, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        *pns = (struct ns_pid){.init = -1, .ns = -1, .proc = -1};
+}
+
+int ns_finish(struct ns_maker *mk, bool userns, bool net, bool pid_ns, const struct mnt_bind *binds,
+              size_t n, int fds[4], int *target_fds, int *root_fd, struct ns_pid *pns,
+              const char **step)
+{
+        static char why[256 - sizeof(int) - sizeof(pid_t)];
         pid_t pid = mk->pid;
+        bool mnt = n || pid_ns;
         char msg[256];
         int r = 0;
 
         fds[0] = fds[1] = fds[2] = fds[3] = *root_fd = -1;
+        *pns = (struct ns_pid){.init = -1, .ns = -1, .proc = -1};
         for (size_t i = 0; i < n; i++)
                 target_fds[i] = -1;
         if (read(mk->pipe, msg, sizeof(msg)) != sizeof(msg)) {
@@ -320,7 +389,8 @@ int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind 
                 *step = "make the namespaces";
         } else {
                 memcpy(&r, msg, sizeof(r));
-                snprintf(why, sizeof(why), "%s", msg + sizeof(r));
+                memcpy(&pns->init, msg + sizeof(r), sizeof(pns->init));
+                snprintf(why, sizeof(why), "%s", msg + sizeof(r) + sizeof(pns->init));
                 *step = why;
         }
         if (r == 0) {
@@ -328,7 +398,7 @@ int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind 
                 if (userns &&
                     ((fds[0] = open_ns(pid, "user")) < 0 || (fds[1] = open_ns(pid, "ipc")) < 0))
                         r = -errno;
-                if (r == 0 && n && (fds[2] = open_ns(pid, "mnt")) < 0)
+                if (r == 0 && mnt && (fds[2] = open_ns(pid, "mnt")) < 0)
                         r = -errno;
                 if (r == 0 && net && (fds[3] = open_ns(pid, "net")) < 0)
                         r = -errno;
@@ -340,8 +410,10 @@ int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind 
                         if (target_fds[i] < 0)
                                 r = target_fds[i];
                 }
-                if (r == 0 && n && (*root_fd = open_inside(pid, "/", false)) < 0)
+                if (r == 0 && mnt && (*root_fd = open_inside(pid, "/", false)) < 0)
                         r = *root_fd;
+                if (r == 0 && pid_ns)
+                        r = open_pidns(pid, pns, step);
         }
         ns_abandon(mk);
         if (r < 0) {
@@ -354,6 +426,7 @@ int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind 
                 if (*root_fd >= 0)
                         close(*root_fd);
                 fds[0] = fds[1] = fds[2] = fds[3] = *root_fd = -1;
+                close_pidns(pns);
         }
         return r;
 }

@@ -50,25 +50,34 @@ struct mnt_bind {
 /*
  * In a throwaway child: with `userns`, a user namespace mapping our ids to themselves and an
  * IPC namespace in it (ipcns.h); with `net`, a network namespace (netns.h); then a mount
- * namespace, every mount made private, and the binds in order. ns_start forks the child and
- * returns at once (*mk holds it; the caller goes on while the child works), ns_finish waits
- * for its answer and keeps the namespaces by fd: fds[0] user, fds[1] ipc (-1 without
- * `userns`), fds[2] mnt (-1 without binds), fds[3] net (-1 without `net`); and for each bind,
- * target_fds[i], an O_PATH fd of its target as seen inside (through /proc/CHILD/root), so
- * that the supervisor resolves in the very directories the sandbox sees; and *root_fd, the
- * namespace's root (-1 without binds). The child is then killed and reaped. Both take the
- * same arguments (the binds are read in the child from the copy the fork gave it). The child
- * ignores every signal but SIGKILL, and dies with us (PDEATHSIG) if ns_finish never comes.
- * Each returns 0 or -errno, with *step.
+ * namespace, every mount made private, and the binds in order; with `pid` (--fast), a pid
+ * namespace and its init with a procfs at /proc (shim/pidns.h), which needs a mount
+ * namespace even without binds. ns_start forks the child and returns at once (*mk holds it;
+ * the caller goes on while the child works), ns_finish waits for its answer and keeps the
+ * namespaces by fd: fds[0] user, fds[1] ipc (-1 without `userns`), fds[2] mnt (-1 without
+ * binds or `pid`), fds[3] net (-1 without `net`); and for each bind, target_fds[i], an
+ * O_PATH fd of its target as seen inside (through /proc/CHILD/root), so that the supervisor
+ * resolves in the very directories the sandbox sees; and *root_fd, the namespace's root (-1
+ * without a mount namespace); with `pid`, *pns. The child is then killed and reaped. Both
+ * take the same arguments (the binds are read in the child from the copy the fork gave it).
+ * The child ignores every signal but SIGKILL, and dies with us (PDEATHSIG) if ns_finish never
+ * comes. Each returns 0 or -errno, with *step.
  */
 struct ns_maker {
         pid_t pid;
         int pipe;
 };
-int ns_start(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
-             const char **step);
-int ns_finish(struct ns_maker *mk, bool userns, bool net, const struct mnt_bind *binds, size_t n,
-              int fds[4], int *target_fds, int *root_fd, const char **step);
+/* The sandbox's pid namespace, as ns_finish gives it (pid.init -1 and fds -1: none). */
+struct ns_pid {
+        pid_t init; /* its pid 1, our child (shim/pidns.h) */
+        int ns;     /* the namespace, for the shim's setns */
+        int proc;   /* O_PATH of the root of its procfs, mounted at /proc inside */
+};
+int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct mnt_bind *binds,
+             size_t n, const char **step);
+int ns_finish(struct ns_maker *mk, bool userns, bool net, bool pid, const struct mnt_bind *binds,
+              size_t n, int fds[4], int *target_fds, int *root_fd, struct ns_pid *pns,
+              const char **step);
 /* Kill and reap the child of ns_start, if any (an error before ns_finish). */
 void ns_abandon(struct ns_maker *mk);
 

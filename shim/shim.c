@@ -15,6 +15,10 @@
  *   anything outside the sandbox;
  *   the filter last: from then on every syscall of this process is filtered, so nothing but
  *   kernel-allowed calls (sendmsg, read, close, write, execve after "go") may follow.
+ * With a pid namespace (--fast, shim/pidns.h), this process S makes C, the supervisor's child
+ * in the namespace, once the namespaces are joined and before the capabilities go (setns
+ * needs them), and exits; C goes on. C, not S, is then the session leader whose controlling
+ * terminal the sandbox's pty becomes: a session leader that exits takes its terminal away.
  * Nothing returns: errors _exit(). die() formats with vsnprintf and strerror, which is safe
  * after fork() only because the supervisor is single-threaded when it forks (the notifier
  * thread starts later).
@@ -23,6 +27,7 @@
 #include "shim/landlock.h"
 #include "shim/mntns.h"
 #include "shim/netns.h"
+#include "shim/pidns.h"
 #include "supervisor/error.h"
 #include "supervisor/options.h"
 #include "supervisor/spawn.h"
@@ -109,6 +114,11 @@ static void close_fds(const struct shim_args *a)
                 keep[n++] = a->ns_mnt;
         if (a->ns_net >= 0)
                 keep[n++] = a->ns_net;
+        if (a->ns_pid >= 0) {
+                keep[n++] = a->ns_pid;
+                if (!a->tty_pipes && a->tty_slave >= 0)
+                        keep[n++] = a->tty_slave; /* for C (shim/pidns.h) */
+        }
         if (a->landlock_abi)
                 keep[n++] = a->ruleset;
         for (size_t i = 0; i < a->n_pass_fds && n < ARRAY_SIZE(keep); i++) {
@@ -129,12 +139,13 @@ static void close_fds(const struct shim_args *a)
 }
 
 /* The sandbox's own pty becomes its controlling terminal, and replaces the user's terminal
- * on fds 0-2: from here on, the user's terminal is not open in the sandbox. */
+ * on fds 0-2: from here on, the user's terminal is not open in the sandbox. With a pid
+ * namespace the first is C's to do (split_pid_namespace). */
 static void take_terminal(const struct shim_args *a)
 {
         if (a->tty_slave < 0 && a->tty_out < 0)
                 return;
-        if (!a->tty_pipes && ioctl(a->tty_slave, TIOCSCTTY, 0) < 0)
+        if (a->ns_pid < 0 && !a->tty_pipes && ioctl(a->tty_slave, TIOCSCTTY, 0) < 0)
                 die(EXIT_STOCKADE, errno, "make the sandbox's pty its controlling terminal");
         for (int fd = 0; fd <= 2; fd++) {
                 int src = a->tty_pipes && fd > 0 ? a->tty_out : a->tty_slave;
@@ -298,6 +309,32 @@ static void enter_net_namespace(const struct shim_args *a)
                 die(EXIT_STOCKADE, -r, "enter the sandbox's network namespace: %s", step);
 }
 
+/* --fast: the command runs as C in the sandbox's pid namespace (shim/pidns.h); S exits. C
+ * dies with the supervisor too (its parent: CLONE_PARENT), and if the supervisor died before
+ * PDEATHSIG was armed here, C never gets "go" and never runs the command. */
+static void split_pid_namespace(const struct shim_args *a)
+{
+        const char *step = "";
+        int r;
+
+        if (a->ns_pid < 0)
+                return;
+        r = pidns_split(a->ns_pid, a->sock, &step);
+        if (r < 0)
+                die(EXIT_STOCKADE, -r, "enter the sandbox's pid namespace: %s", step);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                _exit(EXIT_STOCKADE);
+        if (setsid() < 0)
+                die(EXIT_STOCKADE, errno, "setsid");
+        if (!a->tty_pipes && a->tty_slave >= 0) {
+                if (ioctl(a->tty_slave, TIOCSCTTY, 0) < 0)
+                        die(EXIT_STOCKADE, errno,
+                            "make the sandbox's pty its controlling terminal");
+                if (a->tty_slave > STDERR_FILENO)
+                        close(a->tty_slave);
+        }
+}
+
 /* The command is looked up here, as the user it will run as (--user), and before the
  * filter: the lookup's stat and access calls would otherwise be notified. */
 static char *resolve(const struct shim_args *a)
@@ -345,6 +382,7 @@ _Noreturn void shim_run(const struct shim_args *a)
                 enter_mount_namespace(a); /* as this one */
                 drop_bounding_set();      /* the new namespace's: full again, securebits reset */
         }
+        split_pid_namespace(a);
         drop_capabilities();
         path = resolve(a); /* without capabilities: access() must judge as the command will */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

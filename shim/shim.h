@@ -29,6 +29,7 @@ struct shim_args {
         int ns_mnt;             /* the mount namespace of the private directories, or -1
                                         (shim/mntns.h) */
         int ns_net;             /* the sandbox's network namespace (shim/netns.h), or -1 */
+        int ns_pid;             /* --fast: its pid namespace (shim/pidns.h), or -1 */
         const char *cwd;        /* where to start, again, in that namespace */
         bool set_user;          /* become uid:gid (from root) */
         int tty_slave;          /* the sandbox's pty (tty.h), or -1; --tty never: its

@@ -69,6 +69,11 @@ void sup_kill_tree(struct supervisor *sup)
         pthread_mutex_lock(&sup->lock);
         sup->killing = true;
         tracee_foreach(&sup->tree, kill_one, NULL);
+        /* The pid namespace's init (shim/pidns.h): its death kills whatever the namespace
+         * still holds, a task not yet admitted included. From our namespace SIGKILL reaches
+         * a pid 1; the pidfd reaches nobody once it is reaped. */
+        if (sup->init_pidfd >= 0)
+                syscall(SYS_pidfd_send_signal, sup->init_pidfd, SIGKILL, NULL, 0);
         if (!sup->layers.ptrace && sup->root > 0) {
                 /* Until we reap the root its number, and so its group's, cannot be reused. */
                 if (!sup->root_exited)
@@ -284,9 +289,15 @@ static int check_layers(struct supervisor *sup, struct error *err)
         if (sup->cfg->fast && !sup->layers.landlock_abi)
                 return make_error(err, 0, "--fast needs Landlock, which this host lacks (%s)",
                                   sup->layers.why_landlock);
+        /* Where the kernel refuses the pid namespace or its procfs, spawn.c says so. */
+        if (sup->cfg->fast && !sup->pidns)
+                return make_error(err, 0,
+                                  "--fast needs a pid namespace of the sandbox's own, with its "
+                                  "own /proc (disabled for a test); run without --fast");
         if (sup->cfg->fast && sup->cfg->verbose)
                 fprintf(stderr, "stockade: --fast: stat, access, readlink and listings are the "
-                                "kernel's, in the sandbox's mount namespace (not traced)\n");
+                                "kernel's, in the sandbox's mount namespace (not traced); so are "
+                                "the calls that name a process, in its pid namespace\n");
         if (sup->cfg->set_user && geteuid() != 0)
                 return make_error(err, 0, "--user needs stockade to run as root");
         check_user(sup->cfg);
@@ -346,6 +357,13 @@ static bool sup_free(struct supervisor *sup, int code)
         tty_close(sup);
         cleanup_closep(&sup->epfd);
         cleanup_closep(&sup->root_pidfd);
+        /* The run failed before the loop's teardown: the pid namespace's init goes too
+         * (else at our exit, by its PDEATHSIG). */
+        if (sup->init_pidfd >= 0)
+                syscall(SYS_pidfd_send_signal, sup->init_pidfd, SIGKILL, NULL, 0);
+        cleanup_closep(&sup->init_pidfd);
+        cleanup_closep(&sup->pid_ns.ns);   /* ... or before the fork */
+        cleanup_closep(&sup->pid_ns.proc); /* the Landlock rules had it */
         pthread_mutex_lock(&sup->lock);
         tracee_tree_free(&sup->tree);
         pthread_mutex_unlock(&sup->lock);
@@ -511,6 +529,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
         sup->ns_maker.pid = sup->ns_maker.pipe = -1;
+        sup->pid_ns = (struct ns_pid){.init = -1, .ns = -1, .proc = -1};
+        sup->init_pidfd = -1;
+        /* --fast: a pid namespace of the sandbox's own (shim/pidns.h). */
+        sup->pidns = plan->cfg->fast && !layers_test_disabled("pidns");
         sup->own_ruleset = sup->shim_ruleset = -1;
         sup->netns.chan = -1;
         sup->binder.chan = -1;
@@ -537,6 +559,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->fopts.net_policy = plan->cfg->net.mode != NETPOL_MODE_HOST;
         sup->fopts.trace_all = plan->cfg->trace_path && plan->cfg->trace_level == TRACE_LEVEL_ALL;
         sup->fopts.kernel_looks = plan->cfg->fast;
+        sup->fopts.pidns = sup->pidns;
         if (getrandom(&sup->fopts.handoff_key, sizeof(sup->fopts.handoff_key), 0) < 0)
                 sup->fopts.handoff_key =
                         (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);

@@ -340,10 +340,10 @@ static bool descends_from(pid_t pid, pid_t ancestor)
         return false;
 }
 
-/* SIGSTOP to each descendant of `supervisor` but us and `spare` (the scratch cleaner), each through a pidfd opened before its
- * parents are read: a number reused by a host process meanwhile names a process that does
+/* SIGSTOP to each descendant of `supervisor` but us, `spare` (the scratch cleaner) and `init`
+ * (the pid namespace's, or -1), each through a pidfd opened before its parents are read: a number reused by a host process meanwhile names a process that does
  * not descend from stockade, and a pidfd of a process gone since reaches nobody. */
-static void stop_tree(pid_t supervisor, pid_t spare)
+static void stop_tree(pid_t supervisor, pid_t spare, pid_t init)
 {
         char buf[4096];
         int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -365,7 +365,7 @@ static void stop_tree(pid_t supervisor, pid_t spare)
                         int fd;
 
                         off += d->reclen;
-                        if (pid <= 0 || pid == self || pid == spare)
+                        if (pid <= 0 || pid == self || pid == spare || pid == init)
                                 continue;
                         fd = (int)syscall(SYS_pidfd_open, pid, 0);
                         if (fd < 0)
@@ -378,7 +378,7 @@ static void stop_tree(pid_t supervisor, pid_t spare)
         close(dir);
 }
 
-static _Noreturn void watch_stops(pid_t supervisor, pid_t spare)
+static _Noreturn void watch_stops(pid_t supervisor, pid_t spare, pid_t init)
 {
         struct timespec tick = {.tv_nsec = 100 * 1000000L};
         bool stopped = false;
@@ -394,7 +394,7 @@ static _Noreturn void watch_stops(pid_t supervisor, pid_t spare)
                 if (!state)
                         _exit(0);
                 if (state == 'T' && !stopped)
-                        stop_tree(supervisor, spare);
+                        stop_tree(supervisor, spare, init);
                 stopped = state == 'T';
                 nanosleep(&tick, NULL);
         }
@@ -408,6 +408,8 @@ void signals_start_watcher(struct supervisor *sup)
                 return;
         pid = fork();
         if (pid == 0)
-                watch_stops(self, sup->cleaner); /* the scratch's cleaner is no task */
+                /* The scratch's cleaner is no task; nor is the pid namespace's init, which
+                 * nothing would continue (spawn.c), and orphans would wait for it. */
+                watch_stops(self, sup->cleaner, sup->pid_ns.init);
         sup->watcher = pid > 0 ? pid : -1;
 }

@@ -26,6 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
 static int check_exec(const char *path)
 {
         struct stat st;
@@ -189,9 +193,14 @@ int spawn_build_rulesets(struct supervisor *sup, struct error *err)
         return 0;
 }
 
-/* Both rulesets complete: the copy-on-write roots, known only now (prepare_namespaces). */
+/* Both rulesets complete: the copy-on-write roots and the pid namespace's /proc, known only
+ * now (prepare_namespaces). The walk from a file of that procfs meets its root, then the
+ * directory /proc of the root file system beneath it, never the host's procfs, whose rule
+ * the grants made: it gets one of its own, to read (nothing of /proc is writable, as
+ * before), for the supervisor (which opens the sandbox's /proc files) and the sandbox. */
 static int finish_rulesets(struct supervisor *sup, struct error *err)
 {
+        uint64_t proc_access = grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR;
         int r = 0;
 
         if (!sup->layers.landlock_abi)
@@ -204,6 +213,10 @@ static int finish_rulesets(struct supervisor *sup, struct error *err)
                         r = landlock_add_fd_rule(sup->shim_ruleset, sup->cow_roots[i],
                                                  sup->cow_access);
         }
+        if (r == 0 && sup->pid_ns.proc >= 0)
+                r = landlock_add_fd_rule(sup->own_ruleset, sup->pid_ns.proc, proc_access);
+        if (r == 0 && sup->pid_ns.proc >= 0)
+                r = landlock_add_fd_rule(sup->shim_ruleset, sup->pid_ns.proc, proc_access);
         return r < 0 ? make_error(err, -r, "add the Landlock rules") : 0;
 }
 
@@ -286,6 +299,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
                                       .ns_ipc = sup->ns_fds[1],
                                       .ns_mnt = sup->ns_fds[2],
                                       .ns_net = sup->ns_fds[3],
+                                      .ns_pid = sup->pid_ns.ns,
                                       .cwd = sup->cwd,
                                       .set_user = plan->cfg->set_user,
                                       .uid = plan->cfg->uid,
@@ -316,7 +330,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
 
 static bool namespaces_needed(const struct supervisor *sup)
 {
-        return sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns;
+        return sup->layers.ipc == IPC_NS_USERNS || sup->n_binds || sup->layers.netns || sup->pidns;
 }
 
 int spawn_start_namespaces(struct supervisor *sup, struct error *err)
@@ -327,8 +341,26 @@ int spawn_start_namespaces(struct supervisor *sup, struct error *err)
         if (!namespaces_needed(sup) || sup->ns_maker.pid > 0)
                 return 0;
         r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
-                     sup->binds, sup->n_binds, &step);
+                     sup->pidns, sup->binds, sup->n_binds, &step);
         return r < 0 ? make_error(err, -r, "the sandbox's namespaces: %s", step) : 0;
+}
+
+/*
+ * I, the pid namespace's init (shim/pidns.h): our child, not reaped (only the main thread
+ * reaps, in the loop), so its number is surely it; held by a pidfd from now on, the only way
+ * it is ever signalled. From here on the sandbox's /proc is that namespace's procfs, which
+ * the view's checks know by its device (fs_common.c).
+ */
+static int hold_init(struct supervisor *sup, const char **step)
+{
+        struct stat st;
+
+        *step = "pid namespace: hold its init";
+        sup->init_pidfd = (int)syscall(SYS_pidfd_open, sup->pid_ns.init, 0);
+        if (sup->init_pidfd < 0 || fstat(sup->pid_ns.proc, &st) < 0)
+                return -errno;
+        sup->proc_dev = st.st_dev;
+        return 0;
 }
 
 /*
@@ -346,10 +378,13 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                 return -E2BIG;
         if (sup->ns_maker.pid <= 0 &&
             (r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
-                          sup->binds, sup->n_binds, step)) < 0)
+                          sup->pidns, sup->binds, sup->n_binds, step)) < 0)
                 return r;
         r = ns_finish(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
-                      sup->binds, sup->n_binds, sup->ns_fds, targets, &root, step);
+                      sup->pidns, sup->binds, sup->n_binds, sup->ns_fds, targets, &root,
+                      &sup->pid_ns, step);
+        if (r == 0 && sup->pidns)
+                r = hold_init(sup, step);
         if (r < 0)
                 return r;
         /* The socket maker joins the network namespace now, while we have no thread and no
@@ -421,6 +456,36 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
         return r;
 }
 
+/*
+ * --fast: the shim S made C, the command, in the pid namespace (shim/pidns.h), sent its
+ * number first and exits. C is our child (CLONE_PARENT), which only we reap: the number is C
+ * until then; the pidfd and waitid prove it all the same. Returns C's pid, or -1 with *err
+ * (S's own message printed, its exit code passed on).
+ */
+static pid_t adopt_command(struct supervisor *sup, pid_t shim, int sock, struct error *err)
+{
+        siginfo_t si = {0};
+        int status = 0;
+        pid_t c = -1;
+        ssize_t n;
+
+        while ((n = read(sock, &c, sizeof(c))) < 0 && errno == EINTR)
+                ;
+        if (n != sizeof(c) || c <= 0)
+                return child_failed(sup, shim, err);
+        while (waitpid(shim, &status, 0) < 0 && errno == EINTR)
+                ;
+        sup->root_pidfd = (int)syscall(SYS_pidfd_open, c, 0);
+        if (sup->root_pidfd < 0 || waitid((idtype_t)P_PIDFD, (id_t)sup->root_pidfd, &si,
+                                          WEXITED | WNOHANG | WNOWAIT) < 0) {
+                make_error(err, errno, "the command in the sandbox's pid namespace");
+                cleanup_closep(&sup->root_pidfd);
+                sup->root_pidfd = -1;
+                return child_failed(sup, c, err);
+        }
+        return c;
+}
+
 int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct error *err)
 {
         unsigned flags = 0;
@@ -431,6 +496,12 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                 const char *step = "";
 
                 r = prepare_namespaces(sup, &step);
+                if (r < 0 && sup->pidns && strncmp(step, "pid namespace", 13) == 0)
+                        return make_error(err, 0,
+                                          "--fast needs a pid namespace of the sandbox's own, "
+                                          "with its own /proc, and this host refuses it (%s: "
+                                          "%s); run without --fast",
+                                          step, strerror(-r));
                 if (r < 0)
                         return make_error(err, -r, "the sandbox's namespaces: %s", step);
                 if (dns_open_inside(sup, err) < 0)
@@ -449,11 +520,19 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
                         close(sup->ns_fds[i]);
                         sup->ns_fds[i] = -1;
                 }
-        if (pid < 0)
+        cleanup_closep(&sup->pid_ns.ns);
+        sup->pid_ns.ns = -1;
+        if (pid > 0 && sup->pidns)
+                pid = adopt_command(sup, pid, sock, err);
+        if (pid < 0) {
+                if (sock >= 0)
+                        close(sock);
                 return -1;
+        }
         sup->root = pid;
         /* Our child, not yet reaped: the number is surely it. */
-        sup->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (!sup->pidns)
+                sup->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (sup->root_pidfd < 0) {
                 make_error(err, errno, "pidfd_open of the sandbox");
                 close(sock);

@@ -128,6 +128,12 @@ struct supervisor {
         /* The child making those namespaces, from spawn_start_namespaces to spawn_command
          * (pid -1: none). */
         struct ns_maker ns_maker;
+        /* --fast: the sandbox's pid namespace (shim/pidns.h), made with the others. `ns` until
+         * the fork; `init` (I, our child) is held by `init_pidfd` and killed at the end, `proc`
+         * kept for the Landlock rules. */
+        bool pidns;
+        struct ns_pid pid_ns;
+        int init_pidfd;
         /* The Landlock rulesets of the supervisor and of the sandbox, from the grants to the
          * supervisor's domain and to the fork (spawn.c). */
         int own_ruleset, shim_ruleset;

@@ -65,6 +65,7 @@ enum rule_when {
         W_NETPOL,   /* only under the network policy (not --net host) */
         W_TWINS,    /* only where twins of the host's namespace can exist (syscalls/net.h) */
         W_LOOKS,    /* only under --fast: the kernel answers the calls that look */
+        W_PIDNS,    /* only with a pid namespace of the sandbox's own (--fast) */
 };
 
 /* One comparison of one argument. */
@@ -174,6 +175,8 @@ static const struct arg_rule arg_rules[] = {
         /* F_SETOWN: SIGIO (or the F_SETSIG signal) goes to that pid or group; the handler
          * checks it is the sandbox's. With the scope, Landlock remembers that the sandbox set
          * this owner and refuses the signal to an outsider. F_SETOWN_EX keeps it in memory. */
+        /* In a pid namespace of its own the sandbox can name no owner outside it. */
+        {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN, V_KERNEL, 0, false, W_PIDNS},
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN, V_NOTIFY, 0, false, W_UNSCOPED},
         {SC_fcntl, 1, C_EQ, INT_MASK, F_SETOWN_EX, V_ERRNO, EPERM, false, W_UNSCOPED},
         {SC_fcntl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
@@ -284,9 +287,12 @@ static const struct arg_rule arg_rules[] = {
          .also = {2, C_EQ, INT_MASK, SO_DETACH_REUSEPORT_BPF}},
         {SC_setsockopt, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
-        /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; without it
-         * the supervisor takes the fd and judges what it designates. */
+        /* pidfd_send_signal: Landlock's signal scope lets the kernel judge it; so does a pid
+         * namespace of the sandbox's own (the kernel refuses a pidfd of a process outside
+         * the caller's namespace); without either the supervisor takes the fd and judges
+         * what it designates. */
         {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_SCOPED},
+        {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_PIDNS},
         {SC_pidfd_send_signal, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
 
         /* Unix, IPv4 and IPv6 only; no raw or packet sockets, no netlink but the view: */
@@ -458,12 +464,24 @@ static bool look_row(const struct syscall_row *row)
         }
 }
 
+/* The calls that name a process by number (proc.c, proc_target), which a pid namespace of
+ * the sandbox's own confines: the kernel looks the number up in the caller's namespace, and
+ * every user-wide one (kill -1, PRIO_USER, IOPRIO_WHO_USER) skips the tasks the caller cannot
+ * see. The init of the namespace is the one process there that is not the sandbox's; what
+ * these calls can do to it is said in shim/pidns.h. */
+static bool pidns_row(const struct syscall_row *row)
+{
+        return row->handler == proc_target;
+}
+
 /* The action of a row whose verdict does not depend on arguments. */
 static uint32_t row_action(const struct filter_opts *o, const struct syscall_row *row)
 {
         if (o->ipc_denied && sysv_ipc_row(row))
                 return verdict_action(o, V_ERRNO, EPERM, false, false);
         if (o->kernel_looks && look_row(row))
+                return verdict_action(o, V_KERNEL, 0, false, false);
+        if (o->pidns && pidns_row(row))
                 return verdict_action(o, V_KERNEL, 0, false, false);
         /* A silent fallback stays ENOSYS in audit mode: run natively, clone3 would hide its
          * flags from the audit (they are in memory) and its child from --max-procs (only
@@ -496,6 +514,8 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->twins;
         case W_LOOKS:
                 return o->kernel_looks;
+        case W_PIDNS:
+                return o->pidns;
         }
         return true;
 }

@@ -27,6 +27,11 @@ struct filter_opts {
          * readlink, listings) stay in the kernel, which resolves them in the sandbox's mount
          * namespace, where hidden paths are masked (README "Fast mode"). */
         bool kernel_looks;
+        /* --fast: the sandbox has a pid namespace of its own (shim/pidns.h): the calls that
+         * name a process by number (kill, prlimit, sched_*, pidfd_open...) or by pidfd
+         * (pidfd_send_signal), and F_SETOWN, stay in the kernel, which confines them to the
+         * namespace. Their handlers would read the namespace's numbers as the host's. */
+        bool pidns;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

@@ -223,6 +223,10 @@ static bool in_tree(void *arg, pid_t pid)
         struct supervisor *sup = arg;
         bool found;
 
+        /* The procfs of the sandbox's own pid namespace holds its processes and its init,
+         * nothing else: a number that names none is the kernel's ENOENT. */
+        if (sup->pidns)
+                return true;
         pthread_mutex_lock(&sup->lock);
         found = tracee_find_live(&sup->tree, pid) != NULL;
         pthread_mutex_unlock(&sup->lock);
@@ -293,15 +297,54 @@ int fs_hold_pty(struct supervisor *sup, int master)
         return 0;
 }
 
+/* The numbers of `tid` and of its process in the pid namespace it lives in: the last ones of
+ * NSpid and NStgid in its status (the first are ours). Returns 0 or -ESRCH. */
+static int ns_numbers(pid_t tid, pid_t *tgid, pid_t *nstid)
+{
+        char path[48], buf[4096], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -ESRCH;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -ESRCH;
+        buf[n] = '\0';
+        for (int i = 0; i < 2; i++) {
+                pid_t *out = i ? nstid : tgid;
+                char *end;
+
+                p = strstr(buf, i ? "\nNSpid:" : "\nNStgid:");
+                end = p ? strchr(p + 1, '\n') : NULL;
+                if (!end)
+                        return -ESRCH;
+                *end = '\0';
+                p = strrchr(p, '\t') ? strrchr(p, '\t') : strrchr(p, ' ');
+                *out = p ? (pid_t)strtol(p + 1, NULL, 10) : 0;
+                *end = '\n';
+                if (*out <= 0)
+                        return -ESRCH;
+        }
+        return 0;
+}
+
 int fs_special_ctx(struct supervisor *sup, pid_t tid, struct vfs_special_ctx *ctx)
 {
-        *ctx = (struct vfs_special_ctx){.tgid = (pid_t)fs_status_field(tid, "\nTgid:", 10),
-                                        .tid = tid,
+        *ctx = (struct vfs_special_ctx){.tid = tid,
                                         .in_tree = in_tree,
                                         .pts_allowed = pts_allowed,
                                         .arg = sup,
                                         .shm = sup->shm_dir,
                                         .host_iface = sup->netns.chan >= 0 ? NULL : fs_host_iface};
+        /* The sandbox's /proc is its pid namespace's (shim/pidns.h): "self" is the caller's
+         * number there, as the kernel would resolve it for the caller. */
+        if (sup->pidns)
+                return ns_numbers(tid, &ctx->tgid, &ctx->tid);
+        ctx->tgid = (pid_t)fs_status_field(tid, "\nTgid:", 10);
         return ctx->tgid > 0 ? 0 : -ESRCH;
 }
 
@@ -400,8 +443,12 @@ static void proc_undeleted(const struct supervisor *sup, int fd, char *path)
             st.st_dev != sup->proc_dev)
                 return;
         path[n - k] = '\0';
-        if (fstatat(AT_FDCWD, path, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
-            again.st_ino != st.st_ino || (again.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
+        /* The sandbox's own procfs (pid namespace) is mounted in its mount namespace only;
+         * the path the kernel printed is canonical there (no symlink on the way). */
+        if (fstatat(sup->pidns ? sup->places.root_fd : AT_FDCWD, sup->pidns ? path + 1 : path,
+                    &again, AT_SYMLINK_NOFOLLOW) < 0 ||
+            again.st_dev != st.st_dev || again.st_ino != st.st_ino ||
+            (again.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
                 path[n - k] = deleted[0];
 }
 

@@ -114,13 +114,14 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
 
 static void program_matches_decide(void **state)
 {
-        for (int combo = 0; combo < 64; combo++) {
+        for (int combo = 0; combo < 128; combo++) {
                 struct filter_opts o = {.audit = combo & 1,
                                         .count_procs = combo & 2,
                                         .signals_scoped = combo & 4,
                                         .ipc_denied = combo & 8,
                                         .twins = combo & 16,
-                                        .kernel_looks = combo & 32};
+                                        .kernel_looks = combo & 32,
+                                        .pidns = combo & 64};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -353,6 +354,41 @@ static void fast_looks(void **state)
                         fail_msg("%s: fast %#x, default %#x", judged[i], filter_decide(&fast, &d),
                                  filter_decide(&slow, &d));
         }
+}
+
+/* With a pid namespace of the sandbox's own (--fast), the calls that name a process stay in
+ * the kernel, which confines them to the namespace: the handlers would read its numbers as
+ * ours. Without one they are the supervisor's, as before. */
+static void pidns_names_in_kernel(void **state)
+{
+        static const char *const named[] = {"kill",       "tgkill",           "tkill",
+                                            "prlimit64",  "setpriority",      "getpriority",
+                                            "pidfd_open", "sched_setaffinity"};
+        struct filter_opts ns = {.pidns = true, .kernel_looks = true},
+                           fast = {.kernel_looks = true};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64, .args = {1, 9}};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(named) / sizeof(*named); i++) {
+                d.nr = syscall_by_name(named[i])->nr;
+                if (filter_decide(&ns, &d) != ALLOW || filter_decide(&fast, &d) != NOTIF)
+                        fail_msg("%s: pidns %#x, without %#x", named[i], filter_decide(&ns, &d),
+                                 filter_decide(&fast, &d));
+        }
+        d.nr = __NR_pidfd_send_signal; /* ABI < 6: no signal scope */
+        assert_int_equal(filter_decide(&ns, &d), ALLOW);
+        assert_int_equal(filter_decide(&fast, &d), NOTIF);
+        d.nr = __NR_fcntl;
+        d.args[1] = F_SETOWN;
+        assert_int_equal(filter_decide(&ns, &d), ALLOW);
+        assert_int_equal(filter_decide(&fast, &d), NOTIF);
+        /* SIGIO armed on a description a host process may own: judged either way */
+        d.args[1] = F_SETSIG;
+        assert_int_equal(filter_decide(&ns, &d), NOTIF);
+        /* and nothing else moves: clone's namespaces stay refused */
+        d.nr = __NR_clone;
+        d.args[0] = CLONE_NEWPID;
+        assert_int_equal(filter_decide(&ns, &d), ERR(EPERM));
 }
 
 /* Without a private IPC namespace, SysV IPC is refused in the kernel (shmdt excepted);
@@ -597,6 +633,7 @@ int main(void)
                 cmocka_unit_test(sigio_rules),
                 cmocka_unit_test(sysv_ipc),
                 cmocka_unit_test(fast_looks),
+                cmocka_unit_test(pidns_names_in_kernel),
                 cmocka_unit_test(net_rules),
                 cmocka_unit_test(twin_filter_options),
                 cmocka_unit_test(kernel_enforces),
