@@ -162,7 +162,8 @@ const struct opt_def cli_run_opts[] = {
          "leave stat, access, readlink and directory listings to the kernel, in the sandbox's "
          "mount namespace (hidden paths are covered there): near-native for tools that look "
          "at many files, but the trace does not see those calls and names the view would hide "
-         "can be listed (README \"Fast mode\"); needs a mount namespace"},
+         "can be listed (README \"Fast mode\"); the sandbox gets a pid namespace and a /proc "
+         "of its own; needs a mount namespace"},
         {"trace", OPT_TRACE, V_STRING, "FILE|unix:PATH",
          "record every decision in FILE (outside the places the sandbox can write), or stream "
          "it to a listening unix socket; read it with `stockade trace`"},
