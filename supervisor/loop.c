@@ -398,6 +398,9 @@ static void report(const struct supervisor *sup)
         if (sup->timed_out)
                 fprintf(stderr, "stockade: timed out after %.3g s; the sandbox was killed\n",
                         (double)sup->cfg->limits.timeout_ms / 1000.0);
+        if (sup->init_died)
+                fprintf(stderr, "stockade: the sandbox's pid 1 (stockade-init) was killed from "
+                                "outside; the kernel killed its pid namespace with it\n");
         /* The point of audit mode: said even without -v, but -q silences it. */
         if (sup->fopts.audit && (!sup->cfg->quiet || sup->cfg->verbose))
                 audit_report(sup, stderr);

@@ -31,8 +31,8 @@ int procscan_read(pid_t pid, struct proc_stat *st)
                 return -EIO;
         /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
          * cutime cstime priority nice num_threads */
-        if (sscanf(p + 2, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-                   &st->state, &st->ppid, &st->pgrp, &st->session, &st->threads) != 5)
+        if (sscanf(p + 2, "%c %d %d %d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+                   &st->state, &st->ppid, &st->pgrp, &st->session, &st->flags, &st->threads) != 6)
                 return -EIO;
         st->pid = pid;
         return 0;

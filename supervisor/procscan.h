@@ -8,7 +8,8 @@
 struct proc_stat {
         pid_t pid, ppid, pgrp, session;
         long threads;
-        char state; /* 'Z' for a zombie */
+        unsigned flags; /* the kernel's PF_* (PF_EXITING 0x4) */
+        char state;     /* 'Z' for a zombie */
 };
 
 /* Call fn for every process in /proc whose stat could be read. Returns 0 or -errno. */

@@ -198,8 +198,17 @@ static void on_exit(struct supervisor *sup, pid_t pid, int status)
          * no exit of its own; it goes with its group's leader. */
         tracee_remove_group(&sup->tree, pid);
         if (pid == sup->root && !sup->root_exited) {
+                struct proc_stat init;
+
                 sup->root_exited = true;
                 sup->root_status = status;
+                /* The pid namespace's init exiting before we killed it (from outside: the
+                 * sandbox cannot signal it): the kernel kills the namespace, the command
+                 * with it, and init finishes exiting only once we have reaped the command.
+                 * Our child, not reaped: its number is surely it. */
+                sup->init_died = !sup->killing && sup->init_pidfd >= 0 &&
+                                 procscan_read(sup->pid_ns.init, &init) == 0 &&
+                                 ((init.flags & 0x4) || init.state == 'Z'); /* PF_EXITING */
                 /* The command is done: nothing it started may outlive it. */
                 sup_kill_tree(sup);
         }

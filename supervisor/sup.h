@@ -185,6 +185,7 @@ struct supervisor {
         pid_t root;       /* the command's pid */
         int root_pidfd;   /* ... and its identity, held from the fork */
         bool root_exited; /* reaped (under `lock`) */
+        bool init_died;   /* --fast: the pid namespace's init was dead before the root */
         int root_status;  /* wait status of the root */
         bool timed_out;
         bool killing;       /* the tree is being torn down */
