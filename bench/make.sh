@@ -153,7 +153,9 @@ once() {
 	local side=$1 out=$2 ns rc=0 cmd=(make -s -j"$JOBS")
 	make -s clean
 	# shellcheck disable=SC2086 # STOCKADE_FLAGS: words, on purpose
-	[[ $side == stockade ]] && cmd=("$stockade" run -q "${as_user[@]}" ${STOCKADE_FLAGS:-} -- "${cmd[@]}")
+	# --rw .: the build's output lands on the host, where the next step checks it (the
+	# default view's copy-on-write would keep it in a session: bench/cow.sh measures that).
+	[[ $side == stockade ]] && cmd=("$stockade" run -q --rw . "${as_user[@]}" ${STOCKADE_FLAGS:-} -- "${cmd[@]}")
 	ns=$("${limit[@]}" "$walltime" "${cmd[@]}" 2>"$work/stderr") || rc=$?
 	if ((rc != 0)) || ! [[ $ns =~ ^[0-9]+$ ]] || [[ ! -x prog ]]; then
 		note "make.sh: $side run failed (exit $rc): ${cmd[*]}"
