@@ -12,8 +12,7 @@
  * filter_decide() computes the same function directly from the same data; the unit tests
  * run the compiled program in bpf_sim and compare.
  */
-#include "syscalls/filter.h"
-#include "syscalls/table.h"
+#include "syscalls/filter_int.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -44,52 +43,6 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 
-#define X32_SYSCALL_BIT  0x40000000u
-#define SYSCALL_NR_WRITE 1
-
-/* ---- register-argument rules ------------------------------------------------------------ */
-
-enum cond_op {
-        C_ALWAYS, /* the syscall's default */
-        C_EQ,     /* (arg & mask) == value */
-        C_ANY,    /* (arg & mask) != 0 */
-};
-
-/* When a rule is in the program at all. */
-enum rule_when {
-        W_ALWAYS,
-        W_COUNTING, /* only under --max-procs (fork accounting) */
-        W_UNSCOPED, /* only where Landlock cannot scope signals (ABI < 6) */
-        W_SCOPED,   /* only where it can */
-        W_DNS,      /* only when the supervisor answers DNS */
-        W_NETPOL,   /* only under the network policy (not --net host) */
-        W_TWINS,    /* only where twins of the host's namespace can exist (syscalls/net.h) */
-        W_LOOKS,    /* only under --fast: the kernel answers the calls that look */
-        W_PIDNS,    /* only with a pid namespace of the sandbox's own (--fast) */
-};
-
-/* One comparison of one argument. */
-struct arg_cond {
-        uint8_t arg;
-        enum cond_op op;
-        uint64_t mask, value;
-};
-
-struct arg_rule {
-        enum syscall_id sc;
-        uint8_t arg;
-        enum cond_op op;
-        uint64_t mask, value;
-        enum verdict verdict; /* V_KERNEL, V_ERRNO or V_NOTIFY (to the row's handler) */
-        int err;
-        bool integrity; /* enforced in audit mode too: it keeps the supervisor in control */
-        enum rule_when when;
-        /* A second condition, on another argument, that must hold too (fcntl's F_SETFL
-         * with O_ASYNC), and a third (socket's protocol, after its family and type). Left
-         * out of an initializer each is {0, C_ALWAYS}: no condition. */
-        struct arg_cond also, also2;
-};
-
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
 /* The open flags that make an open more than a directory's for reading: with these clear
  * and O_DIRECTORY set, the kernel opens a directory read-only or fails. */
@@ -104,7 +57,7 @@ struct arg_rule {
  * (no more conditions) rather than spell {0} on every line: hence the pragma. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-static const struct arg_rule arg_rules[] = {
+const struct arg_rule filter_arg_rules[] = {
         /* Pushing keystrokes into a terminal, or TIOCLINUX selection tricks. */
         {SC_ioctl, 1, C_EQ, INT_MASK, TIOCSTI, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, TIOCLINUX, V_ERRNO, EPERM, false, W_ALWAYS},
@@ -367,6 +320,7 @@ static const struct arg_rule arg_rules[] = {
         {SC_personality, 0, C_ALWAYS, 0, 0, V_ERRNO, EPERM, false, W_ALWAYS},
 };
 #pragma GCC diagnostic pop
+const size_t filter_n_arg_rules = ARRAY_SIZE(filter_arg_rules);
 
 static uint32_t kernel_action(const struct filter_opts *o, enum verdict v, int err, bool integ,
                               bool counted);
@@ -384,7 +338,7 @@ static uint32_t verdict_action(const struct filter_opts *o, enum verdict v, int 
         return action;
 }
 
-static uint32_t unknown_action(const struct filter_opts *o)
+uint32_t filter_unknown_action(const struct filter_opts *o)
 {
         return o->trace_all ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | ENOSYS;
 }
@@ -406,7 +360,7 @@ static uint32_t kernel_action(const struct filter_opts *o, enum verdict v, int e
         case V_ARGS:
                 break;
         }
-        abort(); /* V_ARGS is never an action; a row with it is decided by arg_rules */
+        abort(); /* V_ARGS is never an action; a row with it is decided by filter_arg_rules */
 }
 
 /* fork/vfork are notified only to count processes (clone's rule says so itself). */
@@ -475,7 +429,7 @@ static bool pidns_row(const struct syscall_row *row)
 }
 
 /* The action of a row whose verdict does not depend on arguments. */
-static uint32_t row_action(const struct filter_opts *o, const struct syscall_row *row)
+uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row *row)
 {
         if (o->ipc_denied && sysv_ipc_row(row))
                 return verdict_action(o, V_ERRNO, EPERM, false, false);
@@ -490,12 +444,12 @@ static uint32_t row_action(const struct filter_opts *o, const struct syscall_row
                               counted_row(row));
 }
 
-static uint32_t rule_action(const struct filter_opts *o, const struct arg_rule *r)
+uint32_t filter_rule_action(const struct filter_opts *o, const struct arg_rule *r)
 {
         return verdict_action(o, r->verdict, r->err, r->integrity, false);
 }
 
-static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
+bool filter_rule_applies(const struct filter_opts *o, const struct arg_rule *r)
 {
         switch (r->when) {
         case W_ALWAYS:
@@ -521,7 +475,7 @@ static bool rule_applies(const struct filter_opts *o, const struct arg_rule *r)
 }
 
 /* The rule's first condition, in the shape of its second. */
-static struct arg_cond first_cond(const struct arg_rule *r)
+struct arg_cond filter_first_cond(const struct arg_rule *r)
 {
         return (struct arg_cond){.arg = r->arg, .op = r->op, .mask = r->mask, .value = r->value};
 }
@@ -543,7 +497,7 @@ static bool cond_holds(const struct arg_cond *c, const struct seccomp_data *d)
 
 static bool cond_match(const struct arg_rule *r, const struct seccomp_data *d)
 {
-        struct arg_cond c = first_cond(r);
+        struct arg_cond c = filter_first_cond(r);
 
         return cond_holds(&c, d) && cond_holds(&r->also, d) && cond_holds(&r->also2, d);
 }
@@ -558,270 +512,15 @@ uint32_t filter_decide(const struct filter_opts *o, const struct seccomp_data *d
                 return SECCOMP_RET_ALLOW;
         row = syscall_lookup(d->arch, d->nr);
         if (!row)
-                return unknown_action(o);
+                return filter_unknown_action(o);
         if (row->verdict != V_ARGS)
-                return row_action(o, row);
-        for (size_t i = 0; i < ARRAY_SIZE(arg_rules); i++)
-                if (syscall_table[arg_rules[i].sc].nr == row->nr &&
-                    rule_applies(o, &arg_rules[i]) && cond_match(&arg_rules[i], d))
-                        return rule_action(o, &arg_rules[i]);
+                return filter_row_action(o, row);
+        for (size_t i = 0; i < filter_n_arg_rules; i++)
+                if (syscall_table[filter_arg_rules[i].sc].nr == row->nr &&
+                    filter_rule_applies(o, &filter_arg_rules[i]) &&
+                    cond_match(&filter_arg_rules[i], d))
+                        return filter_rule_action(o, &filter_arg_rules[i]);
         return SECCOMP_RET_ERRNO | ENOSYS; /* unreachable: every list ends with C_ALWAYS */
-}
-
-/* ---- the emitter ------------------------------------------------------------------------ */
-
-/* Instructions are built with symbolic jump targets (labels) and resolved at the end:
- * conditional jumps must land within 255 instructions, which only the short argument
- * blocks use; the search tree uses BPF_JA, whose offset is 32 bits. */
-struct insn {
-        struct sock_filter f;
-        int jt_label, jf_label, ja_label; /* -1: none (offset already in f) */
-};
-
-struct emitter {
-        struct insn *v;
-        size_t n, cap;
-        size_t *labels; /* label -> instruction index */
-        size_t nlabels, label_cap;
-        int err;
-};
-
-static size_t emit(struct emitter *e, uint16_t code, uint32_t k, int jt, int jf)
-{
-        if (e->n == e->cap) {
-                e->cap = e->cap ? 2 * e->cap : 256;
-                e->v = xrealloc(e->v, e->cap * sizeof(*e->v));
-        }
-        e->v[e->n] = (struct insn){
-                .f = BPF_STMT(code, k), .jt_label = jt, .jf_label = jf, .ja_label = -1};
-        return e->n++;
-}
-
-static int new_label(struct emitter *e)
-{
-        if (e->nlabels == e->label_cap) {
-                e->label_cap = e->label_cap ? 2 * e->label_cap : 64;
-                e->labels = xrealloc(e->labels, e->label_cap * sizeof(*e->labels));
-        }
-        e->labels[e->nlabels] = SIZE_MAX;
-        return (int)e->nlabels++;
-}
-
-static void place(struct emitter *e, int label)
-{
-        e->labels[label] = e->n;
-}
-
-static void emit_ret(struct emitter *e, uint32_t action)
-{
-        emit(e, BPF_RET | BPF_K, action, -1, -1);
-}
-
-static void emit_ja(struct emitter *e, int label)
-{
-        size_t i = emit(e, BPF_JMP | BPF_JA, 0, -1, -1);
-        e->v[i].ja_label = label;
-}
-
-static void emit_ld(struct emitter *e, uint32_t off)
-{
-        emit(e, BPF_LD | BPF_W | BPF_ABS, off, -1, -1);
-}
-
-/* Conditional jump; a label of -1 means "the next instruction". */
-static void emit_jmp(struct emitter *e, uint16_t op, uint32_t k, int jt, int jf)
-{
-        emit(e, BPF_JMP | op | BPF_K, k, jt, jf);
-}
-
-#define OFF_NR     offsetof(struct seccomp_data, nr)
-#define OFF_ARCH   offsetof(struct seccomp_data, arch)
-#define OFF_ARG(i) (offsetof(struct seccomp_data, args) + 8 * (i))
-
-/* One condition: jump to `fail` when it does not hold, fall through when it does. */
-static void emit_cond(struct emitter *e, const struct arg_cond *c, int fail)
-{
-        int hold = new_label(e);
-        uint32_t lo_mask = (uint32_t)c->mask, hi_mask = (uint32_t)(c->mask >> 32);
-
-        switch (c->op) {
-        case C_ALWAYS:
-                break;
-        case C_EQ:
-                if (lo_mask) {
-                        emit_ld(e, OFF_ARG(c->arg));
-                        if (lo_mask != 0xffffffffu)
-                                emit(e, BPF_ALU | BPF_AND | BPF_K, lo_mask, -1, -1);
-                        emit_jmp(e, BPF_JEQ, (uint32_t)c->value, -1, fail);
-                }
-                if (hi_mask) {
-                        emit_ld(e, OFF_ARG(c->arg) + 4);
-                        if (hi_mask != 0xffffffffu)
-                                emit(e, BPF_ALU | BPF_AND | BPF_K, hi_mask, -1, -1);
-                        emit_jmp(e, BPF_JEQ, (uint32_t)(c->value >> 32), -1, fail);
-                }
-                break;
-        case C_ANY:
-                if (lo_mask) {
-                        emit_ld(e, OFF_ARG(c->arg));
-                        emit_jmp(e, BPF_JSET, lo_mask, hold, hi_mask ? -1 : fail);
-                }
-                if (hi_mask) {
-                        emit_ld(e, OFF_ARG(c->arg) + 4);
-                        emit_jmp(e, BPF_JSET, hi_mask, hold, fail);
-                }
-                break;
-        }
-        place(e, hold);
-}
-
-/* One rule: jump to `next` when a condition fails, fall through to RET when both hold. */
-static void emit_rule(struct emitter *e, const struct filter_opts *o, const struct arg_rule *r)
-{
-        int next = new_label(e);
-        struct arg_cond c = first_cond(r);
-
-        emit_cond(e, &c, next);
-        emit_cond(e, &r->also, next);
-        emit_cond(e, &r->also2, next);
-        emit_ret(e, rule_action(o, r));
-        place(e, next);
-}
-
-/* A run of numbers [lo, hi] that share one leaf. */
-struct run {
-        uint32_t lo, hi;
-        uint32_t action; /* when args_sc < 0 */
-        int args_sc;     /* >= 0: jump to this syscall's argument block */
-};
-
-static void emit_tree(struct emitter *e, const struct run *runs, size_t a, size_t b,
-                      const int *args_label)
-{
-        if (a == b) {
-                if (runs[a].args_sc >= 0)
-                        emit_ja(e, args_label[runs[a].args_sc]);
-                else
-                        emit_ret(e, runs[a].action);
-                return;
-        }
-        size_t mid = (a + b + 1) / 2;
-        int right = new_label(e);
-
-        /* nr >= pivot: take the JA to the right half; else skip it into the left half. */
-        emit(e, BPF_JMP | BPF_JGE | BPF_K, runs[mid].lo, -1, -1);
-        e->v[e->n - 1].f.jt = 0;
-        e->v[e->n - 1].f.jf = 1;
-        emit_ja(e, right);
-        emit_tree(e, runs, a, mid - 1, args_label);
-        place(e, right);
-        emit_tree(e, runs, mid, b, args_label);
-}
-
-static size_t build_runs(const struct filter_opts *o, struct run *runs)
-{
-        size_t n = 0;
-
-        for (uint32_t nr = 0; nr < SYSCALL_NR_LIMIT; nr++) {
-                const struct syscall_row *row = syscall_lookup(AUDIT_ARCH_X86_64, (int)nr);
-                struct run r = {.lo = nr, .hi = nr, .args_sc = -1};
-
-                if (!row)
-                        r.action = unknown_action(o);
-                else if (row->verdict == V_ARGS)
-                        r.args_sc = (int)(row - syscall_table);
-                else
-                        r.action = row_action(o, row);
-                if (n && r.args_sc < 0 && runs[n - 1].args_sc < 0 && runs[n - 1].action == r.action)
-                        runs[n - 1].hi = nr;
-                else
-                        runs[n++] = r;
-        }
-        return n;
-}
-
-/* Resolve labels into offsets; a conditional jump out of reach is a bug in this file. */
-static int resolve(struct emitter *e, struct sock_fprog *prog)
-{
-        struct sock_filter *out;
-
-        if (e->n > BPF_MAXINSNS)
-                return -E2BIG;
-        out = xcalloc(e->n, sizeof(*out));
-        for (size_t i = 0; i < e->n; i++) {
-                struct insn *in = &e->v[i];
-                out[i] = in->f;
-                if (in->ja_label >= 0)
-                        out[i].k = (uint32_t)(e->labels[in->ja_label] - i - 1);
-                if (in->jt_label >= 0 || in->jf_label >= 0) {
-                        size_t jt = in->jt_label >= 0 ? e->labels[in->jt_label] - i - 1 : 0;
-                        size_t jf = in->jf_label >= 0 ? e->labels[in->jf_label] - i - 1 : 0;
-                        if (jt > 255 || jf > 255) {
-                                free(out);
-                                return -ERANGE;
-                        }
-                        out[i].jt = (uint8_t)jt;
-                        out[i].jf = (uint8_t)jf;
-                }
-        }
-        prog->filter = out;
-        prog->len = (unsigned short)e->n;
-        return 0;
-}
-
-/* --trace-level all: the shim's hand-off write(sock, msg, len, key) is allowed before anyone
- * serves the listener (filter.h). A program that guessed the key would only keep one write
- * out of the trace: the call is allowed in the kernel anyway. A = nr on entry and exit. */
-static void emit_handoff(struct emitter *e, uint64_t key)
-{
-        int skip = new_label(e);
-
-        emit_jmp(e, BPF_JEQ, SYSCALL_NR_WRITE, -1, skip);
-        emit_ld(e, OFF_ARG(3));
-        emit_jmp(e, BPF_JEQ, (uint32_t)key, -1, skip);
-        emit_ld(e, OFF_ARG(3) + 4);
-        emit_jmp(e, BPF_JEQ, (uint32_t)(key >> 32), -1, skip);
-        emit_ret(e, SECCOMP_RET_ALLOW);
-        place(e, skip);
-        emit_ld(e, OFF_NR);
-}
-
-int filter_build(const struct filter_opts *o, struct sock_fprog *prog)
-{
-        struct emitter e = {0};
-        struct run runs[SYSCALL_NR_LIMIT];
-        int args_label[SC__COUNT];
-        size_t nruns = build_runs(o, runs);
-        int ret;
-
-        emit_ld(&e, OFF_ARCH);
-        emit_jmp(&e, BPF_JEQ, AUDIT_ARCH_X86_64, -1, -1);
-        e.v[e.n - 1].f.jt = 1;
-        emit_ret(&e, SECCOMP_RET_KILL_PROCESS);
-        emit_ld(&e, OFF_NR);
-        emit_jmp(&e, BPF_JSET, X32_SYSCALL_BIT, -1, -1);
-        e.v[e.n - 1].f.jf = 1;
-        emit_ret(&e, SECCOMP_RET_KILL_PROCESS);
-        if (o->trace_all)
-                emit_handoff(&e, o->handoff_key);
-
-        for (size_t i = 0; i < SC__COUNT; i++)
-                args_label[i] = syscall_table[i].verdict == V_ARGS ? new_label(&e) : -1;
-        emit_tree(&e, runs, 0, nruns - 1, args_label);
-
-        for (size_t i = 0; i < SC__COUNT; i++) {
-                if (args_label[i] < 0)
-                        continue;
-                place(&e, args_label[i]);
-                for (size_t r = 0; r < ARRAY_SIZE(arg_rules); r++)
-                        if (arg_rules[r].sc == (enum syscall_id)i && rule_applies(o, &arg_rules[r]))
-                                emit_rule(&e, o, &arg_rules[r]);
-                emit_ret(&e, SECCOMP_RET_ERRNO | ENOSYS); /* a row without a default rule */
-        }
-        ret = resolve(&e, prog);
-        free(e.v);
-        free(e.labels);
-        return ret;
 }
 
 const char *filter_action_name(uint32_t action, char *buf, unsigned len)
