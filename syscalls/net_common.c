@@ -93,37 +93,49 @@ static bool over_limit(struct supervisor *sup, struct call *call, const struct n
         return true;
 }
 
-void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr, size_t len,
-                        bool unspec_is_v4)
+/* The IPv4 address the socket is bound to (also as an IPv4-mapped IPv6 one: *mapped), or 0. */
+static uint32_t bound_v4(const struct net_sock *s, bool *mapped)
 {
         struct sockaddr_storage b;
         socklen_t bl = sizeof(b);
+        uint32_t a = 0;
+
+        *mapped = false;
+        if (getsockname(s->fd, (struct sockaddr *)&b, &bl) < 0)
+                return 0;
+        if (b.ss_family == AF_INET) {
+                a = ((struct sockaddr_in *)&b)->sin_addr.s_addr;
+        } else if (b.ss_family == AF_INET6 &&
+                   IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&b)->sin6_addr)) {
+                *mapped = true;
+                memcpy(&a, ((struct sockaddr_in6 *)&b)->sin6_addr.s6_addr + 12, 4);
+        }
+        return a;
+}
+
+void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr, size_t len,
+                        bool unspec_is_v4)
+{
         struct sockaddr_in in;
         struct sockaddr_in6 in6;
-        uint32_t loop = htonl(INADDR_LOOPBACK), bound = 0;
-        bool mapped_bound = false;
+        uint32_t loop = htonl(INADDR_LOOPBACK), bound;
+        bool mapped;
 
-        if (getsockname(s->fd, (struct sockaddr *)&b, &bl) == 0) {
-                if (b.ss_family == AF_INET)
-                        bound = ((struct sockaddr_in *)&b)->sin_addr.s_addr;
-                else if (b.ss_family == AF_INET6 &&
-                         IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&b)->sin6_addr)) {
-                        mapped_bound = true;
-                        memcpy(&bound, ((struct sockaddr_in6 *)&b)->sin6_addr.s6_addr + 12, 4);
-                }
-        }
+        /* Only a wildcard destination costs the getsockname (sendto is a hot path). */
         if ((addr->ss_family == AF_INET || (addr->ss_family == AF_UNSPEC && unspec_is_v4)) &&
             len >= sizeof(in)) {
                 memcpy(&in, addr, sizeof(in));
                 if (in.sin_addr.s_addr != htonl(INADDR_ANY))
                         return;
+                bound = bound_v4(s, &mapped);
                 in.sin_family = AF_INET;
                 in.sin_addr.s_addr = bound ? bound : loop;
                 memcpy(addr, &in, sizeof(in));
         } else if (addr->ss_family == AF_INET6 && len >= 24) {
                 memcpy(&in6, addr, len < sizeof(in6) ? len : sizeof(in6));
                 if (IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr)) {
-                        if (mapped_bound) {
+                        bound_v4(s, &mapped);
+                        if (mapped) {
                                 memset(&in6.sin6_addr, 0, 10);
                                 memset(in6.sin6_addr.s6_addr + 10, 0xff, 2);
                                 memcpy(in6.sin6_addr.s6_addr + 12, &loop, 4);
@@ -132,6 +144,7 @@ void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr,
                         }
                 } else if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr) &&
                            memcmp(in6.sin6_addr.s6_addr + 12, &(uint32_t){0}, 4) == 0) {
+                        bound = bound_v4(s, &mapped);
                         memcpy(in6.sin6_addr.s6_addr + 12, bound ? &bound : &loop, 4);
                 } else {
                         return;
