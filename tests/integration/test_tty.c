@@ -11,6 +11,7 @@
 #include "tests/helpers/runner.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,31 @@
 
 static char workdir[64];
 
+/* The stockade the lines run: the build's, or under `test_tty --fast` a wrapper that adds
+ * --fast to each subcommand (every case again in --fast's pid namespace). */
+static const char *stk;
+static bool fast;
+static char wrapper[PATH_MAX];
+
+static void make_wrapper(void)
+{
+        FILE *f;
+
+        stk = runner_stockade();
+        if (!fast)
+                return;
+        snprintf(wrapper, sizeof(wrapper), "%s/stockade-fast", workdir);
+        f = fopen(wrapper, "w");
+        if (!f ||
+            fprintf(f, "#!/bin/sh\ncmd=$1\nshift\nexec '%s' \"$cmd\" --fast \"$@\"\n",
+                    runner_stockade()) < 0 ||
+            fclose(f) != 0 || chmod(wrapper, 0755) < 0) {
+                fprintf(stderr, "cannot write %s\n", wrapper);
+                exit(1);
+        }
+        stk = wrapper;
+}
+
 static int setup(void **state)
 {
         if (access("/bin/bash", X_OK) != 0) {
@@ -36,6 +62,7 @@ static int setup(void **state)
                 return -1;
         setenv("PS1", PROMPT, 1);
         setenv("TERM", "dumb", 1);
+        make_wrapper();
         return 0;
 }
 
@@ -92,7 +119,7 @@ static void background_reads_nothing(void **state)
         char line[512];
 
         shell_start(&s);
-        snprintf(line, sizeof(line), "%s run --rw . -- sh -c 'cat > out.txt' &", runner_stockade());
+        snprintf(line, sizeof(line), "%s run --rw . -- sh -c 'cat > out.txt' &", stk);
         shell_run(&s, line, 10);
         pty_drain(&s, 700);
         shell_run(&s, "typed_secret_77", 10);
@@ -124,7 +151,7 @@ static void tty_never_relays_pipes(void **state)
         snprintf(line, sizeof(line),
                  "%s run -q --tty never -- sh -c 'test -t 0 || test -t 1 || test -t 2 || echo "
                  "no-term-$((6*7)); read x; echo got-$x'",
-                 runner_stockade());
+                 stk);
         pty_send(&s, line);
         pty_send(&s, "\r");
         expect(&s, "no-term-42", 10);
@@ -132,7 +159,7 @@ static void tty_never_relays_pipes(void **state)
         expect(&s, "got-typed", 10);
         expect(&s, PROMPT, 10);
         snprintf(line, sizeof(line), "%s run -q --rw . --tty never -- sh -c 'cat > out.txt' &",
-                 runner_stockade());
+                 stk);
         shell_run(&s, line, 10);
         pty_drain(&s, 700);
         shell_run(&s, "typed_secret_78", 10);
@@ -170,8 +197,7 @@ static void hangup_ends_background_run(void **state)
 
         shell_start(&s);
         snprintf(line, sizeof(line),
-                 "%s run --rw . -- sh -c 'cat > out.txt' & echo $! > bg.pid; disown",
-                 runner_stockade());
+                 "%s run --rw . -- sh -c 'cat > out.txt' & echo $! > bg.pid; disown", stk);
         shell_run(&s, line, 10);
         pty_drain(&s, 700);
         pid = (pid_t)atoi(read_file("bg.pid"));
@@ -197,7 +223,7 @@ static void ctrl_c_interrupts_the_job(void **state)
         snprintf(line, sizeof(line),
                  "%s run --rw . -- sh -c 'echo READY; sh -c \"sleep 5.4321; echo LE\"\"AK\"; "
                  "echo LE\"\"AK2'",
-                 runner_stockade());
+                 stk);
         pty_send(&s, line);
         pty_send(&s, "\r");
         expect(&s, "READY", 10);
@@ -219,7 +245,7 @@ static void ctrl_z_and_fg(void **state)
 
         shell_start(&s);
         snprintf(line, sizeof(line), "%s run --rw . -- sh -c 'echo READY; read x; echo got:$x'",
-                 runner_stockade());
+                 stk);
         pty_send(&s, line);
         pty_send(&s, "\r");
         expect(&s, "READY", 10);
@@ -238,7 +264,7 @@ static void ctrl_z_and_fg(void **state)
 /* stockade as the terminal's own session leader (no shell): */
 static void run_on_pty(struct pty_session *s, const char *script, int stdout_fd)
 {
-        char *argv[] = {(char *)runner_stockade(), "run", "--", "sh", "-c", (char *)script, NULL};
+        char *argv[] = {(char *)stk, "run", "--", "sh", "-c", (char *)script, NULL};
 
         assert_int_equal(pty_spawn(s, argv, stdout_fd, 24, 80), 0);
 }
@@ -379,7 +405,7 @@ static void foreign_terminal_refused(void **state)
         snprintf(script, sizeof(script),
                  "exec 0<>%s; exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "
                  "%s run --rw . -- sh -c 'echo RAN; cat /proc/self/fdinfo/0 >/dev/null'",
-                 slave, runner_stockade());
+                 slave, stk);
         {
                 char *argv[] = {"/bin/sh", "-c", script, NULL};
                 assert_int_equal(runner_run(argv, NULL, 30, &r), 0);
@@ -416,7 +442,7 @@ static void pass_fd_terminal_refused(void **state)
         close(master);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(background_reads_nothing),
@@ -432,5 +458,6 @@ int main(void)
                 cmocka_unit_test(foreign_terminal_refused),
                 cmocka_unit_test(pass_fd_terminal_refused),
         };
+        fast = argc > 1 && strcmp(argv[1], "--fast") == 0;
         return cmocka_run_group_tests(tests, setup, teardown);
 }
