@@ -92,6 +92,7 @@ static void every_key(void **state)
                  "tty: never\n"
                  "mode: audit\n"
                  "allow_degraded: true\n"
+                 "fast: true\n"
                  "pass_fds: [%d]\n"
                  "verbose: 2\n"
                  "quiet: true\n",
@@ -129,6 +130,7 @@ static void every_key(void **state)
         assert_int_equal(cfg.tty, TTY_NEVER);
         assert_int_equal(cfg.mode, MODE_AUDIT);
         assert_true(cfg.allow_degraded);
+        assert_true(cfg.fast);
         assert_int_equal(cfg.n_pass_fds, 1);
         assert_int_equal(cfg.pass_fds[0], fd);
         assert_int_equal(cfg.verbose, 2);
@@ -241,6 +243,7 @@ static void errors(void **state)
                  "2:12: env.set: expected a mapping (key: value), not a list"},
                 {"version: 1\nallow_degraded: yes\n",
                  "2:17: allow_degraded: `yes` is not true or false"},
+                {"version: 1\nfast: 1\n", "2:7: fast: `1` is not true or false"},
                 {"version: 1\nquiet: ~\n", "2:8: quiet: no value given"},
                 {"version: 1\nverbose: 3\n", "2:10: verbose: `3` is not 0, 1 or 2 (-v, -vv)"},
                 /* values, through the flags' own parsers */
@@ -422,6 +425,7 @@ static void assert_same_policy(const struct config *a, const struct config *b)
         assert_int_equal(a->tty, b->tty);
         assert_int_equal(a->clear_env, b->clear_env);
         assert_int_equal(a->allow_degraded, b->allow_degraded);
+        assert_int_equal(a->fast, b->fast);
         assert_int_equal(a->set_user, b->set_user);
         assert_int_equal(a->uid, b->uid);
         assert_int_equal(a->gid, b->gid);
@@ -453,7 +457,7 @@ static void round_trip(void **state)
                  "      T: 'true', NL: \"a\\nb\"}}\n"
                  "trace: {file: t/run.trace, level: all, backtrace: all, drop: true, env: true}\n"
                  "user: 1234:4321\nworkdir: /tmp\ntty: always\nmode: audit\n"
-                 "allow_degraded: true\nverbose: 1\nquiet: true\n",
+                 "allow_degraded: true\nfast: true\nverbose: 1\nquiet: true\n",
                  {NULL}},
                 {"version: 1\nlimits: {timeout: 10m}\nenv: {set: {CI: '1'}}\n",
                  {"--timeout", "2h", "--env", "CI=2", "--env", "HOME", "--hide", "/opt/x"}},
