@@ -200,6 +200,24 @@ int runner_stockade_sh(const char *dir, const char *const opts[], const char *sc
         return ret;
 }
 
+int runner_native_sh(const char *dir, uid_t uid, const char *script, int timeout_s,
+                     struct run_result *r)
+{
+        char id[32], here[4096];
+        const char *as_uid[] = {"/usr/bin/setpriv", "--reuid", id,   "--regid", id,
+                                "--clear-groups",   "/bin/sh", "-c", script,    NULL};
+        const char *plain[] = {"/bin/sh", "-c", script, NULL};
+        int ret;
+
+        snprintf(id, sizeof(id), "%u", (unsigned)uid);
+        if (!getcwd(here, sizeof(here)) || (dir && chdir(dir) < 0))
+                return -errno;
+        ret = runner_run((char *const *)(geteuid() == 0 ? as_uid : plain), NULL, timeout_s, r);
+        if (chdir(here) < 0)
+                return -errno;
+        return ret;
+}
+
 void runner_free(struct run_result *r)
 {
         free(r->out);

@@ -26,6 +26,11 @@ int runner_stockade_run(const char *const args[], int timeout_s, struct run_resu
  * NULL); the caller's working directory is restored. Returns 0 or -errno. */
 int runner_stockade_sh(const char *dir, const char *const opts[], const char *script, int timeout_s,
                        struct run_result *r);
+/* /bin/sh -c SCRIPT natively, from `dir` (NULL: here), as `uid` (and its gid, no groups)
+ * when we are root, else as ourselves: a test's control run, as the sandbox's uid. The
+ * caller's working directory is restored. Returns 0 or -errno. */
+int runner_native_sh(const char *dir, uid_t uid, const char *script, int timeout_s,
+                     struct run_result *r);
 void runner_free(struct run_result *r);
 
 /*

@@ -121,17 +121,7 @@ void run_script(const char *const *opts, const char *script, struct run_result *
 /* The same script natively, as the sandbox's uid: the control. */
 void run_native(const char *script, struct run_result *r)
 {
-        char uid[32];
-        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
-                                 "--clear-groups",   "/bin/sh", "-c", script,    NULL};
-        const char *plain[] = {"/bin/sh", "-c", script, NULL};
-
-        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
-        assert_int_equal(chdir(work), 0);
-        assert_int_equal(
-                runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL, TIMEOUT_S, r),
-                0);
-        assert_int_equal(chdir(top), 0);
+        assert_int_equal(runner_native_sh(work, sbx_uid, script, TIMEOUT_S, r), 0);
 }
 
 /* --fast needs a mount namespace: without one this variant has nothing to run. */

@@ -191,15 +191,7 @@ void run(const char *const *opts, const char *script, struct run_result *r)
 /* The script natively, as the uid the sandbox gets (nobody when we are root). */
 void run_native(const char *script, struct run_result *r)
 {
-        char uid[32];
-        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
-                                 "--clear-groups",   "/bin/sh", "-c", script,    NULL};
-        const char *plain[] = {"/bin/sh", "-c", script, NULL};
-
-        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
-        assert_int_equal(
-                runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL, TIMEOUT_S, r),
-                0);
+        assert_int_equal(runner_native_sh(NULL, sbx_uid, script, TIMEOUT_S, r), 0);
 }
 
 void need_ns(void)

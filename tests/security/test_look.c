@@ -85,18 +85,7 @@ static void run_sandbox(const char *const *opts, const char *script, struct run_
 /* The same script natively, as the sandbox's uid. */
 static void run_native(const char *script, struct run_result *r)
 {
-        char uid[32], here[PATH_MAX];
-        const char *as_uid[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
-                                "--clear-groups",   "/bin/sh", "-c", script,    NULL};
-        const char *plain[] = {"/bin/sh", "-c", script, NULL};
-
-        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
-        assert_non_null(getcwd(here, sizeof(here)));
-        assert_int_equal(chdir(work), 0);
-        assert_int_equal(
-                runner_run((char *const *)(geteuid() == 0 ? as_uid : plain), NULL, TIMEOUT_S, r),
-                0);
-        assert_int_equal(chdir(here), 0);
+        assert_int_equal(runner_native_sh(work, sbx_uid, script, TIMEOUT_S, r), 0);
 }
 
 static void same_as_native(const char *script)

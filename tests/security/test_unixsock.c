@@ -362,19 +362,10 @@ static void host_server_in_other_netns_refused(void **state)
 /* The same script natively, as the sandbox's uid: the control. */
 static void run_native(const char *script, struct run_result *r)
 {
-        char uid[32], full[8192], here[PATH_MAX];
-        const char *as_root[] = {"/usr/bin/setpriv", "--reuid", uid,  "--regid", uid,
-                                 "--clear-groups",   "/bin/sh", "-c", full,      NULL};
-        const char *plain[] = {"/bin/sh", "-c", full, NULL};
+        char full[8192];
 
-        snprintf(uid, sizeof(uid), "%u", (unsigned)sbx_uid);
         expand(full, sizeof(full), script);
-        assert_non_null(getcwd(here, sizeof(here)));
-        assert_int_equal(chdir(work), 0);
-        assert_int_equal(
-                runner_run((char *const *)(geteuid() == 0 ? as_root : plain), NULL, TIMEOUT_S, r),
-                0);
-        assert_int_equal(chdir(here), 0);
+        assert_int_equal(runner_native_sh(work, sbx_uid, full, TIMEOUT_S, r), 0);
 }
 
 /* Ways into the hidden sockets; each prints one "got:" or "err:" line per attempt. */
