@@ -100,11 +100,10 @@ int landlock_add_grants(int ruleset, int also, const struct grants *g)
                         if (!S_ISDIR(st.st_mode))
                                 rule.allowed_access &= FILE_ACCESS;
                         rule.parent_fd = fd;
-                        if (rule.allowed_access) {
+                        if (rule.allowed_access && gr->who != GRANT_SANDBOX)
                                 r = add_rule(ruleset, &rule);
-                                if (r == 0)
-                                        r = add_rule(also, &rule);
-                        }
+                        if (rule.allowed_access && gr->who != GRANT_SUPERVISOR && r == 0)
+                                r = add_rule(also, &rule);
                 }
                 close(fd);
                 if (r < 0)

@@ -45,8 +45,9 @@ int landlock_add_fd_rule(int ruleset, int dirfd, uint64_t access);
  */
 int landlock_ruleset_create(int abi, bool scoped);
 /* Add a rule for each grant (supervisor/grants.h), opened O_PATH now; a path that cannot be
- * opened, or is no longer the file the supervisor saw, is left out. The same rules go to the
- * ruleset `also` too, unless it is -1: each path opened once for both. Returns 0 or -errno. */
+ * opened, or is no longer the file the supervisor saw, is left out. `ruleset` is the
+ * supervisor's, `also` the sandbox's (or -1): each grant goes to the one its `who` names, or
+ * to both, each path opened once for both. Returns 0 or -errno. */
 int landlock_add_grants(int ruleset, int also, const struct grants *g);
 /* Enter the domain (needs NO_NEW_PRIVS). Returns 0 or -errno. */
 int landlock_restrict(int ruleset);

@@ -126,6 +126,46 @@ static int mount_overlay(const char *target, char *opts)
         return mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0 ? -errno : 0;
 }
 
+/* A file bind (mntns.h): the source by fd at the target, its symlinks followed, read-only. */
+static int bind_file(const char *from, const char *target)
+{
+        if (mount(from, target, NULL, MS_BIND, NULL) < 0)
+                return -errno;
+        return mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                     NULL) < 0
+                       ? -errno
+                       : 0;
+}
+
+/* Whether `path` is the root of a mount (then mount_setattr may change that mount alone). */
+static bool mount_root(const char *path)
+{
+        struct statx sx;
+
+        return statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+               (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+               (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+/* Every mount nodev but /dev's and /dev/pts's own (mntns.h). mount_setattr adds the flag to
+ * the whole tree at once; it is then cleared on those two, which a user namespace allows
+ * where the host's mount did not have it (a flag the host set is locked, and /dev's devices
+ * then never opened anyway). */
+static int nodev_but_dev(void)
+{
+        struct mount_attr set = {.attr_set = MOUNT_ATTR_NODEV},
+                          clr = {.attr_clr = MOUNT_ATTR_NODEV};
+        static const char *const keep[] = {"/dev", "/dev/pts"};
+
+        if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &set, sizeof(set)) < 0)
+                return -errno;
+        for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+                if (mount_root(keep[i]) &&
+                    syscall(SYS_mount_setattr, AT_FDCWD, keep[i], 0, &clr, sizeof(clr)) < 0)
+                        return -errno;
+        return 0;
+}
+
 /* The mounts, in the child. The sources are opened before any mount, since a bind over
  * /tmp hides the host paths beneath it that later binds take from — and after the unshare:
  * a bind's source must be a mount of the namespace it is made in. */
@@ -148,12 +188,13 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                 return -errno;
         for (size_t i = 0; i < n; i++) {
                 up[i] = wk[i] = src[i] = -1;
-                if (b[i].mask)
+                if (b[i].mask || b[i].nodev)
                         continue;
                 *step = b[i].source;
                 /* a remap's may be a file (remap.c) */
                 src[i] = open(b[i].source,
-                              O_PATH | O_CLOEXEC | (b[i].remap ? O_NOFOLLOW : O_DIRECTORY));
+                              O_PATH | O_CLOEXEC |
+                                      (b[i].remap || b[i].file ? O_NOFOLLOW : O_DIRECTORY));
                 if (src[i] < 0)
                         return -errno;
                 if (b[i].overlay) {
@@ -169,6 +210,11 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
         }
         for (size_t i = 0; i < n && r == 0; i++) {
                 *step = b[i].target;
+                if (b[i].nodev) {
+                        *step = "nodev on every mount but /dev";
+                        r = nodev_but_dev();
+                        continue;
+                }
                 if (b[i].mask) {
                         r = mask(b[i].target);
                         if (r < 0 && b[i].optional)
@@ -178,6 +224,10 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                 if (b[i].make_target)
                         r = make_dirs(b[i].target);
                 snprintf(from, sizeof(from), "/proc/self/fd/%d", src[i]);
+                if (b[i].file) {
+                        r = bind_file(from, b[i].target);
+                        continue;
+                }
                 if (b[i].overlay) {
                         /* The layers by fd: no escaping of ',' or ':' in their paths, and
                          * the very directories opened above. userxattr: the same format
@@ -403,7 +453,7 @@ int ns_finish(struct ns_maker *mk, bool userns, bool net, bool pid_ns, const str
                 if (r == 0 && net && (fds[3] = open_ns(pid, "net")) < 0)
                         r = -errno;
                 for (size_t i = 0; i < n && r == 0; i++) {
-                        if (binds[i].mask)
+                        if (binds[i].mask || binds[i].nodev || binds[i].file)
                                 continue;
                         *step = binds[i].target;
                         target_fds[i] = open_inside(pid, binds[i].target, binds[i].remap);

@@ -45,6 +45,14 @@ struct mnt_bind {
          * symlink by /dev/null bound read-only. Gone or a symlink: left as it is. */
         bool mask;
         bool optional; /* a mask whose failure does not fail the run (not beneath cow) */
+        /* Instead of a bind of a directory: the regular file `source` bound read-only at
+         * `target`, a file, following its symlinks (the view's resolv.conf under --fast's
+         * kernel reads). */
+        bool file;
+        /* Instead of a bind (no source, no target): every mount of the namespace made
+         * nodev, but /dev and /dev/pts themselves (--fast's kernel reads: a device node
+         * anywhere else cannot be opened). Last, after every other mount. */
+        bool nodev;
 };
 
 /*

@@ -675,14 +675,14 @@ void dns_names(struct supervisor *sup, const struct netpol_addr *a, struct netpo
                 netpol_handout_names(&sup->dns->handout, a, out);
 }
 
+const char dns_resolv_conf[] = "# stockade: DNS is answered by the supervisor (names the "
+                               "network policy allows)\n"
+                               "nameserver " DNS_NS_ADDR "\n";
+
 /* The supervisor's resolv.conf, as a sealed memfd. */
 static int resolv_memfd(void)
 {
-        static const char text[] = "# stockade: DNS is answered by the supervisor (names the "
-                                   "network policy allows)\n"
-                                   "nameserver " DNS_NS_ADDR "\n";
-
-        return fs_sealed_memfd("resolv.conf", text, sizeof(text) - 1);
+        return fs_sealed_memfd("resolv.conf", dns_resolv_conf, sizeof(dns_resolv_conf) - 1);
 }
 
 int dns_view_open(struct supervisor *sup, const char *path, int flags, int fd,

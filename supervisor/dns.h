@@ -73,6 +73,10 @@ bool dns_client_has(struct dns_server *d, unsigned long ino);
 /* The names `a` was handed out for (none when the DNS is off). */
 void dns_names(struct supervisor *sup, const struct netpol_addr *a, struct netpol_names *out);
 
+/* The view's /etc/resolv.conf: the memfd's text below, and under --fast's kernel reads a
+ * file bound over the host's (walls.c). */
+extern const char dns_resolv_conf[];
+
 /*
  * The open hook (syscalls/fs_open.c): `fd` is what the open of `path` with `flags` gave
  * (an fd, or -errno), `st` its fstat when it is an fd. A read-only open of the host's

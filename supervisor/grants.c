@@ -24,14 +24,23 @@ uint64_t grants_read_access(void)
         return LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE;
 }
 
-static void add(struct grants *g, const char *path, const struct stat *st, uint64_t access)
+void grants_add(struct grants *g, const char *path, const struct stat *st, uint64_t access,
+                enum grant_for who)
 {
         if (g->n == g->cap) {
                 g->cap = g->cap ? 2 * g->cap : 64;
                 g->v = xrealloc(g->v, g->cap * sizeof(*g->v));
         }
-        g->v[g->n++] = (struct grant){
-                .path = xstrdup(path), .dev = st->st_dev, .ino = st->st_ino, .access = access};
+        g->v[g->n++] = (struct grant){.path = xstrdup(path),
+                                      .dev = st->st_dev,
+                                      .ino = st->st_ino,
+                                      .access = access,
+                                      .who = who};
+}
+
+static void add(struct grants *g, const char *path, const struct stat *st, uint64_t access)
+{
+        grants_add(g, path, st, access, GRANT_BOTH);
 }
 
 void grants_free(struct grants *g)
@@ -158,15 +167,17 @@ static bool carve_seen(struct carve *c, const char *dir)
 }
 
 /* `real` (canonical) and every directory above it. The walk up stops at a directory met
- * before: the hidden paths share most of theirs ($HOME, ~/.config), a stat each. */
-static void carve_real(struct carve *c, char *real)
+ * before: the hidden paths share most of theirs ($HOME, ~/.config), a stat each. Without
+ * `self`, `real` is split like the directories above it rather than left out: the nearest
+ * existing ancestor of a hidden path that is not there (yet). */
+static void carve_real(struct carve *c, char *real, bool self)
 {
         struct stat st;
         char *slash;
 
         if (lstat(real, &st) < 0)
                 return;
-        inodes_add(&c->self, &st);
+        inodes_add(self ? &c->self : &c->above, &st);
         for (slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
                 *slash = '\0';
                 if (carve_seen(c, slash == real ? "/" : real))
@@ -178,26 +189,54 @@ static void carve_real(struct carve *c, char *real)
         }
 }
 
-static void carve_path_once(struct carve *c, const char *path)
+static void carve_path_once(struct carve *c, const char *path, bool self)
 {
         char real[PATH_MAX];
 
         if (!places_absent(path) && realpath(path, real))
-                carve_real(c, real);
+                carve_real(c, real, self);
 }
 
-static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n);
+static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n,
+                          bool self);
 
-/* `path` (symlinks resolved) and its aliases through bind mounts. */
-static void carve_path(struct carve *c, const char *path)
+/* `path` (symlinks resolved) and its aliases through bind mounts; `self` as carve_real. */
+static void carve_path_as(struct carve *c, const char *path, bool self)
 {
         char real[PATH_MAX], copy[PATH_MAX];
 
         if (places_absent(path) || !realpath(path, real))
                 return;
         memcpy(copy, real, sizeof(copy));
-        carve_real(c, copy);
-        carve_aliases(c, real, c->mounts, c->n_mounts);
+        carve_real(c, copy, self);
+        carve_aliases(c, real, c->mounts, c->n_mounts, self);
+}
+
+static void carve_path(struct carve *c, const char *path)
+{
+        carve_path_as(c, path, true);
+}
+
+/* A hidden path that is not there: its nearest existing ancestor (of the part before any
+ * pattern character) is split, with its aliases, so that whatever is made there later has no
+ * rule (--fast's kernel reads: grants.h). */
+static void carve_absent(struct carve *c, const char *path)
+{
+        char up[PATH_MAX];
+        size_t n = strcspn(path, "*?[\\");
+        char *slash;
+        struct stat st;
+
+        snprintf(up, sizeof(up), "%.*s", (int)n, path);
+        for (;;) {
+                slash = strrchr(up, '/');
+                if (!slash)
+                        return;
+                slash[slash == up] = '\0'; /* "/a" -> "/" */
+                if (lstat(up, &st) == 0 || strcmp(up, "/") == 0)
+                        break;
+        }
+        carve_path_as(c, up, false);
 }
 
 /* A mountinfo field, with its octal escapes (\040 for a space) undone, in place. */
@@ -266,7 +305,8 @@ static const char *beneath(const char *path, const char *top)
  * a root at or above `real`'s place in it. Each is carved out too, or the walk would grant the
  * alias's parent whole and the secret would be readable through the alias.
  */
-static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n)
+static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n,
+                          bool self)
 {
         const struct mnt *home = NULL;
         char fs_path[2 * PATH_MAX], alias[3 * PATH_MAX];
@@ -288,7 +328,7 @@ static void carve_aliases(struct carve *c, const char *real, const struct mnt *m
                         continue;
                 snprintf(alias, sizeof(alias), "%s%s", strcmp(m[i].point, "/") ? m[i].point : "",
                          *rest ? rest : "");
-                carve_path_once(c, alias[0] ? alias : "/");
+                carve_path_once(c, alias[0] ? alias : "/", self);
         }
 }
 
@@ -333,6 +373,9 @@ struct walk {
         uint64_t access;
         bool write;            /* read-only mounts are carved out too */
         const struct carve *c; /* by inode: hidden (and, for writes, read-only) */
+        /* The reads of --fast's kernel reads (grants.h): / is split, and /dev is the
+         * supervisor's whole but only its devices the sandbox's. */
+        const struct places *devices;
 };
 
 /* A read-only mount (--ro) at `path` exactly, or strictly beneath it. */
@@ -369,11 +412,34 @@ static bool excluded(const struct walk *w, const char *path, const struct stat *
 
 static bool split_needed(const struct walk *w, const char *path, const struct stat *st)
 {
+        if (w->devices && strcmp(path, "/") == 0)
+                return true;
         return hidden_beneath(w->hidden, path, true) || (w->write && ro_beneath(w->hidden, path)) ||
                inodes_has(&w->c->above, st);
 }
 
 static void split(struct walk *w, const char *dir);
+
+/*
+ * /dev under --fast's kernel reads: the supervisor reads it whole (it opens the sandbox's
+ * ptys for it, judged by the view); the sandbox only the device files it may write (places.c:
+ * null, zero, full, random, urandom, tty, its terminal), not ptmx (a new pty is the view's
+ * to hand out and hold: fs_open.c), not the directory /dev/pts (the host's other terminals).
+ * The private /dev/shm has a rule of its own (its place, in grants_compute).
+ */
+static void dev_reads(struct walk *w, const char *path, const struct stat *st)
+{
+        const struct places *p = w->devices;
+        struct stat ds;
+
+        grants_add(w->g, path, st, w->access, GRANT_SUPERVISOR);
+        for (size_t i = 0; i < p->n; i++)
+                if (p->v[i].kind == PLACE_DEVICE && !p->v[i].dir &&
+                    strcmp(p->v[i].path, "/dev/ptmx") != 0 && lstat(p->v[i].path, &ds) == 0 &&
+                    S_ISCHR(ds.st_mode))
+                        grants_add(w->g, p->v[i].path, &ds, LANDLOCK_ACCESS_FS_READ_FILE,
+                                   GRANT_SANDBOX);
+}
 
 /* One child of a directory that is being split. */
 static void child(struct walk *w, int dirfd, const char *dir, const char *name)
@@ -389,6 +455,10 @@ static void child(struct walk *w, int dirfd, const char *dir, const char *name)
         /* A symlink grants nothing: what it points to is judged by its own path. */
         if (S_ISLNK(st.st_mode))
                 return;
+        if (w->devices && strcmp(path, "/dev") == 0) {
+                dev_reads(w, path, &st);
+                return;
+        }
         if (S_ISDIR(st.st_mode) && split_needed(w, path, &st))
                 split(w, path);
         else
@@ -413,9 +483,15 @@ static void split(struct walk *w, const char *dir)
 /* Grant `root` with `access`, split around what is hidden (and, for writes, read-only)
  * beneath it. The root itself is the user's path (a place): symlinks in it were resolved. */
 static void grant_tree(struct grants *g, const struct vfs_view *hidden, const char *root,
-                       uint64_t access, bool write, const struct carve *c)
+                       uint64_t access, bool write, const struct carve *c,
+                       const struct places *devices)
 {
-        struct walk w = {.g = g, .hidden = hidden, .access = access, .write = write, .c = c};
+        struct walk w = {.g = g,
+                         .hidden = hidden,
+                         .access = access,
+                         .write = write,
+                         .c = c,
+                         .devices = devices};
         struct stat st;
 
         if (lstat(root, &st) < 0 || excluded(&w, root, &st))
@@ -435,6 +511,23 @@ static bool beneath_cow(const struct vfs_view *v, const char *path)
                      (v->mounts[i].host && vfs_path_has_prefix(path, v->mounts[i].host))))
                         return true;
         return false;
+}
+
+const char *grants_absent_writable(const struct vfs_view *hidden, const struct places *places)
+{
+        for (size_t i = 0; i < hidden->n_mounts; i++) {
+                const struct vfs_mount *m = &hidden->mounts[i];
+                bool writable = beneath_cow(hidden, m->sandbox);
+
+                if (m->mode != VFS_HIDDEN || m->view_only || m->alias)
+                        continue;
+                for (size_t k = 0; k < places->n && !writable; k++)
+                        writable = places->v[k].kind == PLACE_TREE && places->v[k].dir &&
+                                   vfs_path_has_prefix(m->sandbox, places->v[k].path);
+                if (writable && (m->pattern || !entry_exists(m)))
+                        return m->sandbox;
+        }
+        return NULL;
 }
 
 /*
@@ -467,7 +560,7 @@ static void remap_splits(struct carve *c, const struct vfs_view *v, bool write)
 }
 
 int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
-                   int abi, struct error *err)
+                   int abi, bool kernel_reads, struct error *err)
 {
         struct stat st;
 
@@ -488,6 +581,16 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         inodes_copy(&writes.self, &reads.self);
         inodes_copy(&writes.above, &reads.above);
         remap_splits(&writes, hidden, true);
+        /* Kernel reads: what a hidden path not there at the start may become is refused by
+         * Landlock too (the view judges no open for reading then); the reads only, since
+         * writes stay the view's. None lies in a writable place (grants_absent_writable). */
+        for (size_t i = 0; kernel_reads && i < hidden->n_mounts; i++) {
+                const struct vfs_mount *m = &hidden->mounts[i];
+
+                if (m->mode == VFS_HIDDEN && !m->view_only && !m->alias &&
+                    (m->pattern || !entry_exists(m)))
+                        carve_absent(&reads, m->sandbox);
+        }
         for (size_t i = 0; i < hidden->n_mounts; i++) {
                 const struct vfs_mount *m = &hidden->mounts[i];
 
@@ -498,7 +601,8 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         }
         /* Listing is allowed everywhere; reading and executing everywhere but hidden paths. */
         add(g, "/", &st, LANDLOCK_ACCESS_FS_READ_DIR);
-        grant_tree(g, hidden, "/", grants_read_access(), false, &reads);
+        grant_tree(g, hidden, "/", grants_read_access(), false, &reads,
+                   kernel_reads ? places : NULL);
         /* A private directory (shim/mntns.h) is, inside, a mount root over its sandbox path:
          * the kernel's walk from a file in it never meets the host directories above it,
          * whose rules the grants above may have split. It gets its own. */
@@ -513,7 +617,7 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
                         add(g, m->host, &ms, grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR);
                 /* So is a remapped mount's host tree (remap.c): read as at its own path. */
                 if (vfs_mount_remapped(m) && m->mode != VFS_COW && realpath(m->host, real))
-                        grant_tree(g, hidden, real, grants_read_access(), false, &reads);
+                        grant_tree(g, hidden, real, grants_read_access(), false, &reads, NULL);
         }
         for (size_t i = 0; i < places->n; i++) {
                 const struct place *pl = &places->v[i];
@@ -521,12 +625,19 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
 
                 if (pl->kind == PLACE_RO)
                         continue; /* a carve-out: the walks above leave it out */
+                /* The private /dev/shm's host directory, beneath /dev, which kernel reads
+                 * do not grant the sandbox whole (dev_reads). */
+                if (kernel_reads && pl->kind == PLACE_TREE && pl->dir &&
+                    vfs_path_has_prefix(pl->path, "/dev"))
+                        grant_tree(g, hidden, pl->path,
+                                   grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR, false,
+                                   &reads, NULL);
                 if (beneath_cow(hidden, pl->path))
                         continue; /* written through the overlay, whose root has its own rule
                                      (spawn.c); the host tree keeps only reads, so an fd of a
                                      host file there (a redirected stdin) is not writable */
                 if (pl->kind == PLACE_TREE && pl->dir)
-                        grant_tree(g, hidden, pl->path, w, true, &writes);
+                        grant_tree(g, hidden, pl->path, w, true, &writes, NULL);
                 else if (!vfs_view_hidden(hidden, pl->path) && lstat(pl->path, &st) == 0)
                         /* A device file: its content only. */
                         add(g, pl->path, &st,

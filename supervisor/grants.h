@@ -14,19 +14,30 @@
 #ifndef STOCKADE_GRANTS_H
 #define STOCKADE_GRANTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct vfs_view;
 struct places;
 struct error;
 
+/* Which Landlock domain a grant goes to: the supervisor's, which the sandbox's nests in
+ * (spawn.c), or the sandbox's; both, but for --fast's kernel reads (/dev). */
+enum grant_for {
+        GRANT_BOTH,
+        GRANT_SUPERVISOR,
+        GRANT_SANDBOX,
+};
+
 struct grant {
         char *path;      /* host path, absolute */
         dev_t dev;       /* what lstat said when the supervisor looked: the shim skips a */
         ino_t ino;       /* path that is no longer that file (a grant refused is safe) */
         uint64_t access; /* LANDLOCK_ACCESS_FS_* */
+        enum grant_for who;
 };
 
 struct grants {
@@ -39,9 +50,24 @@ struct grants {
  * patterns and exceptions included) and the writable places. Directories the supervisor
  * cannot list are not split: nothing beneath them is granted (fail closed). Returns 0 or -1
  * with *err set.
+ *
+ * `kernel_reads` (--fast, where opens for reading are the kernel's: walls.c): Landlock is
+ * then the one wall that judges a read, so the reads are stricter. A hidden path that does
+ * not exist at the start (or a pattern) has its nearest existing ancestor split, so that
+ * what is made there during the run has no rule (nor has anything else made directly in
+ * that directory, nor in /: both split); and /dev is read whole by the supervisor only, the
+ * sandbox reading just its device files (not ptmx, not /dev/pts) and the private /dev/shm.
  */
 int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
-                   int abi, struct error *err);
+                   int abi, bool kernel_reads, struct error *err);
+/* A hidden entry of `hidden` that is a pattern or not there, in a writable place or a
+ * copy-on-write mount, where the split `kernel_reads` makes would leave what the sandbox
+ * creates unreadable to it, and no split would let it read what the host makes there later:
+ * its path, or NULL. */
+const char *grants_absent_writable(const struct vfs_view *hidden, const struct places *places);
+/* One grant more (a file the run made for the sandbox to read). */
+void grants_add(struct grants *g, const char *path, const struct stat *st, uint64_t access,
+                enum grant_for who);
 void grants_free(struct grants *g);
 
 /* The read rights a grant of `/` carries (READ_FILE, EXECUTE); READ_DIR goes with any grant

@@ -8,6 +8,7 @@
 #include "supervisor/publish.h"
 #include "supervisor/dns.h"
 #include "supervisor/env.h"
+#include "supervisor/fastreads.h"
 #include "supervisor/notify.h"
 #include "supervisor/procscan.h"
 #include "supervisor/ptrace.h"
@@ -475,8 +476,9 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         if (check_layers(sup, err) < 0 ||
             tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
             walls_setup(sup, err) < 0 || (layers_probe_net(&sup->layers), false) ||
-            spawn_start_namespaces(sup, err) < 0 || walls_grants(sup, err) < 0 ||
-            spawn_build_rulesets(sup, err) < 0 || trace_open(sup, err) < 0)
+            fastreads_setup(sup, err) < 0 || spawn_start_namespaces(sup, err) < 0 ||
+            walls_grants(sup, err) < 0 || spawn_build_rulesets(sup, err) < 0 ||
+            trace_open(sup, err) < 0)
                 return -1;
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);

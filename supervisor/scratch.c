@@ -288,6 +288,8 @@ void scratch_remove(struct supervisor *sup)
                 close(sup->shm_root);
         sup->shm_root = -1;
         free(sup->shm_dir);
+        free(sup->resolv);
+        sup->resolv = NULL;
         free(sup->tmp_scratch);
         sup->scratch = sup->shm_dir = sup->tmp_scratch = NULL;
 }

@@ -134,6 +134,10 @@ struct supervisor {
         bool pidns;
         struct ns_pid pid_ns;
         int init_pidfd;
+        /* --fast's kernel reads (supervisor/fastreads.h): opens for reading are the kernel's;
+         * `resolv` is the view's resolv.conf bound over the host's (NULL: none). */
+        bool fast_reads;
+        char *resolv;
         /* The Landlock rulesets of the supervisor and of the sandbox, from the grants to the
          * supervisor's domain and to the fork (spawn.c). */
         int own_ruleset, shim_ruleset;

@@ -392,8 +392,10 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                 printf("\n# cwd: %s\n", P(s->cwd));
                 show_network(s->policy);
                 if (s->policy && s->policy->fast)
-                        printf("# --fast: stat, access, readlink and listings were the "
+                        printf("# --fast: stat, access, readlink%s listings%s were the "
                                "kernel's%s\n",
+                               s->policy->fast_reads ? "," : " and",
+                               s->policy->fast_reads ? " and opens for reading" : "",
                                s->level && strcmp(s->level, "all") == 0 ? " (recorded as allowed)"
                                                                         : " and are not recorded");
                 break;

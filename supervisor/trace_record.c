@@ -53,6 +53,7 @@ static void fill_policy(const struct supervisor *sup, Stockade__Trace__Policy *p
         p->clear_env = cfg->clear_env;
         p->allow_degraded = cfg->allow_degraded;
         p->fast = cfg->fast;
+        p->fast_reads = sup->fast_reads;
         for (size_t i = 0; i < cfg->n_env_ops; i++) {
                 /* --env NAME=VALUE: the name only, the value may be a secret */
                 env_ops[i] = strndup(cfg->env_ops[i].arg, strcspn(cfg->env_ops[i].arg, "="));

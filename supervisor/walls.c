@@ -3,6 +3,7 @@
 #include "supervisor/vfs/path.h"
 #include "supervisor/env.h"
 #include "supervisor/error.h"
+#include "supervisor/fastreads.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
 #include "supervisor/remap.h"
@@ -747,8 +748,9 @@ int walls_grants(struct supervisor *sup, struct error *err)
                                         "--hide) can be read, --ro paths written\n");
                 return 0;
         }
-        if (grants_compute(&sup->grants, &sup->view, &sup->places, abi, err) < 0)
+        if (grants_compute(&sup->grants, &sup->view, &sup->places, abi, sup->fast_reads, err) < 0)
                 return -1;
+        fastreads_grants(sup);
         say_splits(sup, &sup->view);
         return 0;
 }

@@ -47,6 +47,12 @@
 /* The open flags that make an open more than a directory's for reading: with these clear
  * and O_DIRECTORY set, the kernel opens a directory read-only or fails. */
 #define OPENDIR_MASK ((uint64_t)(O_DIRECTORY | O_ACCMODE | O_CREAT | O_TRUNC | O_TMPFILE | O_PATH))
+/* The open flags that make an open more than one for reading (--fast's kernel reads): with
+ * all of these clear the open is O_RDONLY, creates nothing, truncates nothing, and is not
+ * O_PATH (left to the kernel anyway) nor O_TMPFILE. What may be set: how the fd behaves. */
+#define READ_OPEN_MASK                                                                             \
+        (INT_MASK & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW | O_LARGEFILE |  \
+                                O_NOCTTY | O_NOATIME))
 /* New namespaces, and CLONE_UNTRACED: a child the kernel would not attach to our tracer
  * would escape the tree (teardown, --max-procs, EXITKILL). */
 #define CLONE_DENIED_FLAGS                                                                         \
@@ -146,10 +152,15 @@ const struct arg_rule filter_arg_rules[] = {
         /* --fast: a directory opened to be read (opendir) can only be listed, and listings
          * are the kernel's then; an O_TMPFILE, which has O_DIRECTORY's bit, is not one. */
         {SC_open, 1, C_EQ, OPENDIR_MASK, O_DIRECTORY, V_KERNEL, 0, false, W_LOOKS},
+        /* --fast with kernel reads: an open for reading, judged by the walls alone (README
+         * "Fast mode": the masks, Landlock's reads split around /dev and every hidden path,
+         * nodev, the namespaces). */
+        {SC_open, 1, C_EQ, READ_OPEN_MASK, 0, V_KERNEL, 0, false, W_READS},
         {SC_open, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_openat, 3, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_openat, 2, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_openat, 2, C_EQ, OPENDIR_MASK, O_DIRECTORY, V_KERNEL, 0, false, W_LOOKS},
+        {SC_openat, 2, C_EQ, READ_OPEN_MASK, 0, V_KERNEL, 0, false, W_READS},
         {SC_openat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_creat, 1, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_creat, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
@@ -470,6 +481,8 @@ bool filter_rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->kernel_looks;
         case W_PIDNS:
                 return o->pidns;
+        case W_READS:
+                return o->kernel_reads;
         }
         return true;
 }

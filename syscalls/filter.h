@@ -27,6 +27,9 @@ struct filter_opts {
          * readlink, listings) stay in the kernel, which resolves them in the sandbox's mount
          * namespace, where hidden paths are masked (README "Fast mode"). */
         bool kernel_looks;
+        /* --fast, where the walls can judge reads alone (supervisor/walls.c, fast_reads):
+         * opens for reading (O_RDONLY, nothing created or truncated) stay in the kernel. */
+        bool kernel_reads;
         /* --fast: the sandbox has a pid namespace of its own (shim/pidns.h): the calls that
          * name a process by number (kill, prlimit, sched_*, pidfd_open...) or by pidfd
          * (pidfd_send_signal), and F_SETOWN, stay in the kernel, which confines them to the

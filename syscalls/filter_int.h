@@ -32,6 +32,7 @@ enum rule_when {
         W_TWINS,    /* only where twins of the host's namespace can exist (syscalls/net.h) */
         W_LOOKS,    /* only under --fast: the kernel answers the calls that look */
         W_PIDNS,    /* only with a pid namespace of the sandbox's own (--fast) */
+        W_READS,    /* only under --fast with kernel reads: opens for reading */
 };
 
 /* One comparison of one argument. */

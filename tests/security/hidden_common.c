@@ -140,3 +140,26 @@ bool hidden_fast_possible(void)
         hidden_teardown(NULL);
         return ok;
 }
+
+void made_later(const char *file, char *script, size_t size)
+{
+        snprintf(script, size,
+                 "(sleep 0.5; echo SECRET-LATER > '%s'; chmod a+r '%s'; sleep 1.5; rm '%s') &",
+                 file, file, file);
+        assert_int_equal(system(script), 0);
+        snprintf(script, size,
+                 "/usr/bin/python3 - <<'EOF'\n"
+                 "import os, time\n"
+                 "for i in range(100):\n"
+                 "    try: fd = os.open('%s', os.O_PATH); break\n"
+                 "    except OSError: time.sleep(0.05)\n"
+                 "else: raise SystemExit('never held')\n"
+                 "print('held')\n"
+                 "for when in ('live', 'deleted'):\n"
+                 "    for p in ('/proc/self/fd/%%d' %% fd, '%s'):\n"
+                 "        try: print(when, open(p).read())\n"
+                 "        except OSError: print(when, 'refused')\n"
+                 "    time.sleep(1.6)\n"
+                 "EOF\n",
+                 file, file);
+}

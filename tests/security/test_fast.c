@@ -1,16 +1,20 @@
 /*
  * --fast (README "Fast mode"): the kernel answers stat, access, readlink and listings in the
- * sandbox's mount namespace. What it tells of a hidden path must be its mask's, and --fast
+ * sandbox's mount namespace, and opens for reading (supervisor/fastreads.h). What it tells of
+ * a hidden path must be its mask's, what it reads must be what the view shows, and --fast
  * must be refused where no mask can stand. (test_hidden --fast runs every content attack of
  * test_hidden again under --fast.) Judged from outside, against the real objects.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -98,7 +102,7 @@ static void fast_calls_not_notified(void **state)
         const char *opts[] = {"--ro", dir, "--trace", trace, NULL};
         const char *script =
                 "stat -c %s ~/notes.txt; ls -la ~ >/dev/null; readlink /proc/self/exe; "
-                "test -r ~/notes.txt && echo readable";
+                "test -r ~/notes.txt && echo readable; cat ~/notes.txt >/dev/null";
         struct run_result r;
 
         (void)state;
@@ -117,13 +121,185 @@ static void fast_calls_not_notified(void **state)
                                  0);
                 if (with && (!strstr(r.out, "# --fast:") || strstr(r.out, "statx(") ||
                              strstr(r.out, "newfstatat(AT_FDCWD") || strstr(r.out, "getdents") ||
-                             strstr(r.out, "readlink(") || strstr(r.out, "access(")))
-                        fail_msg("--fast: a look reached the supervisor:\n%s", r.out);
-                if (!with && (strstr(r.out, "# --fast:") || !strstr(r.out, "readlink(")))
-                        fail_msg("the control recorded no look:\n%s", r.out);
+                             strstr(r.out, "readlink(") || strstr(r.out, "access(") ||
+                             strstr(r.out, "notes.txt\", O_RDONLY")))
+                        fail_msg("--fast: a look or a read reached the supervisor:\n%s", r.out);
+                if (!with && (strstr(r.out, "# --fast:") || !strstr(r.out, "readlink(") ||
+                              !strstr(r.out, "notes.txt\", O_RDONLY")))
+                        fail_msg("the control recorded no look or read:\n%s", r.out);
                 runner_free(&r);
         }
         fast = true;
+}
+
+/* The opens for reading are the kernel's in the run the other tests make (-v says so); and a
+ * hidden path not there at the start, in a place the sandbox writes, turns them back to the
+ * view (where a Landlock split would leave the sandbox's own files unreadable to it). */
+static void fast_reads_on(void **state)
+{
+        char pattern[PATH_MAX + 32];
+        const char *on[] = {"-v", NULL}, *off[] = {"-v", "--hide", pattern, NULL};
+        struct run_result r;
+
+        (void)state;
+        run_script(on, "cat ~/notes.txt", &r);
+        if (r.exit_code != 0 || !strstr(r.err, "opens for reading are the kernel's too"))
+                fail_msg("--fast: kernel reads are off: exit %d:\n%s%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        snprintf(pattern, sizeof(pattern), "%s/*.tok", work);
+        run_script(off, "echo made > new.txt && cat new.txt", &r);
+        if (r.exit_code != 0 || !strstr(r.out, "made") ||
+            !strstr(r.err, "opens for reading stay the view's (the hidden path"))
+                fail_msg("--fast with a pattern hidden in the workspace: exit %d:\n%s%s",
+                         r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
+/* A hidden file the host makes after the start, in a place the sandbox only reads (so no mask
+ * covers it): neither an open by name nor the reopen of an O_PATH fd held on it reads it,
+ * live or deleted — Landlock alone judges those opens now, and the directory is split around
+ * the pattern. Judged by the output; the content is readable natively (the control). */
+static void fast_reads_made_later(void **state)
+{
+        char cmd[4 * PATH_MAX + 160], pattern[PATH_MAX + 48], dir[PATH_MAX + 32],
+                file[PATH_MAX + 48];
+        const char *opts[] = {"--hide", pattern, NULL};
+        struct run_result r;
+
+        (void)state;
+        /* In a directory of its own, which nothing else splits. */
+        snprintf(dir, sizeof(dir), "%s/.tokens", home);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(pattern, sizeof(pattern), "%s/*.tok", dir);
+        snprintf(file, sizeof(file), "%s/late.tok", dir);
+        made_later(file, cmd, sizeof(cmd));
+        run_script(opts, cmd, &r);
+        if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
+                fail_msg("a hidden file made later was read under --fast:\n%s%s", r.out, r.err);
+        runner_free(&r);
+        snprintf(cmd, sizeof(cmd), "echo SECRET-LATER > '%s/late.tok' && chmod a+r '%s/late.tok'",
+                 dir, dir);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "cat '%s/late.tok'", dir);
+        run_native(cmd, &r);
+        snprintf(cmd, sizeof(cmd), "%s/late.tok", dir);
+        unlink(cmd);
+        rmdir(dir);
+        if (!strstr(r.out, "SECRET-LATER"))
+                fail_msg("the control could not read the file: %s", r.err);
+        runner_free(&r);
+}
+
+/* Another terminal of the host (a pty this test holds, typed into, mode 0666) cannot be read
+ * under --fast by its name in /dev/pts: Landlock grants the sandbox only its own devices.
+ * Nor is a new pty made by a read-only open of ptmx (the view hands those out). The typed
+ * line is read natively afterwards (the control: it was there). */
+static void fast_reads_other_terminal(void **state)
+{
+        char script[3 * PATH_MAX], cmd[PATH_MAX + 64];
+        const char *pts;
+        struct run_result r;
+        int master, slave;
+
+        (void)state;
+        master = posix_openpt(O_RDWR | O_NOCTTY);
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        pts = ptsname(master);
+        assert_non_null(pts);
+        slave = open(pts, O_RDWR | O_NOCTTY);
+        assert_true(slave >= 0);
+        assert_int_equal(chmod(pts, 0666), 0);
+        assert_int_equal(write(master, "SECRET-TTY\n", 11), 11);
+        snprintf(script, sizeof(script),
+                 "timeout 3 head -n 1 '%s'; timeout 3 head -c 0 /dev/ptmx && echo ptmx; "
+                 "echo finished",
+                 pts);
+        run_script(NULL, script, &r);
+        if (strstr(r.out, "SECRET-TTY") || strstr(r.out, "ptmx") || !strstr(r.out, "finished"))
+                fail_msg("--fast read another terminal:\n%s%s", r.out, r.err);
+        runner_free(&r);
+        snprintf(cmd, sizeof(cmd), "timeout 3 head -n 1 '%s'", pts);
+        run_native(cmd, &r);
+        close(slave);
+        close(master);
+        if (!strstr(r.out, "SECRET-TTY"))
+                fail_msg("the control did not read the terminal: %s", r.err);
+        runner_free(&r);
+}
+
+/* A device node outside /dev (as root: made for the test, of /dev/zero, mode 0666) does not
+ * open under --fast: every mount but /dev's is nodev. It opens natively (the control). */
+static void fast_reads_device_elsewhere(void **state)
+{
+        char node[PATH_MAX + 32], script[PATH_MAX + 128];
+        struct run_result r;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* mknod needs root */
+        snprintf(node, sizeof(node), "%s/zero", extra);
+        assert_int_equal(mknod(node, S_IFCHR | 0666, makedev(1, 5)), 0);
+        assert_int_equal(chmod(node, 0666), 0);
+        snprintf(script, sizeof(script), "head -c 1 '%s' >/dev/null && echo opened; echo finished",
+                 node);
+        run_script(NULL, script, &r);
+        if (strstr(r.out, "opened") || !strstr(r.out, "finished"))
+                fail_msg("--fast opened a device node outside /dev:\n%s%s", r.out, r.err);
+        runner_free(&r);
+        run_native(script, &r);
+        unlink(node);
+        if (!strstr(r.out, "opened"))
+                fail_msg("the control did not open the node: %s", r.err);
+        runner_free(&r);
+}
+
+/* Another procfs on the host (a chroot's /proc, as root: mounted for the test) shows the
+ * host's processes; under --fast it is covered. Judged by host pid 1's command line, read
+ * natively through the same mount (the control). */
+static void fast_reads_procfs_elsewhere(void **state)
+{
+        char dir[PATH_MAX + 32], script[3 * PATH_MAX], line[4096] = "";
+        struct run_result r;
+        FILE *f;
+        size_t n;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* mounting a procfs needs root */
+        snprintf(dir, sizeof(dir), "%s/oproc", extra);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        assert_int_equal(mount("proc", dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), 0);
+        snprintf(script, sizeof(script), "%s/1/cmdline", dir);
+        f = fopen(script, "re");
+        n = f ? fread(line, 1, sizeof(line) - 1, f) : 0;
+        if (f)
+                fclose(f);
+        line[n] = '\0'; /* the first argument: the control */
+        snprintf(script, sizeof(script), "cat '%s/1/cmdline'; ls '%s' | head -3; echo finished",
+                 dir, dir);
+        run_script(NULL, script, &r);
+        assert_int_equal(umount(dir), 0);
+        rmdir(dir);
+        if (!line[0])
+                fail_msg("the control read no command line of pid 1");
+        if (strstr(r.out, line) || !strstr(r.out, "finished"))
+                fail_msg("--fast read the host's procfs (pid 1 is `%s`):\n%s%s", line, r.out,
+                         r.err);
+        runner_free(&r);
+}
+
+/* The view's resolv.conf is what a read under --fast finds: the supervisor's nameserver. */
+static void fast_reads_resolv(void **state)
+{
+        struct run_result r;
+
+        (void)state;
+        run_script(NULL, "cat /etc/resolv.conf", &r);
+        if (r.exit_code != 0 || !strstr(r.out, "DNS is answered by the supervisor"))
+                fail_msg("--fast: /etc/resolv.conf is not the view's:\n%s%s", r.out, r.err);
+        runner_free(&r);
 }
 
 int main(void)
@@ -132,6 +308,12 @@ int main(void)
                 cmocka_unit_test(fast_metadata_is_the_masks),
                 cmocka_unit_test(fast_refusals),
                 cmocka_unit_test(fast_calls_not_notified),
+                cmocka_unit_test(fast_reads_on),
+                cmocka_unit_test(fast_reads_made_later),
+                cmocka_unit_test(fast_reads_other_terminal),
+                cmocka_unit_test(fast_reads_device_elsewhere),
+                cmocka_unit_test(fast_reads_procfs_elsewhere),
+                cmocka_unit_test(fast_reads_resolv),
         };
 
         fast = true;

@@ -114,14 +114,15 @@ static void compare(const struct filter_opts *o, const struct sock_fprog *prog,
 
 static void program_matches_decide(void **state)
 {
-        for (int combo = 0; combo < 128; combo++) {
+        for (int combo = 0; combo < 256; combo++) {
                 struct filter_opts o = {.audit = combo & 1,
                                         .count_procs = combo & 2,
                                         .signals_scoped = combo & 4,
                                         .ipc_denied = combo & 8,
                                         .twins = combo & 16,
                                         .kernel_looks = combo & 32,
-                                        .pidns = combo & 64};
+                                        .pidns = combo & 64,
+                                        .kernel_reads = combo & 128};
                 struct sock_fprog prog;
 
                 assert_int_equal(filter_build(&o, &prog), 0);
@@ -354,6 +355,53 @@ static void fast_looks(void **state)
                         fail_msg("%s: fast %#x, default %#x", judged[i], filter_decide(&fast, &d),
                                  filter_decide(&slow, &d));
         }
+}
+
+/* --fast's kernel reads: an open for reading stays in the kernel, with any of the flags that
+ * only shape the fd; anything that writes, creates, truncates or is O_TMPFILE is the view's,
+ * and openat2 (whose flags are in memory) always. */
+static void fast_reads(void **state)
+{
+        static const int benign[] = {0,        O_CLOEXEC, O_NONBLOCK,  O_NOFOLLOW,
+                                     O_NOCTTY, O_NOATIME, O_LARGEFILE, O_DIRECTORY};
+        static const int writes[] = {O_WRONLY, O_RDWR,  O_CREAT, O_TRUNC,  O_TMPFILE, O_APPEND,
+                                     O_EXCL,   O_DSYNC, O_SYNC,  O_DIRECT, FASYNC};
+        struct filter_opts reads = {.kernel_looks = true, .kernel_reads = true},
+                           looks = {.kernel_looks = true};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(benign) / sizeof(*benign); i++) {
+                d.nr = __NR_openat;
+                d.args[2] = (unsigned)(benign[i] | O_CLOEXEC);
+                assert_int_equal(filter_decide(&reads, &d), ALLOW);
+                d.nr = __NR_open;
+                d.args[1] = d.args[2];
+                d.args[2] = 0;
+                assert_int_equal(filter_decide(&reads, &d), ALLOW);
+                d.args[1] = 0;
+        }
+        /* without kernel reads a plain open is the view's (the control) */
+        d.nr = __NR_openat;
+        d.args[2] = O_RDONLY;
+        assert_int_equal(filter_decide(&looks, &d), NOTIF);
+        for (size_t i = 0; i < sizeof(writes) / sizeof(*writes); i++) {
+                d.nr = __NR_openat;
+                d.args[2] = (unsigned)writes[i];
+                if (filter_decide(&reads, &d) != NOTIF)
+                        fail_msg("openat flags %#x: %#x", writes[i], filter_decide(&reads, &d));
+                d.nr = __NR_open;
+                d.args[1] = (unsigned)writes[i];
+                d.args[2] = 0;
+                if (filter_decide(&reads, &d) != NOTIF)
+                        fail_msg("open flags %#x: %#x", writes[i], filter_decide(&reads, &d));
+                d.args[1] = 0;
+        }
+        d.nr = __NR_openat2;
+        d.args[2] = 0;
+        assert_int_equal(filter_decide(&reads, &d), NOTIF);
+        d.nr = __NR_creat;
+        assert_int_equal(filter_decide(&reads, &d), NOTIF);
 }
 
 /* With a pid namespace of the sandbox's own (--fast), the calls that name a process stay in
@@ -633,6 +681,7 @@ int main(void)
                 cmocka_unit_test(sigio_rules),
                 cmocka_unit_test(sysv_ipc),
                 cmocka_unit_test(fast_looks),
+                cmocka_unit_test(fast_reads),
                 cmocka_unit_test(pidns_names_in_kernel),
                 cmocka_unit_test(net_rules),
                 cmocka_unit_test(twin_filter_options),
