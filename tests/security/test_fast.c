@@ -21,6 +21,15 @@
 
 #include "tests/security/hidden_common.h"
 
+/*
+ * The runs that test the kernel's reads keep /var/tmp read-only: the test's tree (and its fake
+ * HOME, with hidden paths that do not exist) lies there when the build does (tests/run.sh puts
+ * a build in /tmp there), and a hidden path absent in a place the sandbox writes turns the
+ * kernel's reads off for the run (fast_reads_on).
+ */
+#define RO_VAR_TMP "--ro", "/var/tmp"
+static const char *const ro_var_tmp[] = {RO_VAR_TMP, NULL};
+
 /* --fast: what the kernel tells of a hidden path is the mask's, never the object's: its
  * inode and times, its entries' names (a masked name itself still lists, as the mount point
  * it is). Judged by the real values, read from outside. */
@@ -99,7 +108,7 @@ static void fast_calls_not_notified(void **state)
         /* The trace must lie where the sandbox cannot write: the build tree may be in /tmp
          * or /var/tmp, which it can (stockade refuses a trace there), so a read-only carve-out
          * of the test's own. */
-        const char *opts[] = {"--ro", dir, "--trace", trace, NULL};
+        const char *opts[] = {"--ro", dir, "--trace", trace, RO_VAR_TMP, NULL};
         const char *script =
                 "stat -c %s ~/notes.txt; ls -la ~ >/dev/null; readlink /proc/self/exe; "
                 "test -r ~/notes.txt && echo readable; cat ~/notes.txt >/dev/null";
@@ -138,7 +147,7 @@ static void fast_calls_not_notified(void **state)
 static void fast_reads_on(void **state)
 {
         char pattern[PATH_MAX + 32];
-        const char *on[] = {"-v", NULL}, *off[] = {"-v", "--hide", pattern, NULL};
+        const char *on[] = {"-v", RO_VAR_TMP, NULL}, *off[] = {"-v", "--hide", pattern, NULL};
         struct run_result r;
 
         (void)state;
@@ -163,7 +172,7 @@ static void fast_reads_made_later(void **state)
 {
         char cmd[4 * PATH_MAX + 160], pattern[PATH_MAX + 48], dir[PATH_MAX + 32],
                 file[PATH_MAX + 48];
-        const char *opts[] = {"--hide", pattern, NULL};
+        const char *opts[] = {"--hide", pattern, RO_VAR_TMP, NULL};
         struct run_result r;
 
         (void)state;
@@ -216,7 +225,7 @@ static void fast_reads_other_terminal(void **state)
                  "timeout 3 head -n 1 '%s'; timeout 3 head -c 0 /dev/ptmx && echo ptmx; "
                  "echo finished",
                  pts);
-        run_script(NULL, script, &r);
+        run_script(ro_var_tmp, script, &r);
         if (strstr(r.out, "SECRET-TTY") || strstr(r.out, "ptmx") || !strstr(r.out, "finished"))
                 fail_msg("--fast read another terminal:\n%s%s", r.out, r.err);
         runner_free(&r);
@@ -244,7 +253,7 @@ static void fast_reads_device_elsewhere(void **state)
         assert_int_equal(chmod(node, 0666), 0);
         snprintf(script, sizeof(script), "head -c 1 '%s' >/dev/null && echo opened; echo finished",
                  node);
-        run_script(NULL, script, &r);
+        run_script(ro_var_tmp, script, &r);
         if (strstr(r.out, "opened") || !strstr(r.out, "finished"))
                 fail_msg("--fast opened a device node outside /dev:\n%s%s", r.out, r.err);
         runner_free(&r);
@@ -279,7 +288,7 @@ static void fast_reads_procfs_elsewhere(void **state)
         line[n] = '\0'; /* the first argument: the control */
         snprintf(script, sizeof(script), "cat '%s/1/cmdline'; ls '%s' | head -3; echo finished",
                  dir, dir);
-        run_script(NULL, script, &r);
+        run_script(ro_var_tmp, script, &r);
         assert_int_equal(umount(dir), 0);
         rmdir(dir);
         if (!line[0])
@@ -296,7 +305,7 @@ static void fast_reads_resolv(void **state)
         struct run_result r;
 
         (void)state;
-        run_script(NULL, "cat /etc/resolv.conf", &r);
+        run_script(ro_var_tmp, "cat /etc/resolv.conf", &r);
         if (r.exit_code != 0 || !strstr(r.out, "DNS is answered by the supervisor"))
                 fail_msg("--fast: /etc/resolv.conf is not the view's:\n%s%s", r.out, r.err);
         runner_free(&r);
