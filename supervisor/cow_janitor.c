@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,6 +59,22 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
         if (what == 0 && !c->named && !c->existed && !session_changed(c))
                 what = 'r';
         if (what == 'r') {
+                /* The name first (a rename: the run waits for this only), then the content,
+                 * while stockade exits: a name starting with '.' is no session's (vfs/session.h),
+                 * so `stockade sessions` lists none meanwhile. Waiting for the removal cost
+                 * every run that changed nothing ~1 ms of its teardown. */
+                char gone[sizeof(c->dir)];
+                const char *slash = strrchr(c->dir, '/');
+
+                if (slash &&
+                    snprintf(gone, sizeof(gone), "%.*s/.gone-%s", (int)(slash - c->dir), c->dir,
+                             slash + 1) < (int)sizeof(gone) &&
+                    rename(c->dir, gone) == 0) {
+                        (void)!write(fd, "d", 1);
+                        memcpy(c->dir, gone, sizeof(gone));
+                        cow_remove_unused(c);
+                        _exit(0);
+                }
                 cow_remove_unused(c);
         } else if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
                 meta.updated = time(NULL);
