@@ -111,14 +111,12 @@ static int bind_resolv(struct supervisor *sup, struct error *err)
 /* Why the opens for reading stay the view's on this run, or NULL. */
 static const char *why_not(const struct supervisor *sup, char *buf, size_t size)
 {
-        const char *absent = grants_absent_writable(&sup->view, &sup->places);
+        const char *what = NULL, *unsafe = grants_reads_unsafe(&sup->view, &sup->places, &what);
         struct stat st;
 
-        if (absent) {
-                snprintf(buf, size,
-                         "the hidden path `%s` is not there, or is a pattern, in a place the "
-                         "sandbox writes: only the view can keep what may appear there hidden",
-                         absent);
+        if (unsafe) {
+                snprintf(buf, size, "the hidden path `%s` %s: only the view keeps it hidden",
+                         unsafe, what);
                 return buf;
         }
         if (!sup->layers.netns && sup->cfg->net.mode != NETPOL_MODE_HOST)

@@ -94,19 +94,23 @@ int grants_hidden_named_beneath(const struct vfs_view *v, const char *path)
         return 0;
 }
 
-static int hidden_beneath(const struct vfs_view *v, const char *path, bool carved_only)
+/* With `absent_too`, an entry counts whether it exists or not (a pattern that matches nothing
+ * yet, a path not made yet): --fast's kernel reads, where Landlock alone refuses their reads. */
+static int hidden_beneath(const struct vfs_view *v, const char *path, bool carved_only,
+                          bool absent_too)
 {
         for (size_t i = 0; i < v->n_mounts; i++)
                 if (v->mounts[i].mode == VFS_HIDDEN &&
                     !(carved_only && (v->mounts[i].view_only || v->mounts[i].alias)) &&
-                    entry_beneath(&v->mounts[i], path) && entry_exists(&v->mounts[i]))
+                    entry_beneath(&v->mounts[i], path) &&
+                    (absent_too || entry_exists(&v->mounts[i])))
                         return 1;
         return 0;
 }
 
 int grants_hidden_beneath(const struct vfs_view *v, const char *path)
 {
-        return hidden_beneath(v, path, false);
+        return hidden_beneath(v, path, false, false);
 }
 
 /* Inodes, by st_dev/st_ino: Landlock attaches a rule to an inode, so a rule on any alias of a
@@ -414,8 +418,8 @@ static bool split_needed(const struct walk *w, const char *path, const struct st
 {
         if (w->devices && strcmp(path, "/") == 0)
                 return true;
-        return hidden_beneath(w->hidden, path, true) || (w->write && ro_beneath(w->hidden, path)) ||
-               inodes_has(&w->c->above, st);
+        return hidden_beneath(w->hidden, path, true, w->devices != NULL) ||
+               (w->write && ro_beneath(w->hidden, path)) || inodes_has(&w->c->above, st);
 }
 
 static void split(struct walk *w, const char *dir);
@@ -513,19 +517,39 @@ static bool beneath_cow(const struct vfs_view *v, const char *path)
         return false;
 }
 
-const char *grants_absent_writable(const struct vfs_view *hidden, const struct places *places)
+const char *grants_reads_unsafe(const struct vfs_view *hidden, const struct places *places,
+                                const char **why)
 {
         for (size_t i = 0; i < hidden->n_mounts; i++) {
-                const struct vfs_mount *m = &hidden->mounts[i];
+                const struct vfs_mount *m = &hidden->mounts[i], *in;
                 bool writable = beneath_cow(hidden, m->sandbox);
 
-                if (m->mode != VFS_HIDDEN || m->view_only || m->alias)
+                if (vfs_mount_remapped(m) && m->mode != VFS_HIDDEN &&
+                    grants_hidden_named_beneath(hidden, m->host)) {
+                        *why = "lies beneath a remapped mount's host path, whose bind the "
+                               "mask over it may leave";
+                        return m->host;
+                }
+                if (m->mode != VFS_HIDDEN || m->view_only)
                         continue;
+                /* Where Landlock grants a tree whole (a private directory, a copy-on-write
+                 * mount) or a bind continues (a remap), only the mask keeps the hidden path,
+                 * and the host renaming a file over the mask's mount point detaches it. */
+                in = vfs_view_mount_of(hidden, m->sandbox);
+                if (in && (in->mode == VFS_TMP || in->mode == VFS_COW || vfs_mount_remapped(in))) {
+                        *why = "lies where Landlock grants the sandbox a whole tree";
+                        return m->sandbox;
+                }
+                if (m->alias)
+                        continue;
+                writable |= in && in->mode == VFS_RW;
                 for (size_t k = 0; k < places->n && !writable; k++)
                         writable = places->v[k].kind == PLACE_TREE && places->v[k].dir &&
                                    vfs_path_has_prefix(m->sandbox, places->v[k].path);
-                if (writable && (m->pattern || !entry_exists(m)))
+                if (writable && (m->pattern || !entry_exists(m))) {
+                        *why = "is not there, or is a pattern, in a place the sandbox writes";
                         return m->sandbox;
+                }
         }
         return NULL;
 }
@@ -546,7 +570,7 @@ static void remap_splits(struct carve *c, const struct vfs_view *v, bool write)
                 char *slash;
 
                 if (!vfs_mount_remapped(m) || m->mode == VFS_COW || (write && m->mode != VFS_RW) ||
-                    !realpath(m->host, real) || !hidden_beneath(v, real, true))
+                    !realpath(m->host, real) || !hidden_beneath(v, real, true, false))
                         continue;
                 snprintf(up, sizeof(up), "%s", m->sandbox);
                 while ((slash = strrchr(up, '/'))) {
@@ -583,7 +607,7 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         remap_splits(&writes, hidden, true);
         /* Kernel reads: what a hidden path not there at the start may become is refused by
          * Landlock too (the view judges no open for reading then); the reads only, since
-         * writes stay the view's. None lies in a writable place (grants_absent_writable). */
+         * writes stay the view's. None lies in a writable place (grants_reads_unsafe). */
         for (size_t i = 0; kernel_reads && i < hidden->n_mounts; i++) {
                 const struct vfs_mount *m = &hidden->mounts[i];
 

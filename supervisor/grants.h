@@ -60,11 +60,14 @@ struct grants {
  */
 int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
                    int abi, bool kernel_reads, struct error *err);
-/* A hidden entry of `hidden` that is a pattern or not there, in a writable place or a
- * copy-on-write mount, where the split `kernel_reads` makes would leave what the sandbox
- * creates unreadable to it, and no split would let it read what the host makes there later:
- * its path, or NULL. */
-const char *grants_absent_writable(const struct vfs_view *hidden, const struct places *places);
+/* Why Landlock cannot judge the sandbox's reads alone (--fast's kernel reads: fastreads.h):
+ * the path of a hidden entry that lies where a tree is granted whole (a private directory, a
+ * copy-on-write mount, a remapped mount; or beneath a remap's host path), where only its
+ * mask keeps it and a rename on the host over the mask's mount point detaches the mask; or
+ * that is absent or a pattern in a writable place, where a split would leave what the
+ * sandbox creates unreadable to it. NULL when none; *why says which. */
+const char *grants_reads_unsafe(const struct vfs_view *hidden, const struct places *places,
+                                const char **why);
 /* One grant more (a file the run made for the sandbox to read). */
 void grants_add(struct grants *g, const char *path, const struct stat *st, uint64_t access,
                 enum grant_for who);

@@ -421,15 +421,39 @@ static bool has_dot_component(const char *path)
  * entry's exception stays visible). Something created later in a hidden place is covered by
  * its ancestor; a hidden path that appears only later is not (nor is it for Landlock).
  */
+static bool would_be(const char *path, char real[PATH_MAX], int depth);
+
+/* Where the dangling symlink `link` would lead: its target, resolved as would_be does (an
+ * outside review hid ~/.netrc -> dotfiles/netrc, the target not there at the start, then
+ * wrote the target and read it by both names). */
+static bool link_would_be(const char *link, char real[PATH_MAX], int depth)
+{
+        char target[PATH_MAX], next[2 * PATH_MAX];
+        struct stat st;
+        ssize_t n;
+
+        if (depth >= 40 || lstat(link, &st) < 0 || !S_ISLNK(st.st_mode) ||
+            (n = readlink(link, target, sizeof(target) - 1)) <= 0)
+                return false;
+        target[n] = '\0';
+        if (target[0] == '/')
+                snprintf(next, sizeof(next), "%s", target);
+        else
+                snprintf(next, sizeof(next), "%.*s/%s", (int)(strrchr(link, '/') - link), link,
+                         target);
+        return strlen(next) < PATH_MAX && would_be(next, real, depth + 1);
+}
+
 /* realpath(3) of `path`, or, when it does not exist, of its nearest existing ancestor with
- * the rest appended: where the path would be made. false if none resolves. */
-static bool real_or_would_be(const char *path, char real[PATH_MAX])
+ * the rest appended: where the path would be made; a dangling symlink on the way counts as
+ * where it leads. false if none resolves. */
+static bool would_be(const char *path, char real[PATH_MAX], int depth)
 {
         char head[PATH_MAX], rest[PATH_MAX] = "";
         char *slash;
 
         if (!places_absent(path))
-                return realpath(path, real) != NULL;
+                return realpath(path, real) != NULL || link_would_be(path, real, depth);
         snprintf(head, sizeof(head), "%s", path);
         while ((slash = strrchr(head, '/')) && slash != head) {
                 char tail[PATH_MAX];
@@ -438,13 +462,19 @@ static bool real_or_would_be(const char *path, char real[PATH_MAX])
                 snprintf(rest, sizeof(rest), "%s", tail);
                 *slash = '\0';
                 if (!places_absent(head)) {
-                        if (!realpath(head, real) || strlen(real) + strlen(rest) >= PATH_MAX)
+                        if ((!realpath(head, real) && !link_would_be(head, real, depth)) ||
+                            strlen(real) + strlen(rest) >= PATH_MAX)
                                 return false;
                         strcat(real, strcmp(real, "/") ? rest : rest + 1);
                         return true;
                 }
         }
         return false;
+}
+
+static bool real_or_would_be(const char *path, char real[PATH_MAX])
+{
+        return would_be(path, real, 0);
 }
 
 /* A hidden entry's real path, if a symlink on the way leads elsewhere: hidden as well, for a

@@ -141,7 +141,7 @@ bool hidden_fast_possible(void)
         return ok;
 }
 
-void made_later(const char *file, char *script, size_t size)
+void made_later(const char *file, const char *seen, char *script, size_t size)
 {
         snprintf(script, size,
                  "(sleep 0.5; echo SECRET-LATER > '%s'; chmod a+r '%s'; sleep 1.5; rm '%s') &",
@@ -161,5 +161,5 @@ void made_later(const char *file, char *script, size_t size)
                  "        except OSError: print(when, 'refused')\n"
                  "    time.sleep(1.6)\n"
                  "EOF\n",
-                 file, file);
+                 seen ? seen : file, seen ? seen : file);
 }

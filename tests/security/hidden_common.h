@@ -36,8 +36,9 @@ void run_native(const char *script, struct run_result *r);
 /* The host makes `file` (SECRET-LATER, mode 0644) 0.5 s from now and removes it 1.5 s
  * later; `script` gets a python3 program for the sandbox that holds it O_PATH as soon as it
  * appears ("held"), then reads it through /proc/self/fd/N and by name while it lives and
- * after it is gone: a line "live ..." and "deleted ..." each, the content or "refused". */
-void made_later(const char *file, char *script, size_t size);
+ * after it is gone: a line "live ..." and "deleted ..." each, the content or "refused". The
+ * sandbox names it `seen` (NULL: `file`). */
+void made_later(const char *file, const char *seen, char *script, size_t size);
 /* Whether `stockade run --fast` runs here (it needs a mount namespace); prints why not. */
 bool hidden_fast_possible(void);
 

@@ -181,7 +181,7 @@ static void fast_reads_made_later(void **state)
         assert_int_equal(mkdir(dir, 0755), 0);
         snprintf(pattern, sizeof(pattern), "%s/*.tok", dir);
         snprintf(file, sizeof(file), "%s/late.tok", dir);
-        made_later(file, cmd, sizeof(cmd));
+        made_later(file, NULL, cmd, sizeof(cmd));
         run_script(opts, cmd, &r);
         if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
                 fail_msg("a hidden file made later was read under --fast:\n%s%s", r.out, r.err);
@@ -197,6 +197,49 @@ static void fast_reads_made_later(void **state)
         if (!strstr(r.out, "SECRET-LATER"))
                 fail_msg("the control could not read the file: %s", r.err);
         runner_free(&r);
+}
+
+/* Two more shapes of a hidden path made during the run, each read by name and by an O_PATH fd
+ * reopened (an outside review read both under --fast): a pattern with a wildcard in a middle
+ * component that matched nothing at the start (envs/ANY/token, envs/prod there), and a
+ * remapped directory (--ro HOST:SANDBOX) holding a hidden path that is not there yet, read
+ * through SANDBOX — where the kernel's reads must give way to the view's (-v says so). */
+static void fast_reads_made_later_shapes(void **state)
+{
+        char cmd[4 * PATH_MAX + 160], dir[PATH_MAX + 32], pattern[PATH_MAX + 48],
+                file[PATH_MAX + 48], remap[2 * PATH_MAX + 64], target[PATH_MAX + 32];
+        const char *wild[] = {"--hide", pattern, RO_VAR_TMP, NULL},
+                   *remapped[] = {"-v", "--hide", file, "--ro", remap, RO_VAR_TMP, NULL};
+        struct run_result r;
+
+        (void)state;
+        snprintf(dir, sizeof(dir), "%s/envs", home);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(dir, sizeof(dir), "%s/envs/prod", home);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(pattern, sizeof(pattern), "%s/envs/*/token", home);
+        snprintf(file, sizeof(file), "%s/token", dir);
+        made_later(file, NULL, cmd, sizeof(cmd));
+        run_script(wild, cmd, &r);
+        if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
+                fail_msg("--fast read a file a mid-pattern hides:\n%s%s", r.out, r.err);
+        runner_free(&r);
+        /* --ro HOME/cfg:EXTRA/cfg, HOME/cfg/cred hidden and made during the run */
+        snprintf(dir, sizeof(dir), "%s/cfg", home);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(target, sizeof(target), "%s/cfg", extra);
+        assert_int_equal(mkdir(target, 0755), 0);
+        snprintf(remap, sizeof(remap), "%s:%s", dir, target);
+        snprintf(file, sizeof(file), "%s/cred", dir);
+        snprintf(pattern, sizeof(pattern), "%s/cred", target);
+        made_later(file, pattern, cmd, sizeof(cmd));
+        run_script(remapped, cmd, &r);
+        if (strstr(r.out, "SECRET") || !strstr(r.out, "held\n") ||
+            !strstr(r.err, "opens for reading stay the view's"))
+                fail_msg("--fast read a hidden file through a remap:\n%s%s", r.out, r.err);
+        runner_free(&r);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s/envs' '%s' '%s'", home, dir, target);
+        assert_int_equal(system(cmd), 0);
 }
 
 /* Another terminal of the host (a pty this test holds, typed into, mode 0666) cannot be read
@@ -319,6 +362,7 @@ int main(void)
                 cmocka_unit_test(fast_calls_not_notified),
                 cmocka_unit_test(fast_reads_on),
                 cmocka_unit_test(fast_reads_made_later),
+                cmocka_unit_test(fast_reads_made_later_shapes),
                 cmocka_unit_test(fast_reads_other_terminal),
                 cmocka_unit_test(fast_reads_device_elsewhere),
                 cmocka_unit_test(fast_reads_procfs_elsewhere),

@@ -391,12 +391,41 @@ static void hidden_deleted_stays_hidden(void **state)
         (void)state;
         snprintf(pattern, sizeof(pattern), "%s/*.tok", extra);
         snprintf(file, sizeof(file), "%s/late.tok", extra);
-        made_later(file, cmd, sizeof(cmd));
+        made_later(file, NULL, cmd, sizeof(cmd));
         run_script(opts, cmd, &r);
         if (strstr(r.out, "SECRET") ||
             !strstr(r.out, "held\nlive refused\nlive refused\ndeleted refused\ndeleted refused"))
                 fail_msg("a deleted hidden file was reopened:\n%s%s", r.out, r.err);
         runner_free(&r);
+}
+
+/* A hidden path that is a dangling symlink at the start (a dotfiles manager's ~/.netrc ->
+ * dotfiles/netrc, its target not made yet): the target the host writes during the run is
+ * hidden too, by the link's name and by its own (an outside review read it by both, with and
+ * without --fast). Judged by the output. */
+static void hidden_dangling_link(void **state)
+{
+        char cmd[4 * PATH_MAX + 160], link[PATH_MAX + 32], dir[PATH_MAX + 32], file[PATH_MAX + 48];
+        const char *opts[] = {"--hide", link, NULL};
+        struct run_result r;
+
+        (void)state;
+        snprintf(dir, sizeof(dir), "%s/dotfiles", home);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(link, sizeof(link), "%s/.tokenlink", home);
+        assert_int_equal(symlink("dotfiles/tok", link), 0);
+        snprintf(file, sizeof(file), "%s/tok", dir);
+        for (int by_target = 0; by_target <= 1; by_target++) {
+                made_later(file, by_target ? file : link, cmd, sizeof(cmd));
+                run_script(opts, cmd, &r);
+                if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
+                        fail_msg("the target of a hidden dangling link was read (by %s):\n%s%s",
+                                 by_target ? "its name" : "the link", r.out, r.err);
+                runner_free(&r);
+                sleep(1); /* the host's removal of the file */
+        }
+        unlink(link);
+        rmdir(dir);
 }
 
 /* A --hide path that does not exist at the start cannot be made either (an outside review
@@ -660,6 +689,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(kernel_side_calls),
                 cmocka_unit_test(hidden_made_later),
                 cmocka_unit_test(hidden_deleted_stays_hidden),
+                cmocka_unit_test(hidden_dangling_link),
                 cmocka_unit_test(hidden_absent_not_made),
                 cmocka_unit_test(hidden_patterns_later),
                 cmocka_unit_test(dotdot_race_judged),
