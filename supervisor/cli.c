@@ -159,8 +159,9 @@ const struct opt_def cli_run_opts[] = {
         {"allow-degraded", OPT_ALLOW_DEGRADED, V_NONE, NULL,
          "run even if a protection layer is missing on this host"},
         {"fast", OPT_FAST, V_NONE, NULL,
-         "leave stat, access, readlink and directory listings to the kernel, in the sandbox's "
-         "mount namespace (hidden paths are covered there): near-native for tools that look "
+         "leave stat, access, readlink, directory listings and opens for reading to the "
+         "kernel, in the sandbox's mount namespace (hidden paths are covered there, Landlock "
+         "refuses their content): near-native for compilers, interpreters and tools that look "
          "at many files, but the trace does not see those calls and names the view would hide "
          "can be listed (README \"Fast mode\"); the sandbox gets a pid namespace and a /proc "
          "of its own; needs a mount namespace"},
