@@ -532,11 +532,13 @@ const char *grants_reads_unsafe(const struct vfs_view *hidden, const struct plac
                 }
                 if (m->mode != VFS_HIDDEN || m->view_only)
                         continue;
-                /* Where Landlock grants a tree whole (a private directory, a copy-on-write
-                 * mount) or a bind continues (a remap), only the mask keeps the hidden path,
-                 * and the host renaming a file over the mask's mount point detaches it. */
+                /* Where Landlock grants a tree whole (a copy-on-write mount) or a bind
+                 * continues (a remap), only the mask keeps the hidden path, and the host
+                 * renaming a file over the mask's mount point detaches it. Not in a private
+                 * directory: what it holds is the sandbox's own, and the host path a hidden
+                 * entry names there (a trace in /tmp) is out of the sandbox's sight. */
                 in = vfs_view_mount_of(hidden, m->sandbox);
-                if (in && (in->mode == VFS_TMP || in->mode == VFS_COW || vfs_mount_remapped(in))) {
+                if (in && (in->mode == VFS_COW || vfs_mount_remapped(in))) {
                         *why = "lies where Landlock grants the sandbox a whole tree";
                         return m->sandbox;
                 }

@@ -61,8 +61,8 @@ struct grants {
 int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct places *places,
                    int abi, bool kernel_reads, struct error *err);
 /* Why Landlock cannot judge the sandbox's reads alone (--fast's kernel reads: fastreads.h):
- * the path of a hidden entry that lies where a tree is granted whole (a private directory, a
- * copy-on-write mount, a remapped mount; or beneath a remap's host path), where only its
+ * the path of a hidden entry that lies where a tree is granted whole (a copy-on-write mount,
+ * a remapped mount; or beneath a remap's host path), where only its
  * mask keeps it and a rename on the host over the mask's mount point detaches the mask; or
  * that is absent or a pattern in a writable place, where a split would leave what the
  * sandbox creates unreadable to it. NULL when none; *why says which. */
