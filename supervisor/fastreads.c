@@ -119,6 +119,11 @@ static const char *why_not(const struct supervisor *sup, char *buf, size_t size)
                          unsafe, what);
                 return buf;
         }
+        struct stat root;
+
+        /* The walls tell /dev by its file system (grants.c) and clear nodev on its mount. */
+        if (stat("/", &root) < 0 || stat("/dev", &st) < 0 || st.st_dev == root.st_dev)
+                return "the host's /dev is not a file system of its own";
         if (!sup->layers.netns && sup->cfg->net.mode != NETPOL_MODE_HOST)
                 return "no network namespace of the sandbox's own, and /proc/net would be the "
                        "host's";

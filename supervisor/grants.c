@@ -380,6 +380,7 @@ struct walk {
         /* The reads of --fast's kernel reads (grants.h): / is split, and /dev is the
          * supervisor's whole but only its devices the sandbox's. */
         const struct places *devices;
+        dev_t dev_fs, pts_fs; /* then: the file systems of /dev and /dev/pts */
 };
 
 /* A read-only mount (--ro) at `path` exactly, or strictly beneath it. */
@@ -459,8 +460,14 @@ static void child(struct walk *w, int dirfd, const char *dir, const char *name)
         /* A symlink grants nothing: what it points to is judged by its own path. */
         if (S_ISLNK(st.st_mode))
                 return;
-        if (w->devices && strcmp(path, "/dev") == 0) {
-                dev_reads(w, path, &st);
+        /* /dev by its file system, not its name: a bind of /dev, or devtmpfs mounted again,
+         * in a split directory is the same inode, and a rule on it covers /dev itself (an
+         * outside review read a host terminal through one in ~). */
+        if (w->devices && (st.st_dev == w->dev_fs || st.st_dev == w->pts_fs)) {
+                if (strcmp(path, "/dev") == 0)
+                        dev_reads(w, path, &st);
+                else
+                        grants_add(w->g, path, &st, w->access, GRANT_SUPERVISOR);
                 return;
         }
         if (S_ISDIR(st.st_mode) && split_needed(w, path, &st))
@@ -498,6 +505,11 @@ static void grant_tree(struct grants *g, const struct vfs_view *hidden, const ch
                          .devices = devices};
         struct stat st;
 
+        if (devices) {
+                w.dev_fs = stat("/dev", &st) == 0 ? st.st_dev : (dev_t)-1;
+                w.pts_fs = stat("/dev/pts", &st) == 0 ? st.st_dev : (dev_t)-1;
+        }
+
         if (lstat(root, &st) < 0 || excluded(&w, root, &st))
                 return;
         if (S_ISDIR(st.st_mode) && split_needed(&w, root, &st))
@@ -517,40 +529,71 @@ static bool beneath_cow(const struct vfs_view *v, const char *path)
         return false;
 }
 
+/* Whether the hidden entry `m` may name `dir` or something beneath it: each of dir's
+ * components matches the entry's (fnmatch for a pattern), whatever the entry has after. */
+static bool entry_within(const struct vfs_mount *m, const char *dir)
+{
+        const char *e = m->sandbox, *p = dir;
+        char ec[NAME_MAX + 1], pc[NAME_MAX + 1];
+
+        while (vfs_path_next_component(&p, pc, sizeof(pc)))
+                if (!vfs_path_next_component(&e, ec, sizeof(ec)) ||
+                    (m->pattern ? fnmatch(ec, pc, 0) != 0 : strcmp(ec, pc) != 0))
+                        return false;
+        return true;
+}
+
 const char *grants_reads_unsafe(const struct vfs_view *hidden, const struct places *places,
                                 const char **why)
 {
         for (size_t i = 0; i < hidden->n_mounts; i++) {
-                const struct vfs_mount *m = &hidden->mounts[i], *in;
-                bool writable = beneath_cow(hidden, m->sandbox);
+                const struct vfs_mount *t = &hidden->mounts[i];
+                /* Where Landlock grants a tree whole (a copy-on-write mount) or a bind
+                 * continues (a remap), only the mask keeps a hidden path, and the host
+                 * renaming a file over the mask's mount point detaches it; a pattern's match
+                 * made there during the run has no mask at all. Not in a private directory:
+                 * what it holds is the sandbox's own, and the host path a hidden entry names
+                 * there (a trace in /tmp) is out of the sandbox's sight. */
+                bool whole = t->mode == VFS_COW || vfs_mount_remapped(t);
+                bool writable = whole || t->mode == VFS_RW;
 
-                if (vfs_mount_remapped(m) && m->mode != VFS_HIDDEN &&
-                    grants_hidden_named_beneath(hidden, m->host)) {
+                if (t->mode == VFS_HIDDEN)
+                        continue;
+                if (vfs_mount_remapped(t) && grants_hidden_named_beneath(hidden, t->host)) {
                         *why = "lies beneath a remapped mount's host path, whose bind the "
                                "mask over it may leave";
-                        return m->host;
+                        return t->host;
                 }
-                if (m->mode != VFS_HIDDEN || m->view_only)
-                        continue;
-                /* Where Landlock grants a tree whole (a copy-on-write mount) or a bind
-                 * continues (a remap), only the mask keeps the hidden path, and the host
-                 * renaming a file over the mask's mount point detaches it. Not in a private
-                 * directory: what it holds is the sandbox's own, and the host path a hidden
-                 * entry names there (a trace in /tmp) is out of the sandbox's sight. */
-                in = vfs_view_mount_of(hidden, m->sandbox);
-                if (in && (in->mode == VFS_COW || vfs_mount_remapped(in))) {
-                        *why = "lies where Landlock grants the sandbox a whole tree";
-                        return m->sandbox;
+                for (size_t k = 0; writable && k < hidden->n_mounts; k++) {
+                        const struct vfs_mount *m = &hidden->mounts[k];
+
+                        if (m->mode != VFS_HIDDEN || m->view_only || !entry_within(m, t->sandbox))
+                                continue;
+                        if (whole) {
+                                *why = "lies where Landlock grants the sandbox a whole tree";
+                                return m->sandbox;
+                        }
+                        if (!m->alias && (m->pattern || !entry_exists(m))) {
+                                *why = "is not there, or is a pattern, in a place the sandbox "
+                                       "writes";
+                                return m->sandbox;
+                        }
                 }
-                if (m->alias)
+        }
+        /* The writable places by their host paths too (cwd, /tmp's scratch, /var/tmp). */
+        for (size_t k = 0; k < places->n; k++) {
+                if (places->v[k].kind != PLACE_TREE || !places->v[k].dir)
                         continue;
-                writable |= in && in->mode == VFS_RW;
-                for (size_t k = 0; k < places->n && !writable; k++)
-                        writable = places->v[k].kind == PLACE_TREE && places->v[k].dir &&
-                                   vfs_path_has_prefix(m->sandbox, places->v[k].path);
-                if (writable && (m->pattern || !entry_exists(m))) {
-                        *why = "is not there, or is a pattern, in a place the sandbox writes";
-                        return m->sandbox;
+                for (size_t i = 0; i < hidden->n_mounts; i++) {
+                        const struct vfs_mount *m = &hidden->mounts[i];
+
+                        if (m->mode == VFS_HIDDEN && !m->view_only && !m->alias &&
+                            entry_within(m, places->v[k].path) &&
+                            (m->pattern || !entry_exists(m))) {
+                                *why = "is not there, or is a pattern, in a place the sandbox "
+                                       "writes";
+                                return m->sandbox;
+                        }
                 }
         }
         return NULL;

@@ -1,5 +1,6 @@
 #include "syscalls/fs_common.h"
 #include "supervisor/walls.h"
+#include "supervisor/walls_int.h"
 #include "supervisor/vfs/path.h"
 #include "supervisor/env.h"
 #include "supervisor/error.h"
@@ -401,19 +402,6 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
         return 0;
 }
 
-/* Whether a path that glob(3) produced has a "." or ".." component (GLOB_PERIOD lets '*'
- * match them): "/home/.." must not hide "/". */
-static bool has_dot_component(const char *path)
-{
-        for (const char *c = path; (c = strchr(c, '/'));) {
-                c++;
-                if (c[0] == '.' &&
-                    (c[1] == '\0' || c[1] == '/' || (c[1] == '.' && (c[2] == '\0' || c[2] == '/'))))
-                        return true;
-        }
-        return false;
-}
-
 /*
  * The hidden places (places.h), for what Landlock cannot judge (connecting to a unix socket):
  * every hidden entry of the view that exists now, by inode, symlinks resolved. A pattern
@@ -421,108 +409,6 @@ static bool has_dot_component(const char *path)
  * entry's exception stays visible). Something created later in a hidden place is covered by
  * its ancestor; a hidden path that appears only later is not (nor is it for Landlock).
  */
-static bool would_be(const char *path, char real[PATH_MAX], int depth);
-
-/* Where the dangling symlink `link` would lead: its target, resolved as would_be does (an
- * outside review hid ~/.netrc -> dotfiles/netrc, the target not there at the start, then
- * wrote the target and read it by both names). */
-static bool link_would_be(const char *link, char real[PATH_MAX], int depth)
-{
-        char target[PATH_MAX], next[2 * PATH_MAX];
-        struct stat st;
-        ssize_t n;
-
-        if (depth >= 40 || lstat(link, &st) < 0 || !S_ISLNK(st.st_mode) ||
-            (n = readlink(link, target, sizeof(target) - 1)) <= 0)
-                return false;
-        target[n] = '\0';
-        if (target[0] == '/')
-                snprintf(next, sizeof(next), "%s", target);
-        else
-                snprintf(next, sizeof(next), "%.*s/%s", (int)(strrchr(link, '/') - link), link,
-                         target);
-        return strlen(next) < PATH_MAX && would_be(next, real, depth + 1);
-}
-
-/* realpath(3) of `path`, or, when it does not exist, of its nearest existing ancestor with
- * the rest appended: where the path would be made; a dangling symlink on the way counts as
- * where it leads. false if none resolves. */
-static bool would_be(const char *path, char real[PATH_MAX], int depth)
-{
-        char head[PATH_MAX], rest[PATH_MAX] = "";
-        char *slash;
-
-        if (!places_absent(path))
-                return realpath(path, real) != NULL || link_would_be(path, real, depth);
-        snprintf(head, sizeof(head), "%s", path);
-        while ((slash = strrchr(head, '/')) && slash != head) {
-                char tail[PATH_MAX];
-
-                snprintf(tail, sizeof(tail), "%s%s", slash, rest);
-                snprintf(rest, sizeof(rest), "%s", tail);
-                *slash = '\0';
-                if (!places_absent(head)) {
-                        if ((!realpath(head, real) && !link_would_be(head, real, depth)) ||
-                            strlen(real) + strlen(rest) >= PATH_MAX)
-                                return false;
-                        strcat(real, strcmp(real, "/") ? rest : rest + 1);
-                        return true;
-                }
-        }
-        return false;
-}
-
-static bool real_or_would_be(const char *path, char real[PATH_MAX])
-{
-        return would_be(path, real, 0);
-}
-
-/* A hidden entry's real path, if a symlink on the way leads elsewhere: hidden as well, for a
- * path that does not exist yet too (an outside review made `--hide LINK/secret`, LINK a
- * symlink to a writable directory, as DIR/secret and read it back by the hidden name). */
-static void hide_real(struct vfs_view *v, const char *path, const char *origin)
-{
-        char real[PATH_MAX];
-        struct vfs_mount m;
-
-        if (!real_or_would_be(path, real) || strcmp(real, path) == 0 || vfs_view_hidden(v, real))
-                return;
-        if (vfs_mount_init_literal(&m, VFS_HIDDEN, real, NULL, origin) == 0)
-                vfs_view_add(v, &m);
-}
-
-/*
- * The view hides by path; Landlock by inode, so a symlink on the way to a hidden path (~/.aws
- * -> dotfiles/aws, a symlinked ~/.config) does not reopen it by its real path. Where the
- * view is the only wall (copy-on-write, no Landlock), the real paths are hidden too, as
- * they are at the start (a link made later is the program's own, and leads to shown ground).
- */
-static void hide_real_paths(struct vfs_view *v)
-{
-        size_t n = v->n_mounts;
-
-        for (size_t i = 0; i < n; i++) {
-                char path[PATH_MAX], origin[256];
-                glob_t g;
-
-                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].except || v->mounts[i].alias)
-                        continue;
-                snprintf(path, sizeof(path), "%s", v->mounts[i].sandbox);
-                snprintf(origin, sizeof(origin), "%s",
-                         v->mounts[i].origin ? v->mounts[i].origin : "");
-                if (!v->mounts[i].pattern) {
-                        hide_real(v, path, origin);
-                        continue;
-                }
-                if (glob(path, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
-                        continue;
-                for (size_t j = 0; j < g.gl_pathc; j++)
-                        if (!has_dot_component(g.gl_pathv[j]))
-                                hide_real(v, g.gl_pathv[j], origin);
-                globfree(&g);
-        }
-}
-
 static int add_hidden(struct places *p, const struct vfs_view *v, struct error *err)
 {
         for (size_t i = 0; i < v->n_mounts; i++) {
@@ -542,7 +428,8 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
                 if (glob(m->sandbox, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
                         continue; /* no match (or unreadable: nothing the program reaches) */
                 for (size_t j = 0; j < g.gl_pathc && r == 0; j++)
-                        if (!has_dot_component(g.gl_pathv[j]) && vfs_mount_hides(m, g.gl_pathv[j]))
+                        if (!walls_has_dot_component(g.gl_pathv[j]) &&
+                            vfs_mount_hides(m, g.gl_pathv[j]))
                                 r = places_add_hidden(p, g.gl_pathv[j], err);
                 globfree(&g);
                 if (r < 0)
@@ -745,7 +632,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
             scratch_setup(sup, err) < 0 ||
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
             cow_hide_state(sup, view, err) < 0 || remap_checks(view, err) < 0 ||
-            (remap_hide_at_sources(view), false) || (hide_real_paths(view), false) ||
+            (remap_hide_at_sources(view), false) || (walls_hide_real_paths(view), false) ||
             remap_check_sources(view, err) < 0 || (remap_alias_hidden(view, cwd), false) ||
             remap_check_targets(view, err) < 0 || apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||

@@ -144,8 +144,9 @@ bool hidden_fast_possible(void)
 void made_later(const char *file, const char *seen, char *script, size_t size)
 {
         snprintf(script, size,
-                 "(sleep 0.5; echo SECRET-LATER > '%s'; chmod a+r '%s'; sleep 1.5; rm '%s') &",
-                 file, file, file);
+                 "(sleep 0.5; mkdir -p \"$(dirname '%s')\"; echo SECRET-LATER > '%s'; "
+                 "chmod a+r '%s'; sleep 1.5; rm '%s') &",
+                 file, file, file, file);
         assert_int_equal(system(script), 0);
         snprintf(script, size,
                  "/usr/bin/python3 - <<'EOF'\n"

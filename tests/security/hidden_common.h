@@ -33,7 +33,8 @@ void run_script_in(const char *dir, const char *const *opts, const char *script,
 void run_script(const char *const *opts, const char *script, struct run_result *r);
 /* The same script natively, as the sandbox's uid, from the workspace: the control. */
 void run_native(const char *script, struct run_result *r);
-/* The host makes `file` (SECRET-LATER, mode 0644) 0.5 s from now and removes it 1.5 s
+/* The host makes `file` (SECRET-LATER, mode 0644; its directories too, mode 0755) 0.5 s
+ * from now and removes it 1.5 s
  * later; `script` gets a python3 program for the sandbox that holds it O_PATH as soon as it
  * appears ("held"), then reads it through /proc/self/fd/N and by name while it lives and
  * after it is gone: a line "live ..." and "deleted ..." each, the content or "refused". The

@@ -219,6 +219,7 @@ static void fast_reads_made_later_shapes(void **state)
         char cmd[4 * PATH_MAX + 160], dir[PATH_MAX + 32], pattern[PATH_MAX + 48],
                 file[PATH_MAX + 48], remap[2 * PATH_MAX + 64], target[PATH_MAX + 32];
         const char *wild[] = {"--hide", pattern, RO_VAR_TMP, NULL},
+                   *wild_v[] = {"-v", "--hide", pattern, RO_VAR_TMP, NULL},
                    *remapped[] = {"-v", "--hide", file, "--ro", remap, RO_VAR_TMP, NULL};
         struct run_result r;
 
@@ -243,8 +244,52 @@ static void fast_reads_made_later_shapes(void **state)
         if (!strstr(r.err, "opens for reading stay the view's"))
                 fail_msg("--fast: the reads stayed the kernel's with a remap:\n%s", r.err);
         runner_free(&r);
+        /* a pattern whose wildcard lies above the workspace (HOME/ANY/x.env), which matches
+         * there: the reads give way to the view (an outside review read a .env the host
+         * wrote into the workspace during the run) */
+        snprintf(pattern, sizeof(pattern), "%s/*/x.env", home);
+        snprintf(file, sizeof(file), "%s/x.env", work);
+        later_refused(wild_v, file, NULL, "a workspace file a pattern above it hides", &r);
+        if (!strstr(r.err, "opens for reading stay the view's"))
+                fail_msg("--fast: the reads stayed the kernel's with a pattern over the "
+                         "workspace:\n%s",
+                         r.err);
+        runner_free(&r);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s/envs' '%s' '%s'", home, dir, target);
         assert_int_equal(system(cmd), 0);
+}
+
+/* A pty of the host's that this test holds (both ends), mode 0666, with a line typed into
+ * it; the master, its slave in *slave and its name in *pts. */
+static int host_pty(int *slave, const char **pts)
+{
+        int master = posix_openpt(O_RDWR | O_NOCTTY);
+
+        assert_true(master >= 0);
+        assert_int_equal(grantpt(master), 0);
+        assert_int_equal(unlockpt(master), 0);
+        *pts = ptsname(master);
+        assert_non_null(*pts);
+        *slave = open(*pts, O_RDWR | O_NOCTTY);
+        assert_true(*slave >= 0);
+        assert_int_equal(chmod(*pts, 0666), 0);
+        assert_int_equal(write(master, "SECRET-TTY\n", 11), 11);
+        return master;
+}
+
+/* The control: the typed line is still there, read natively by name; the pty closed. */
+static void host_pty_control(int master, int slave, const char *pts)
+{
+        char cmd[PATH_MAX + 64];
+        struct run_result r;
+
+        snprintf(cmd, sizeof(cmd), "timeout 3 head -n 1 '%s'", pts);
+        run_native(cmd, &r);
+        close(slave);
+        close(master);
+        if (!strstr(r.out, "SECRET-TTY"))
+                fail_msg("the control did not read the terminal: %s", r.err);
+        runner_free(&r);
 }
 
 /* Another terminal of the host (a pty this test holds, typed into, mode 0666) cannot be read
@@ -253,22 +298,13 @@ static void fast_reads_made_later_shapes(void **state)
  * line is read natively afterwards (the control: it was there). */
 static void fast_reads_other_terminal(void **state)
 {
-        char script[3 * PATH_MAX], cmd[PATH_MAX + 64];
+        char script[3 * PATH_MAX];
         const char *pts;
         struct run_result r;
         int master, slave;
 
         (void)state;
-        master = posix_openpt(O_RDWR | O_NOCTTY);
-        assert_true(master >= 0);
-        assert_int_equal(grantpt(master), 0);
-        assert_int_equal(unlockpt(master), 0);
-        pts = ptsname(master);
-        assert_non_null(pts);
-        slave = open(pts, O_RDWR | O_NOCTTY);
-        assert_true(slave >= 0);
-        assert_int_equal(chmod(pts, 0666), 0);
-        assert_int_equal(write(master, "SECRET-TTY\n", 11), 11);
+        master = host_pty(&slave, &pts);
         snprintf(script, sizeof(script),
                  "timeout 3 head -n 1 '%s'; timeout 3 head -c 0 /dev/ptmx && echo ptmx; "
                  "echo finished",
@@ -277,13 +313,37 @@ static void fast_reads_other_terminal(void **state)
         if (strstr(r.out, "SECRET-TTY") || strstr(r.out, "ptmx") || !strstr(r.out, "finished"))
                 fail_msg("--fast read another terminal:\n%s%s", r.out, r.err);
         runner_free(&r);
-        snprintf(cmd, sizeof(cmd), "timeout 3 head -n 1 '%s'", pts);
-        run_native(cmd, &r);
-        close(slave);
-        close(master);
-        if (!strstr(r.out, "SECRET-TTY"))
-                fail_msg("the control did not read the terminal: %s", r.err);
+        host_pty_control(master, slave, pts);
+}
+
+/* A second name of /dev in a directory the walk splits (as root: devtmpfs mounted in HOME,
+ * as a chroot's /dev would be) gives Landlock no rule on /dev's inode for the sandbox: the
+ * host's terminal stays unreadable by its /dev name and through the other name (an outside
+ * review read it by /dev/pts/N so). The typed line is read natively afterwards. */
+static void fast_reads_dev_alias(void **state)
+{
+        char alias[PATH_MAX + 32], script[3 * PATH_MAX];
+        const char *pts;
+        struct run_result r;
+        int master, slave;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* mounting devtmpfs needs root */
+        snprintf(alias, sizeof(alias), "%s/devalias", home);
+        assert_int_equal(mkdir(alias, 0755), 0);
+        assert_int_equal(mount("devtmpfs", alias, "devtmpfs", MS_NOSUID, NULL), 0);
+        master = host_pty(&slave, &pts);
+        snprintf(script, sizeof(script),
+                 "timeout 3 head -n 1 '%s'; timeout 3 head -n 1 '%s/%s'; echo finished", pts, alias,
+                 pts + 5);
+        run_script(ro_var_tmp, script, &r);
+        assert_int_equal(umount(alias), 0);
+        rmdir(alias);
+        if (strstr(r.out, "SECRET-TTY") || !strstr(r.out, "finished"))
+                fail_msg("--fast read a terminal through a second /dev:\n%s%s", r.out, r.err);
         runner_free(&r);
+        host_pty_control(master, slave, pts);
 }
 
 /* A device node outside /dev (as root: made for the test, of /dev/zero, mode 0666) does not
@@ -370,6 +430,7 @@ int main(void)
                 cmocka_unit_test(fast_reads_made_later_shapes),
                 cmocka_unit_test(fast_reads_other_terminal),
                 cmocka_unit_test(fast_reads_device_elsewhere),
+                cmocka_unit_test(fast_reads_dev_alias),
                 cmocka_unit_test(fast_reads_procfs_elsewhere),
                 cmocka_unit_test(fast_reads_resolv),
         };

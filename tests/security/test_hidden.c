@@ -428,6 +428,39 @@ static void hidden_dangling_link(void **state)
         rmdir(dir);
 }
 
+/* A hidden pattern whose literal head goes through a symlink, dangling at the start
+ * (~/dotcfg -> dotfiles/cfg, --hide ~/dotcfg/gh/ANY.yml): a match the host makes during the
+ * run, directories and all, is hidden by both names (an outside review read it by its real
+ * name in both modes, and by the hidden one without --fast). Judged by the output. */
+static void hidden_pattern_through_link(void **state)
+{
+        char cmd[4 * PATH_MAX + 160], link[PATH_MAX + 32], pattern[PATH_MAX + 48],
+                file[PATH_MAX + 64], seen[PATH_MAX + 64];
+        const char *opts[] = {"--hide", pattern, NULL};
+        struct run_result r;
+
+        (void)state;
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s/dotfiles'", home);
+        assert_int_equal(system(cmd), 0);
+        snprintf(link, sizeof(link), "%s/dotcfg", home);
+        assert_int_equal(symlink("dotfiles/cfg", link), 0);
+        snprintf(pattern, sizeof(pattern), "%s/gh/*.yml", link);
+        snprintf(file, sizeof(file), "%s/dotfiles/cfg/gh/hosts.yml", home);
+        snprintf(seen, sizeof(seen), "%s/gh/hosts.yml", link);
+        for (int by_link = 0; by_link <= 1; by_link++) {
+                made_later(file, by_link ? seen : file, cmd, sizeof(cmd));
+                run_script(opts, cmd, &r);
+                if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
+                        fail_msg("a match of a pattern through a symlink was read (by %s):\n%s%s",
+                                 by_link ? "the hidden name" : "its real name", r.out, r.err);
+                runner_free(&r);
+                sleep(1); /* the host's removal of the file */
+        }
+        unlink(link);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s/dotfiles'", home);
+        assert_int_equal(system(cmd), 0);
+}
+
 /* A --hide path that does not exist at the start cannot be made either (an outside review
  * made one with mkdir, and the file it then created beneath it reached the host while the
  * program was told ENOENT). Judged from outside: nothing at the hidden names. */
@@ -690,6 +723,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(hidden_made_later),
                 cmocka_unit_test(hidden_deleted_stays_hidden),
                 cmocka_unit_test(hidden_dangling_link),
+                cmocka_unit_test(hidden_pattern_through_link),
                 cmocka_unit_test(hidden_absent_not_made),
                 cmocka_unit_test(hidden_patterns_later),
                 cmocka_unit_test(dotdot_race_judged),

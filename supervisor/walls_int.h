@@ -1,0 +1,22 @@
+/* What supervisor/walls.c and walls_real.c share. Not for other users: walls.h is the
+ * interface. */
+#ifndef STOCKADE_WALLS_INT_H
+#define STOCKADE_WALLS_INT_H
+
+#include <stdbool.h>
+
+struct vfs_view;
+
+/* Whether a path that glob(3) produced has a "." or ".." component (GLOB_PERIOD lets '*'
+ * match them): "/home/.." must not hide "/". */
+bool walls_has_dot_component(const char *path);
+
+/*
+ * The view hides by path; Landlock by inode, so a symlink on the way to a hidden path (~/.aws
+ * -> dotfiles/aws, a symlinked ~/.config, a dangling ~/.netrc -> dotfiles/netrc) does not
+ * reopen it by its real path: each hidden entry's real path (or where it would be made) is
+ * hidden as well, and a pattern's again beneath where its literal head leads.
+ */
+void walls_hide_real_paths(struct vfs_view *v);
+
+#endif
