@@ -15,6 +15,7 @@
 #include <linux/landlock.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -306,11 +307,10 @@ static const char *beneath(const char *path, const char *top)
 
 /*
  * The other names of `real` through bind mounts: the same file system mounted elsewhere with
- * a root at or above `real`'s place in it. Each is carved out too, or the walk would grant the
- * alias's parent whole and the secret would be readable through the alias.
+ * a root at or above `real`'s place in it, each passed to fn.
  */
-static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n,
-                          bool self)
+static void each_alias(const char *real, const struct mnt *m, size_t n,
+                       void (*fn)(const char *alias, void *ctx), void *ctx)
 {
         const struct mnt *home = NULL;
         char fs_path[2 * PATH_MAX], alias[3 * PATH_MAX];
@@ -332,8 +332,39 @@ static void carve_aliases(struct carve *c, const char *real, const struct mnt *m
                         continue;
                 snprintf(alias, sizeof(alias), "%s%s", strcmp(m[i].point, "/") ? m[i].point : "",
                          *rest ? rest : "");
-                carve_path_once(c, alias[0] ? alias : "/", self);
+                fn(alias[0] ? alias : "/", ctx);
         }
+}
+
+struct carve_alias {
+        struct carve *c;
+        bool self;
+};
+
+static void carve_one_alias(const char *alias, void *ctx)
+{
+        struct carve_alias *a = ctx;
+
+        carve_path_once(a->c, alias, a->self);
+}
+
+/* Each alias is carved out too, or the walk would grant the alias's parent whole and the
+ * secret would be readable through the alias. */
+static void carve_aliases(struct carve *c, const char *real, const struct mnt *m, size_t n,
+                          bool self)
+{
+        struct carve_alias a = {.c = c, .self = self};
+
+        each_alias(real, m, n, carve_one_alias, &a);
+}
+
+void grants_aliases(const char *real, void (*fn)(const char *alias, void *ctx), void *ctx)
+{
+        size_t n;
+        struct mnt *m = read_mounts(&n);
+
+        each_alias(real, m, n, fn, ctx);
+        free(m);
 }
 
 /* Every existing path entry `m` designates: itself, or each match of a pattern that the entry

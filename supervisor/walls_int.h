@@ -19,4 +19,13 @@ bool walls_has_dot_component(const char *path);
  */
 void walls_hide_real_paths(struct vfs_view *v);
 
+/*
+ * A hidden path that exists at the start and that a bind mount on the host also shows beneath
+ * a copy-on-write mount's host directory (the workspace entered through a bind of HOME made by
+ * root): hidden there too, under the sandbox path, so that the view refuses it and a mask
+ * covers it (Landlock grants the overlay whole; an outside review read ~/.aws/credentials so,
+ * with and without --fast).
+ */
+void walls_hide_cow_aliases(struct vfs_view *v);
+
 #endif

@@ -3,7 +3,9 @@
  * path leads, hidden too, also where that does not exist yet.
  */
 #include "supervisor/walls_int.h"
+#include "supervisor/grants.h"
 #include "supervisor/places.h"
+#include "supervisor/vfs/path.h"
 #include "supervisor/vfs/view.h"
 
 #include <glob.h>
@@ -152,5 +154,64 @@ void walls_hide_real_paths(struct vfs_view *v)
                         if (!walls_has_dot_component(g.gl_pathv[j]))
                                 hide_real(v, g.gl_pathv[j], origin);
                 globfree(&g);
+        }
+}
+
+struct cow_alias {
+        struct vfs_view *v;
+        const char *host, *sandbox, *origin; /* the copy-on-write mount's */
+};
+
+static void hide_cow_alias(const char *alias, void *ctx)
+{
+        struct cow_alias *a = ctx;
+        char path[PATH_MAX];
+        struct vfs_mount m;
+
+        if (!vfs_path_has_prefix(alias, a->host) ||
+            snprintf(path, sizeof(path), "%s%s", strcmp(a->sandbox, "/") ? a->sandbox : "",
+                     alias + strlen(a->host)) >= (int)sizeof(path) ||
+            vfs_view_hidden_above(a->v, path))
+                return;
+        if (vfs_mount_init_literal(&m, VFS_HIDDEN, path, NULL, a->origin) == 0)
+                vfs_view_add(a->v, &m);
+}
+
+void walls_hide_cow_aliases(struct vfs_view *v)
+{
+        size_t n = v->n_mounts;
+
+        for (size_t c = 0; c < n; c++) {
+                char host[PATH_MAX], sandbox[PATH_MAX], origin[256];
+                struct cow_alias a = {.v = v, .host = host, .sandbox = sandbox, .origin = origin};
+
+                if (v->mounts[c].mode != VFS_COW)
+                        continue;
+                snprintf(host, sizeof(host), "%s",
+                         v->mounts[c].host ? v->mounts[c].host : v->mounts[c].sandbox);
+                snprintf(sandbox, sizeof(sandbox), "%s", v->mounts[c].sandbox);
+                for (size_t i = 0; i < n; i++) {
+                        char real[PATH_MAX];
+                        glob_t g;
+
+                        if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].view_only ||
+                            v->mounts[i].alias)
+                                continue;
+                        snprintf(origin, sizeof(origin), "%s",
+                                 v->mounts[i].origin ? v->mounts[i].origin : "");
+                        if (!v->mounts[i].pattern) {
+                                if (realpath(v->mounts[i].sandbox, real))
+                                        grants_aliases(real, hide_cow_alias, &a);
+                                continue;
+                        }
+                        if (glob(v->mounts[i].sandbox, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
+                                continue;
+                        for (size_t j = 0; j < g.gl_pathc; j++)
+                                if (!walls_has_dot_component(g.gl_pathv[j]) &&
+                                    vfs_mount_hides(&v->mounts[i], g.gl_pathv[j]) &&
+                                    realpath(g.gl_pathv[j], real))
+                                        grants_aliases(real, hide_cow_alias, &a);
+                        globfree(&g);
+                }
         }
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <stdbool.h>
@@ -461,6 +462,35 @@ static void hidden_pattern_through_link(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+/* The workspace entered through a bind of HOME made on the host (as root, for the test): the
+ * copy-on-write overlay's lower is HOME under another name, and the hidden paths in it stay
+ * hidden there (an outside review read ~/.aws/credentials so, with and without --fast). The
+ * secret is read natively through the same bind (the control). */
+static void hidden_cow_through_alias(void **state)
+{
+        char alias[PATH_MAX + 32], cmd[PATH_MAX + 64];
+        const char *opts[] = {"--cow", alias, NULL};
+        struct run_result r;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* a bind mount on the host needs root */
+        snprintf(alias, sizeof(alias), "%s/alias", top);
+        assert_int_equal(mkdir(alias, 0755), 0);
+        assert_int_equal(mount(home, alias, NULL, MS_BIND, NULL), 0);
+        run_script_in(alias, opts, "cat .aws/credentials .ssh/id_rsa .netrc; echo finished", &r);
+        if (strstr(r.out, "SECRET") || !strstr(r.out, "finished"))
+                fail_msg("a hidden file was read through a bind of HOME:\n%s%s", r.out, r.err);
+        runner_free(&r);
+        snprintf(cmd, sizeof(cmd), "cat '%s/.aws/credentials'", alias);
+        run_native(cmd, &r);
+        assert_int_equal(umount(alias), 0);
+        rmdir(alias);
+        if (!strstr(r.out, "SECRET-AWS"))
+                fail_msg("the control did not read the file: %s", r.err);
+        runner_free(&r);
+}
+
 /* A --hide path that does not exist at the start cannot be made either (an outside review
  * made one with mkdir, and the file it then created beneath it reached the host while the
  * program was told ENOENT). Judged from outside: nothing at the hidden names. */
@@ -724,6 +754,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(hidden_deleted_stays_hidden),
                 cmocka_unit_test(hidden_dangling_link),
                 cmocka_unit_test(hidden_pattern_through_link),
+                cmocka_unit_test(hidden_cow_through_alias),
                 cmocka_unit_test(hidden_absent_not_made),
                 cmocka_unit_test(hidden_patterns_later),
                 cmocka_unit_test(dotdot_race_judged),
