@@ -112,6 +112,11 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
                     dup2(null, 2) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
                         _exit(1);
                 setsid();
+                /* It outlives the run (an unused session is removed after stockade exits):
+                 * not in the directory the user ran it from, whose mount it would keep busy
+                 * (umount: EBUSY). Its paths are absolute. */
+                if (chdir("/") < 0)
+                        _exit(1);
                 if (fork() == 0)
                         janitor(c, 3, meta);
                 _exit(0);

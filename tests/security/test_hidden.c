@@ -400,15 +400,33 @@ static void hidden_deleted_stays_hidden(void **state)
         runner_free(&r);
 }
 
+/* made_later(file), run with `opts` twice: read by its own name, then by `other`; neither
+ * gives the content, live or deleted. */
+static void later_by_both(const char *const *opts, const char *file, const char *other,
+                          const char *what)
+{
+        char cmd[4 * PATH_MAX + 160];
+        struct run_result r;
+
+        for (int by_other = 0; by_other <= 1; by_other++) {
+                made_later(file, by_other ? other : file, cmd, sizeof(cmd));
+                run_script(opts, cmd, &r);
+                if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
+                        fail_msg("%s was read (by %s):\n%s%s", what, by_other ? other : file, r.out,
+                                 r.err);
+                runner_free(&r);
+                sleep(1); /* the host's removal of the file */
+        }
+}
+
 /* A hidden path that is a dangling symlink at the start (a dotfiles manager's ~/.netrc ->
  * dotfiles/netrc, its target not made yet): the target the host writes during the run is
  * hidden too, by the link's name and by its own (an outside review read it by both, with and
  * without --fast). Judged by the output. */
 static void hidden_dangling_link(void **state)
 {
-        char cmd[4 * PATH_MAX + 160], link[PATH_MAX + 32], dir[PATH_MAX + 32], file[PATH_MAX + 48];
+        char link[PATH_MAX + 32], dir[PATH_MAX + 32], file[PATH_MAX + 48];
         const char *opts[] = {"--hide", link, NULL};
-        struct run_result r;
 
         (void)state;
         snprintf(dir, sizeof(dir), "%s/dotfiles", home);
@@ -416,15 +434,7 @@ static void hidden_dangling_link(void **state)
         snprintf(link, sizeof(link), "%s/.tokenlink", home);
         assert_int_equal(symlink("dotfiles/tok", link), 0);
         snprintf(file, sizeof(file), "%s/tok", dir);
-        for (int by_target = 0; by_target <= 1; by_target++) {
-                made_later(file, by_target ? file : link, cmd, sizeof(cmd));
-                run_script(opts, cmd, &r);
-                if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
-                        fail_msg("the target of a hidden dangling link was read (by %s):\n%s%s",
-                                 by_target ? "its name" : "the link", r.out, r.err);
-                runner_free(&r);
-                sleep(1); /* the host's removal of the file */
-        }
+        later_by_both(opts, file, link, "the target of a hidden dangling link");
         unlink(link);
         rmdir(dir);
 }
@@ -438,7 +448,6 @@ static void hidden_pattern_through_link(void **state)
         char cmd[4 * PATH_MAX + 160], link[PATH_MAX + 32], pattern[PATH_MAX + 48],
                 file[PATH_MAX + 64], seen[PATH_MAX + 64];
         const char *opts[] = {"--hide", pattern, NULL};
-        struct run_result r;
 
         (void)state;
         snprintf(cmd, sizeof(cmd), "mkdir -p '%s/dotfiles'", home);
@@ -448,15 +457,7 @@ static void hidden_pattern_through_link(void **state)
         snprintf(pattern, sizeof(pattern), "%s/gh/*.yml", link);
         snprintf(file, sizeof(file), "%s/dotfiles/cfg/gh/hosts.yml", home);
         snprintf(seen, sizeof(seen), "%s/gh/hosts.yml", link);
-        for (int by_link = 0; by_link <= 1; by_link++) {
-                made_later(file, by_link ? seen : file, cmd, sizeof(cmd));
-                run_script(opts, cmd, &r);
-                if (strstr(r.out, "SECRET") || !strstr(r.out, "held\nlive refused\nlive refused\n"))
-                        fail_msg("a match of a pattern through a symlink was read (by %s):\n%s%s",
-                                 by_link ? "the hidden name" : "its real name", r.out, r.err);
-                runner_free(&r);
-                sleep(1); /* the host's removal of the file */
-        }
+        later_by_both(opts, file, seen, "a match of a pattern through a symlink");
         unlink(link);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s/dotfiles'", home);
         assert_int_equal(system(cmd), 0);
