@@ -358,13 +358,30 @@ static void carve_aliases(struct carve *c, const char *real, const struct mnt *m
         each_alias(real, m, n, carve_one_alias, &a);
 }
 
-void grants_aliases(const char *real, void (*fn)(const char *alias, void *ctx), void *ctx)
-{
+struct grants_mnts {
+        struct mnt *v;
         size_t n;
-        struct mnt *m = read_mounts(&n);
+};
 
-        each_alias(real, m, n, fn, ctx);
-        free(m);
+struct grants_mnts *grants_mnts_read(void)
+{
+        struct grants_mnts *t = xcalloc(1, sizeof(*t));
+
+        t->v = read_mounts(&t->n);
+        return t;
+}
+
+void grants_mnts_free(struct grants_mnts *t)
+{
+        if (t)
+                free(t->v);
+        free(t);
+}
+
+void grants_aliases(const struct grants_mnts *t, const char *real,
+                    void (*fn)(const char *alias, void *ctx), void *ctx)
+{
+        each_alias(real, t->v, t->n, fn, ctx);
 }
 
 /* Every existing path entry `m` designates: itself, or each match of a pattern that the entry

@@ -68,10 +68,15 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
  * sandbox creates unreadable to it. NULL when none; *why says which. */
 const char *grants_reads_unsafe(const struct vfs_view *hidden, const struct places *places,
                                 const char **why);
+/* This mount namespace's mounts, read once (/proc/self/mountinfo), for grants_aliases. */
+struct grants_mnts;
+struct grants_mnts *grants_mnts_read(void);
+void grants_mnts_free(struct grants_mnts *t);
 /* Each other name of the existing canonical host path `real` through bind mounts (the same
  * file system mounted elsewhere, from at or above its place in it: what the grants carve out
  * too), passed to fn. */
-void grants_aliases(const char *real, void (*fn)(const char *alias, void *ctx), void *ctx);
+void grants_aliases(const struct grants_mnts *t, const char *real,
+                    void (*fn)(const char *alias, void *ctx), void *ctx);
 /* One grant more (a file the run made for the sandbox to read). */
 void grants_add(struct grants *g, const char *path, const struct stat *st, uint64_t access,
                 enum grant_for who);

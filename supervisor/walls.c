@@ -633,7 +633,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
             build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
             cow_hide_state(sup, view, err) < 0 || remap_checks(view, err) < 0 ||
             (remap_hide_at_sources(view), false) || (walls_hide_real_paths(view), false) ||
-            (walls_hide_cow_aliases(view), false) || remap_check_sources(view, err) < 0 ||
+            (walls_hide_aliases(view), false) || remap_check_sources(view, err) < 0 ||
             (remap_alias_hidden(view, cwd), false) || remap_check_targets(view, err) < 0 ||
             apply_to_places(&sup->places, view, err) < 0 ||
             add_hidden(&sup->places, view, err) < 0 ||

@@ -20,12 +20,13 @@ bool walls_has_dot_component(const char *path);
 void walls_hide_real_paths(struct vfs_view *v);
 
 /*
- * A hidden path that exists at the start and that a bind mount on the host also shows beneath
- * a copy-on-write mount's host directory (the workspace entered through a bind of HOME made by
- * root): hidden there too, under the sandbox path, so that the view refuses it and a mask
- * covers it (Landlock grants the overlay whole; an outside review read ~/.aws/credentials so,
- * with and without --fast).
+ * Each hidden path (or pattern) under every other name a bind mount on the host gives it (a
+ * bind of HOME made by root, a chroot's bind of /): hidden there too, by path, whether it
+ * exists yet or not, so that the view refuses it, the masks cover it, a remap or the
+ * copy-on-write workspace entered through the alias carries it (an outside review read
+ * ~/.ssh/id_rsa through `--ro ALIAS:SANDBOX`, and files made during the run through ALIAS).
+ * Landlock carves the existing ones by inode already (grants.c).
  */
-void walls_hide_cow_aliases(struct vfs_view *v);
+void walls_hide_aliases(struct vfs_view *v);
 
 #endif

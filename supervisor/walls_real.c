@@ -5,6 +5,7 @@
 #include "supervisor/walls_int.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
+#include "supervisor/util.h"
 #include "supervisor/vfs/path.h"
 #include "supervisor/vfs/view.h"
 
@@ -124,6 +125,34 @@ static void hide_real_head(struct vfs_view *v, const char *pattern, const char *
                 vfs_view_add(v, &m);
 }
 
+/* A pattern's directories that exist now, where one goes through a symlink (~/cfg/ANY/token,
+ * ~/cfg/a -> ../real/a): the pattern's last component again beneath where each leads (an
+ * outside review read a token the host wrote there during the run, by both names). */
+static void hide_real_dirs(struct vfs_view *v, const char *pattern, const char *origin)
+{
+        const char *last = strrchr(pattern, '/');
+        char dirs[PATH_MAX], real[PATH_MAX], full[2 * PATH_MAX];
+        struct vfs_mount m;
+        glob_t g;
+
+        if (!last || last == pattern ||
+            snprintf(dirs, sizeof(dirs), "%.*s", (int)(last - pattern), pattern) >=
+                    (int)sizeof(dirs) ||
+            dirs[strcspn(dirs, "*?[\\")] == '\0' || /* no wildcard there: hide_real_head's */
+            glob(dirs, GLOB_NOSORT | GLOB_PERIOD | GLOB_ONLYDIR, NULL, &g) != 0)
+                return;
+        for (size_t j = 0; j < g.gl_pathc; j++) {
+                if (walls_has_dot_component(g.gl_pathv[j]) || !realpath(g.gl_pathv[j], real) ||
+                    strcmp(real, g.gl_pathv[j]) == 0 || real[strcspn(real, "*?[\\")] != '\0' ||
+                    snprintf(full, sizeof(full), "%s%s", strcmp(real, "/") ? real : "", last) >=
+                            PATH_MAX)
+                        continue;
+                if (vfs_mount_init(&m, VFS_HIDDEN, full, NULL, origin) == 0)
+                        vfs_view_add(v, &m);
+        }
+        globfree(&g);
+}
+
 /*
  * The view hides by path; Landlock by inode, so a symlink on the way to a hidden path (~/.aws
  * -> dotfiles/aws, a symlinked ~/.config) does not reopen it by its real path. Where the
@@ -148,6 +177,7 @@ void walls_hide_real_paths(struct vfs_view *v)
                         continue;
                 }
                 hide_real_head(v, path, origin);
+                hide_real_dirs(v, path, origin);
                 if (glob(path, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
                         continue;
                 for (size_t j = 0; j < g.gl_pathc; j++)
@@ -157,61 +187,105 @@ void walls_hide_real_paths(struct vfs_view *v)
         }
 }
 
-struct cow_alias {
-        struct vfs_view *v;
-        const char *host, *sandbox, *origin; /* the copy-on-write mount's */
-};
-
-static void hide_cow_alias(const char *alias, void *ctx)
+/* Where hidden entry `m` lies on the host, as an existing canonical directory (or the path
+ * itself) `anc` and what follows it, `rest` ("" or "/..."; a pattern's wildcards stay there):
+ * the nearest existing ancestor of its literal part, symlinks resolved. */
+static bool split_existing(const struct vfs_mount *m, char anc[PATH_MAX], char rest[PATH_MAX])
 {
-        struct cow_alias *a = ctx;
-        char path[PATH_MAX];
-        struct vfs_mount m;
+        char head[PATH_MAX];
+        size_t n = m->pattern ? strcspn(m->sandbox, "*?[\\") : strlen(m->sandbox);
+        char *slash;
 
-        if (!vfs_path_has_prefix(alias, a->host) ||
-            snprintf(path, sizeof(path), "%s%s", strcmp(a->sandbox, "/") ? a->sandbox : "",
-                     alias + strlen(a->host)) >= (int)sizeof(path) ||
-            vfs_view_hidden_above(a->v, path))
-                return;
-        if (vfs_mount_init_literal(&m, VFS_HIDDEN, path, NULL, a->origin) == 0)
-                vfs_view_add(a->v, &m);
+        snprintf(head, sizeof(head), "%.*s", (int)n, m->sandbox);
+        if (m->pattern && (slash = strrchr(head, '/')))
+                *slash = '\0'; /* the components before the first that holds a wildcard */
+        while (head[0] && places_absent(head)) {
+                slash = strrchr(head, '/');
+                if (!slash)
+                        return false;
+                *slash = '\0';
+        }
+        if (!realpath(head[0] ? head : "/", anc))
+                return false;
+        snprintf(rest, PATH_MAX, "%s", m->sandbox + strlen(head));
+        return true;
 }
 
-void walls_hide_cow_aliases(struct vfs_view *v)
+struct alias_ctx {
+        struct vfs_view *v;
+        const struct vfs_mount *m; /* a copy: vfs_view_add may move the entries */
+        const char *anc, *rest;
+};
+
+static void hide_alias(const char *alias, void *arg)
 {
+        struct alias_ctx *a = arg;
+        char path[2 * PATH_MAX], except[2 * PATH_MAX];
+        struct vfs_mount m;
+
+        if (snprintf(path, sizeof(path), "%s%s", strcmp(alias, "/") ? alias : "", a->rest) >=
+                    PATH_MAX ||
+            alias[strcspn(alias, "*?[\\")] != '\0' || /* a name a pattern would misread */
+            (!a->m->pattern && vfs_view_hidden_above(a->v, path)))
+                return;
+        if ((a->m->pattern ? vfs_mount_init(&m, VFS_HIDDEN, path, NULL, a->m->origin)
+                           : vfs_mount_init_literal(&m, VFS_HIDDEN, path, NULL, a->m->origin)) < 0)
+                return;
+        /* An exception (your own home among the others') holds under the alias as well. */
+        if (a->m->except && vfs_path_has_prefix(a->m->except, a->anc) &&
+            snprintf(except, sizeof(except), "%s%s", strcmp(alias, "/") ? alias : "",
+                     a->m->except + (strcmp(a->anc, "/") ? strlen(a->anc) : 0)) < PATH_MAX)
+                m.except = xstrdup(except);
+        vfs_view_add(a->v, &m);
+}
+
+/* What pattern `m` matches now, under every other name too: an alias's root may lie beneath
+ * the pattern's head (a bind of one home of /home/ANY), where the head has none. */
+static void hide_match_aliases(struct vfs_view *v, const struct grants_mnts *t,
+                               const struct vfs_mount *m)
+{
+        struct vfs_mount lit = *m;
+        char real[PATH_MAX], none[1] = "";
+        struct alias_ctx a = {.v = v, .m = &lit, .anc = real, .rest = none};
+        glob_t g;
+
+        lit.pattern = false;
+        lit.except = NULL;
+        if (glob(m->sandbox, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
+                return;
+        for (size_t j = 0; j < g.gl_pathc; j++)
+                if (!walls_has_dot_component(g.gl_pathv[j]) && vfs_mount_hides(m, g.gl_pathv[j]) &&
+                    realpath(g.gl_pathv[j], real))
+                        grants_aliases(t, real, hide_alias, &a);
+        globfree(&g);
+}
+
+void walls_hide_aliases(struct vfs_view *v)
+{
+        struct grants_mnts *t = grants_mnts_read();
         size_t n = v->n_mounts;
 
-        for (size_t c = 0; c < n; c++) {
-                char host[PATH_MAX], sandbox[PATH_MAX], origin[256];
-                struct cow_alias a = {.v = v, .host = host, .sandbox = sandbox, .origin = origin};
+        for (size_t i = 0; i < n; i++) {
+                char anc[PATH_MAX], rest[PATH_MAX], sandbox[PATH_MAX], except[PATH_MAX],
+                        origin[256];
+                struct vfs_mount copy;
+                struct alias_ctx a = {.v = v, .m = &copy, .anc = anc, .rest = rest};
 
-                if (v->mounts[c].mode != VFS_COW)
+                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].view_only ||
+                    v->mounts[i].alias || !split_existing(&v->mounts[i], anc, rest))
                         continue;
-                snprintf(host, sizeof(host), "%s",
-                         v->mounts[c].host ? v->mounts[c].host : v->mounts[c].sandbox);
-                snprintf(sandbox, sizeof(sandbox), "%s", v->mounts[c].sandbox);
-                for (size_t i = 0; i < n; i++) {
-                        char real[PATH_MAX];
-                        glob_t g;
-
-                        if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].view_only ||
-                            v->mounts[i].alias)
-                                continue;
-                        snprintf(origin, sizeof(origin), "%s",
-                                 v->mounts[i].origin ? v->mounts[i].origin : "");
-                        if (!v->mounts[i].pattern) {
-                                if (realpath(v->mounts[i].sandbox, real))
-                                        grants_aliases(real, hide_cow_alias, &a);
-                                continue;
-                        }
-                        if (glob(v->mounts[i].sandbox, GLOB_NOSORT | GLOB_PERIOD, NULL, &g) != 0)
-                                continue;
-                        for (size_t j = 0; j < g.gl_pathc; j++)
-                                if (!walls_has_dot_component(g.gl_pathv[j]) &&
-                                    vfs_mount_hides(&v->mounts[i], g.gl_pathv[j]) &&
-                                    realpath(g.gl_pathv[j], real))
-                                        grants_aliases(real, hide_cow_alias, &a);
-                        globfree(&g);
-                }
+                copy = v->mounts[i];
+                snprintf(sandbox, sizeof(sandbox), "%s", v->mounts[i].sandbox);
+                snprintf(origin, sizeof(origin), "%s",
+                         v->mounts[i].origin ? v->mounts[i].origin : "");
+                snprintf(except, sizeof(except), "%s",
+                         v->mounts[i].except ? v->mounts[i].except : "");
+                copy.sandbox = sandbox;
+                copy.origin = origin;
+                copy.except = except[0] ? except : NULL;
+                grants_aliases(t, anc, hide_alias, &a);
+                if (copy.pattern)
+                        hide_match_aliases(v, t, &copy);
         }
+        grants_mnts_free(t);
 }
