@@ -38,6 +38,21 @@ static bool session_changed(const struct cow_state *c)
         return false;
 }
 
+/* The session's lock, once stockade's helpers have let it go (up to 2 s). */
+static bool lock_when_free(const struct cow_state *c)
+{
+        for (int i = 0; i < 200; i++) {
+                int r = session_lock(c->dir);
+
+                if (r >= 0)
+                        return true;
+                if (r != -EWOULDBLOCK)
+                        return false;
+                nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+        }
+        return false;
+}
+
 /* The janitor's life: one byte, then the job, outside any Landlock domain. */
 static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_meta *first)
 {
@@ -55,8 +70,11 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
         while (read(fd, &what, 1) < 0 && errno == EINTR)
                 ;
         /* Nothing said: stockade died (SIGKILL) and its tree with it (ptrace's EXITKILL). An
-         * unnamed new session it left without a change goes, as at a clean end. */
-        if (what == 0 && !c->named && !c->existed && !session_changed(c))
+         * unnamed new session it left without a change goes, as at a clean end — unless a
+         * run took it since (`--session NAME`: an outside review noted the window), which
+         * then holds its lock. stockade's goes with the last of its helpers (they die with
+         * it, PDEATHSIG), so a lock held for 2 s is another run's. Ours is kept to the end. */
+        if (what == 0 && !c->named && !c->existed && !session_changed(c) && lock_when_free(c))
                 what = 'r';
         if (what == 'r') {
                 /* The name first (a rename: the run waits for this only), then the content,
