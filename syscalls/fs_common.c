@@ -26,19 +26,27 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 
-long fs_proc_field(const char *path, const char *field, int base)
+ssize_t fs_read_text(const char *path, char *buf, size_t size)
 {
-        char buf[1024], *p;
         ssize_t n;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
 
         if (fd < 0)
                 return -1;
-        n = read(fd, buf, sizeof(buf) - 1);
+        n = read(fd, buf, size - 1);
         close(fd);
         if (n <= 0)
                 return -1;
         buf[n] = '\0';
+        return n;
+}
+
+long fs_proc_field(const char *path, const char *field, int base)
+{
+        char buf[1024], *p;
+
+        if (fs_read_text(path, buf, sizeof(buf)) < 0)
+                return -1;
         p = strstr(buf, field);
         return p ? strtol(p + strlen(field), NULL, base) : -1;
 }
@@ -302,18 +310,10 @@ int fs_hold_pty(struct supervisor *sup, int master)
 static int ns_numbers(pid_t tid, pid_t *tgid, pid_t *nstid)
 {
         char path[48], buf[4096], *p;
-        ssize_t n;
-        int fd;
 
         snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (fs_read_text(path, buf, sizeof(buf)) < 0)
                 return -ESRCH;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return -ESRCH;
-        buf[n] = '\0';
         for (int i = 0; i < 2; i++) {
                 pid_t *out = i ? nstid : tgid;
                 char *end;

@@ -16,6 +16,9 @@
 
 struct supervisor;
 
+/* The start of a small text file (a /proc one) into buf[0..size), NUL-terminated: its
+ * length, or -1 if it cannot be opened or holds nothing. */
+ssize_t fs_read_text(const char *path, char *buf, size_t size);
 /* A field of a /proc file ("\nPid:" of /proc/self/fdinfo/N), in `base`; -1 if it cannot be
  * read (a field on the first line is not found: they all follow another). */
 long fs_proc_field(const char *path, const char *field, int base);

@@ -229,18 +229,10 @@ static int open_tty(struct supervisor *sup, const struct open_call *oc)
         char path[48], buf[512], *p;
         unsigned long tty_nr;
         struct stat st;
-        ssize_t n;
-        int fd;
 
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)oc->tid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (fs_read_text(path, buf, sizeof(buf)) < 0)
                 return -ESRCH;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return -ESRCH;
-        buf[n] = '\0';
         p = strrchr(buf, ')'); /* comm may hold anything */
         if (!p || sscanf(p + 1, " %*c %*d %*d %*d %lu", &tty_nr) != 1 || tty_nr == 0)
                 return -ENXIO;
