@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
@@ -301,29 +302,15 @@ static int make_pidns(pid_t parent, pid_t *init, const char **step)
         return 0;
 }
 
-/* The child: the namespaces and the mounts, the error, the pid namespace's init and the step
- * on the pipe, then wait to be killed (the parent opens our namespaces and the targets
- * through our root). */
-static _Noreturn void maker(bool userns, bool net, bool pid, const struct mnt_bind *binds, size_t n,
-                            pid_t parent, int out)
+/* The rest of the child's work, once its user, IPC and network namespaces are made (`e` and
+ * `s`: how that went): the mounts, the pid namespace, the answer on `out`, then wait to be
+ * killed (the parent opens our namespaces and the targets through our root). */
+static _Noreturn void build_and_wait(int e, const char *s, bool net, bool pid,
+                                     const struct mnt_bind *binds, size_t n, pid_t parent, int out)
 {
-        const char *s = "";
         char msg[256];
-        sigset_t all;
         pid_t init = -1;
-        int e;
 
-        /* Only SIGKILL ends us: from the parent, or from the kernel when it dies before
-         * ns_finish (an error on the way there). A ^C meanwhile is the supervisor's. */
-        sigfillset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-                _exit(1);
-        /* Not dumpable, as the supervisor is by the time of the spawn (loop.c). */
-        prctl(PR_SET_DUMPABLE, 0);
-        e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
-        if (e == 0 && net)
-                e = netns_enter(&s);
         if (e == 0 && (n || pid))
                 e = build(binds, n, &s);
         if (e == 0 && (n || pid) && net)
@@ -339,17 +326,157 @@ static _Noreturn void maker(bool userns, bool net, bool pid, const struct mnt_bi
                 pause();
 }
 
+/* Only SIGKILL ends the child: from the parent, or from the kernel when the parent dies
+ * before ns_finish (an error on the way there). A ^C meanwhile is the supervisor's. Not
+ * dumpable, as the supervisor is by the time of the spawn (loop.c). */
+static void child_guard(pid_t parent)
+{
+        sigset_t all;
+
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(1);
+        prctl(PR_SET_DUMPABLE, 0);
+}
+
+static _Noreturn void maker(bool userns, bool net, bool pid, const struct mnt_bind *binds, size_t n,
+                            pid_t parent, int out)
+{
+        const char *s = "";
+        int e;
+
+        child_guard(parent);
+        e = userns ? ipcns_enter(IPC_NS_USERNS, &s) : 0;
+        if (e == 0 && net)
+                e = netns_enter(&s);
+        build_and_wait(e, s, net, pid, binds, n, parent, out);
+}
+
+/* What ns_start hands an early maker, in memory shared before the fork. */
+struct ns_plan {
+        bool pid;
+        size_t n;
+        struct mnt_bind binds[MNT_BINDS_MAX];
+};
+
+/* The early maker (ns_early): each answer on `out` as soon as it is known, then the plan. */
+static _Noreturn void early_maker(enum ipc_isolation how, bool net, const struct ns_plan *plan,
+                                  pid_t parent, int out, int cmd)
+{
+        struct ns_answer a = {0};
+        const char *s = "";
+        char go;
+
+        child_guard(parent);
+        a.r = ipcns_enter(how, &s);
+        if (a.r < 0)
+                snprintf(a.why, sizeof(a.why), "%s: %s", s, strerror(-a.r));
+        if (write(out, &a, sizeof(a)) != sizeof(a) || a.r < 0)
+                _exit(0);
+        if (net) {
+                a.r = netns_enter(&s);
+                if (a.r < 0)
+                        snprintf(a.why, sizeof(a.why), "%s: %s", s, strerror(-a.r));
+                /* Half made, the network namespace is no use: the parent forks another maker
+                 * without one. */
+                if (write(out, &a, sizeof(a)) != sizeof(a) || a.r < 0)
+                        _exit(0);
+        }
+        if (read(cmd, &go, 1) != 1)
+                _exit(0); /* not needed after all (ns_abandon) */
+        build_and_wait(0, "", net, plan->pid, plan->binds, plan->n, parent, out);
+}
+
+int ns_early(struct ns_maker *mk, enum ipc_isolation how, bool net, struct ns_answer *ipc)
+{
+        int out[2], cmd[2];
+        pid_t self = getpid();
+
+        *mk = (struct ns_maker){.pid = -1, .pipe = -1, .cmd = -1, .plan = NULL, .net = net};
+        *ipc = (struct ns_answer){.r = -ECHILD, .why = "the probe died"};
+        mk->plan = mmap(NULL, sizeof(struct ns_plan), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (mk->plan == MAP_FAILED) {
+                mk->plan = NULL;
+                ipc->r = -errno;
+                snprintf(ipc->why, sizeof(ipc->why), "mmap: %s", strerror(errno));
+                return ipc->r;
+        }
+        out[1] = -1;
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(cmd, O_CLOEXEC) < 0) {
+                ipc->r = -errno;
+                snprintf(ipc->why, sizeof(ipc->why), "pipe: %s", strerror(errno));
+                if (out[1] >= 0) {
+                        close(out[0]);
+                        close(out[1]);
+                }
+                ns_abandon(mk);
+                return ipc->r;
+        }
+        mk->pid = fork();
+        if (mk->pid == 0) {
+                close(out[0]);
+                close(cmd[1]);
+                early_maker(how, net, mk->plan, self, out[1], cmd[0]);
+        }
+        ipc->r = mk->pid < 0 ? -errno : 0;
+        close(out[1]);
+        close(cmd[0]);
+        mk->pipe = out[0];
+        mk->cmd = cmd[1];
+        if (ipc->r < 0) {
+                snprintf(ipc->why, sizeof(ipc->why), "fork: %s", strerror(-ipc->r));
+                ns_abandon(mk);
+                return ipc->r;
+        }
+        if (read(mk->pipe, ipc, sizeof(*ipc)) != sizeof(*ipc))
+                *ipc = (struct ns_answer){.r = -ECHILD, .why = "the probe died"};
+        ipc->why[sizeof(ipc->why) - 1] = '\0';
+        if (ipc->r < 0)
+                ns_abandon(mk);
+        return ipc->r;
+}
+
+int ns_early_net(struct ns_maker *mk, struct ns_answer *net)
+{
+        *net = (struct ns_answer){.r = -ECHILD, .why = "the probe died"};
+        if (mk->pid <= 0 || !mk->plan || !mk->net)
+                return net->r;
+        if (read(mk->pipe, net, sizeof(*net)) != sizeof(*net))
+                *net = (struct ns_answer){.r = -ECHILD, .why = "the probe died"};
+        net->why[sizeof(net->why) - 1] = '\0';
+        if (net->r < 0)
+                ns_abandon(mk);
+        return net->r;
+}
+
 int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct mnt_bind *binds,
              size_t n, const char **step)
 {
         int pipefd[2];
         pid_t self = getpid();
 
-        mk->pid = -1;
-        mk->pipe = -1;
         *step = "too many private directories";
-        if (n > MNT_BINDS_MAX)
+        if (n > MNT_BINDS_MAX) {
+                ns_abandon(mk);
                 return -E2BIG;
+        }
+        /* The early maker has made the namespaces `userns` and `net` stand for (the probe's
+         * answers made them so): it now gets the binds. */
+        if (mk->pid > 0 && mk->plan && !mk->building) {
+                *step = "hand the mounts to the namespaces' maker";
+                mk->plan->pid = pid;
+                mk->plan->n = n;
+                memcpy(mk->plan->binds, binds, n * sizeof(*binds));
+                if (write(mk->cmd, "b", 1) != 1) {
+                        ns_abandon(mk);
+                        return -EIO;
+                }
+                mk->building = true;
+                return 0;
+        }
+        ns_abandon(mk);
         *step = "pipe";
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
@@ -365,6 +492,7 @@ int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct 
                 return -errno;
         }
         mk->pipe = pipefd[0];
+        mk->building = true;
         return 0;
 }
 
@@ -374,13 +502,19 @@ void ns_abandon(struct ns_maker *mk)
 
         if (mk->pipe >= 0)
                 close(mk->pipe);
-        mk->pipe = -1;
+        if (mk->cmd >= 0)
+                close(mk->cmd);
+        mk->pipe = mk->cmd = -1;
         if (mk->pid > 0) {
                 kill(mk->pid, SIGKILL);
                 while (waitpid(mk->pid, &status, 0) < 0 && errno == EINTR)
                         ;
         }
         mk->pid = -1;
+        if (mk->plan)
+                munmap(mk->plan, sizeof(*mk->plan));
+        mk->plan = NULL;
+        mk->building = false;
 }
 
 /* The pid namespace the child unshared (its children's) and the procfs its init mounted,

@@ -14,6 +14,8 @@
 #ifndef STOCKADE_MNTNS_H
 #define STOCKADE_MNTNS_H
 
+#include "shim/ipcns.h"
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,9 +73,19 @@ struct mnt_bind {
  * The child ignores every signal but SIGKILL, and dies with us (PDEATHSIG) if ns_finish never
  * comes. Each returns 0 or -errno, with *step.
  */
+struct ns_plan;
 struct ns_maker {
         pid_t pid;
         int pipe;
+        int cmd;              /* an early maker's "go" (ns_early), or -1 */
+        struct ns_plan *plan; /* what ns_start hands an early maker, or NULL */
+        bool net;             /* an early maker makes a network namespace */
+        bool building;        /* ns_start has been called: ns_finish's to wait for */
+};
+/* How making one namespace went: 0 or -errno, and the step that failed. */
+struct ns_answer {
+        int r;
+        char why[156];
 };
 /* The sandbox's pid namespace, as ns_finish gives it (pid.init -1 and fds -1: none). */
 struct ns_pid {
@@ -86,8 +98,24 @@ int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct 
 int ns_finish(struct ns_maker *mk, bool userns, bool net, bool pid, const struct mnt_bind *binds,
               size_t n, int fds[4], int *target_fds, int *root_fd, struct ns_pid *pns,
               const char **step);
-/* Kill and reap the child of ns_start, if any (an error before ns_finish). */
+/* Kill and reap the child of ns_start or ns_early, if any (an error before ns_finish, or an
+ * early maker not needed). */
 void ns_abandon(struct ns_maker *mk);
+
+/*
+ * The maker forked early, as start-up's probe (supervisor/layers.c), which the filter and the
+ * view wait for: it makes the IPC namespace `how` (IPC_NS_USERNS: with its user namespace and
+ * the mapping; IPC_NS: a plain unshare, as root, which the shim makes again for itself) and
+ * says how that went in *ipc (returned: 0 or -errno); with `net`, it then makes the network
+ * namespace, whose answer ns_early_net reads later, while the view is computed. Alive and
+ * answered, it waits for ns_start, which hands it the binds through memory shared before the
+ * fork (one fork and one set of namespaces fewer than a probe and a maker: ~1 ms each on the
+ * 2-core VM). A failed answer kills it (*mk is then empty, and ns_start forks a maker as
+ * before). ns_start must then be given the namespaces the answers stand for: `userns` for
+ * IPC_NS_USERNS, `net` only if ns_early_net said 0.
+ */
+int ns_early(struct ns_maker *mk, enum ipc_isolation how, bool net, struct ns_answer *ipc);
+int ns_early_net(struct ns_maker *mk, struct ns_answer *net);
 
 /* In the shim: join the mount namespace and go to `cwd` in it (setns resets the working
  * directory to the namespace's root). Returns 0 or -errno, with *step. */

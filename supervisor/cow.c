@@ -1,3 +1,4 @@
+#include "supervisor/pathcache.h"
 #include "supervisor/cow.h"
 #include "supervisor/cow_int.h"
 
@@ -150,6 +151,7 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                                   "run: copy-on-write: no place for sessions (give --state-dir, "
                                   "or set XDG_STATE_HOME or HOME)");
         r = make_dirs(c->state);
+        pathcache_forget(); /* walls.c's memo may have seen it missing */
         if (r < 0)
                 return make_error(err, -r,
                                   "run: copy-on-write needs a place for its session, and the "

@@ -1,3 +1,4 @@
+#include "supervisor/pathcache.h"
 #include "supervisor/grants.h"
 #include "shim/landlock.h"
 #include "supervisor/error.h"
@@ -63,7 +64,7 @@ static bool entry_exists(const struct vfs_mount *m)
         bool any;
 
         if (!m->pattern)
-                return lstat(host, &st) == 0;
+                return pc_lstat(host, &st) == 0;
         if (glob(host, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) != 0)
                 return false;
         any = g.gl_pathc > 0;
@@ -180,14 +181,14 @@ static void carve_real(struct carve *c, char *real, bool self)
         struct stat st;
         char *slash;
 
-        if (lstat(real, &st) < 0)
+        if (pc_lstat(real, &st) < 0)
                 return;
         inodes_add(self ? &c->self : &c->above, &st);
         for (slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
                 *slash = '\0';
                 if (carve_seen(c, slash == real ? "/" : real))
                         break;
-                if (stat(slash == real ? "/" : real, &st) == 0)
+                if (pc_stat(slash == real ? "/" : real, &st) == 0)
                         inodes_add(&c->above, &st);
                 if (slash == real)
                         break;
@@ -198,7 +199,7 @@ static void carve_path_once(struct carve *c, const char *path, bool self)
 {
         char real[PATH_MAX];
 
-        if (!places_absent(path) && realpath(path, real))
+        if (!places_absent(path) && pc_realpath(path, real))
                 carve_real(c, real, self);
 }
 
@@ -210,7 +211,7 @@ static void carve_path_as(struct carve *c, const char *path, bool self)
 {
         char real[PATH_MAX], copy[PATH_MAX];
 
-        if (places_absent(path) || !realpath(path, real))
+        if (places_absent(path) || !pc_realpath(path, real))
                 return;
         memcpy(copy, real, sizeof(copy));
         carve_real(c, copy, self);
@@ -238,7 +239,7 @@ static void carve_absent(struct carve *c, const char *path)
                 if (!slash)
                         return;
                 slash[slash == up] = '\0'; /* "/a" -> "/" */
-                if (lstat(up, &st) == 0 || strcmp(up, "/") == 0)
+                if (pc_lstat(up, &st) == 0 || strcmp(up, "/") == 0)
                         break;
         }
         carve_path_as(c, up, false);
@@ -317,7 +318,7 @@ static void each_alias(const char *real, const struct mnt *m, size_t n,
         struct stat st;
         const char *rest;
 
-        if (lstat(real, &st) < 0)
+        if (pc_lstat(real, &st) < 0)
                 return;
         for (size_t i = 0; i < n; i++) /* the mount `real` is on: the longest mount point */
                 if (m[i].dev == st.st_dev && beneath(real, m[i].point) &&
@@ -488,7 +489,7 @@ static void dev_reads(struct walk *w, const char *path, const struct stat *st)
         grants_add(w->g, path, st, w->access, GRANT_SUPERVISOR);
         for (size_t i = 0; i < p->n; i++)
                 if (p->v[i].kind == PLACE_DEVICE && !p->v[i].dir &&
-                    strcmp(p->v[i].path, "/dev/ptmx") != 0 && lstat(p->v[i].path, &ds) == 0 &&
+                    strcmp(p->v[i].path, "/dev/ptmx") != 0 && pc_lstat(p->v[i].path, &ds) == 0 &&
                     S_ISCHR(ds.st_mode))
                         grants_add(w->g, p->v[i].path, &ds, LANDLOCK_ACCESS_FS_READ_FILE,
                                    GRANT_SANDBOX);
@@ -554,11 +555,11 @@ static void grant_tree(struct grants *g, const struct vfs_view *hidden, const ch
         struct stat st;
 
         if (devices) {
-                w.dev_fs = stat("/dev", &st) == 0 ? st.st_dev : (dev_t)-1;
-                w.pts_fs = stat("/dev/pts", &st) == 0 ? st.st_dev : (dev_t)-1;
+                w.dev_fs = pc_stat("/dev", &st) == 0 ? st.st_dev : (dev_t)-1;
+                w.pts_fs = pc_stat("/dev/pts", &st) == 0 ? st.st_dev : (dev_t)-1;
         }
 
-        if (lstat(root, &st) < 0 || excluded(&w, root, &st))
+        if (pc_lstat(root, &st) < 0 || excluded(&w, root, &st))
                 return;
         if (S_ISDIR(st.st_mode) && split_needed(&w, root, &st))
                 split(&w, root);
@@ -663,12 +664,13 @@ static void remap_splits(struct carve *c, const struct vfs_view *v, bool write)
                 char *slash;
 
                 if (!vfs_mount_remapped(m) || m->mode == VFS_COW || (write && m->mode != VFS_RW) ||
-                    !realpath(m->host, real) || !hidden_beneath(v, real, true, false))
+                    !pc_realpath(m->host, real) || !hidden_beneath(v, real, true, false))
                         continue;
                 snprintf(up, sizeof(up), "%s", m->sandbox);
                 while ((slash = strrchr(up, '/'))) {
                         slash[slash == up] = '\0'; /* "/a" -> "/" */
-                        if (vfs_view_host_path(v, up, host, sizeof(host)) && stat(host, &st) == 0)
+                        if (vfs_view_host_path(v, up, host, sizeof(host)) &&
+                            pc_stat(host, &st) == 0)
                                 inodes_add(&c->above, &st);
                         if (strcmp(up, "/") == 0)
                                 break;
@@ -681,7 +683,7 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
 {
         struct stat st;
 
-        if (lstat("/", &st) < 0)
+        if (pc_lstat("/", &st) < 0)
                 return make_error(err, errno, "stat /");
         size_t n_mounts;
         struct mnt *mounts = read_mounts(&n_mounts);
@@ -730,10 +732,10 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
                 char real[PATH_MAX];
 
                 if (m->mode == VFS_TMP && m->host && strcmp(m->host, m->sandbox) != 0 &&
-                    lstat(m->host, &ms) == 0)
+                    pc_lstat(m->host, &ms) == 0)
                         add(g, m->host, &ms, grants_read_access() | LANDLOCK_ACCESS_FS_READ_DIR);
                 /* So is a remapped mount's host tree (remap.c): read as at its own path. */
-                if (vfs_mount_remapped(m) && m->mode != VFS_COW && realpath(m->host, real))
+                if (vfs_mount_remapped(m) && m->mode != VFS_COW && pc_realpath(m->host, real))
                         grant_tree(g, hidden, real, grants_read_access(), false, &reads, NULL);
         }
         for (size_t i = 0; i < places->n; i++) {
@@ -755,7 +757,7 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
                                      host file there (a redirected stdin) is not writable */
                 if (pl->kind == PLACE_TREE && pl->dir)
                         grant_tree(g, hidden, pl->path, w, true, &writes, NULL);
-                else if (!vfs_view_hidden(hidden, pl->path) && lstat(pl->path, &st) == 0)
+                else if (!vfs_view_hidden(hidden, pl->path) && pc_lstat(pl->path, &st) == 0)
                         /* A device file: its content only. */
                         add(g, pl->path, &st,
                             LANDLOCK_ACCESS_FS_WRITE_FILE |

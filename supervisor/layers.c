@@ -83,82 +83,29 @@ static bool userns_allowed(char *why, size_t len)
         return in_child(try_userns, NULL, why, len) == 0;
 }
 
-/* What the probe child says of one step: 0 or -errno, and the step that failed. */
-struct probe_answer {
-        int r;
-        char why[156];
-};
-
-/* One throwaway child for both namespaces, not one each: the IPC namespace `how` (every step
- * the shim will take: a mapping can be refused after unshare() succeeded), then, with `net`,
- * a network namespace in it with its loopback up (shim/netns.h): a host may allow the one and
- * not the other. Each answer goes on the pipe as soon as it is known: we wait here only for
- * the first, since the filter and the view depend on it; the network namespace (half a
- * millisecond to make) is judged while we compute the view, and its answer read by
- * layers_probe_net. Returns the IPC namespace's answer. */
-static struct probe_answer probe_start(struct layers *l, enum ipc_isolation how, bool net)
+/* The probe of the IPC namespace `how` (every step the shim will take: a mapping can be
+ * refused after unshare() succeeded) and, with `net`, of a network namespace in it with its
+ * loopback up (shim/netns.h): a host may allow the one and not the other. The probe is the
+ * namespaces' maker forked early (shim/mntns.h, ns_early), kept in *keep for the spawn when it
+ * succeeds. We wait here only for the IPC namespace's answer, since the filter and the view
+ * depend on it; the network namespace (half a millisecond to make) is judged while we compute
+ * the view, and its answer read by layers_probe_net. */
+static struct ns_answer probe_start(enum ipc_isolation how, bool net, struct ns_maker *keep)
 {
-        struct probe_answer a = {.r = -ECHILD, .why = "the probe died"};
-        int p[2], status;
-        pid_t pid;
+        struct ns_answer a;
 
-        if (pipe2(p, O_CLOEXEC) < 0) {
-                a.r = -errno;
-                snprintf(a.why, sizeof(a.why), "pipe: %s", strerror(errno));
-                return a;
-        }
-        pid = fork();
-        if (pid == 0) {
-                const char *step = "";
-
-                close(p[0]);
-                a.r = ipcns_enter(how, &step);
-                if (a.r < 0)
-                        snprintf(a.why, sizeof(a.why), "%s: %s", step, strerror(-a.r));
-                if (write(p[1], &a, sizeof(a)) != sizeof(a) || a.r < 0 || !net)
-                        _exit(0);
-                a.r = netns_enter(&step);
-                if (a.r < 0)
-                        snprintf(a.why, sizeof(a.why), "%s: %s", step, strerror(-a.r));
-                (void)!write(p[1], &a, sizeof(a));
-                _exit(0);
-        }
-        close(p[1]);
-        if (pid < 0) {
-                a.r = -errno;
-                snprintf(a.why, sizeof(a.why), "fork: %s", strerror(errno));
-                close(p[0]);
-                return a;
-        }
-        if (read(p[0], &a, sizeof(a)) != sizeof(a))
-                a = (struct probe_answer){.r = -ECHILD, .why = "the probe died"};
-        a.why[sizeof(a.why) - 1] = '\0';
-        if (a.r == 0 && net) {
-                l->probe_pid = pid; /* the network namespace's answer comes later */
-                l->probe_fd = p[0];
-                return a;
-        }
-        close(p[0]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
+        ns_early(keep, how, net, &a);
         return a;
 }
 
-void layers_probe_net(struct layers *l)
+void layers_probe_net(struct layers *l, struct ns_maker *keep)
 {
-        struct probe_answer a = {.r = -ECHILD, .why = "the probe died"};
-        int status;
+        struct ns_answer a;
 
-        if (l->probe_pid <= 0)
+        if (!l->probe_net)
                 return;
-        if (read(l->probe_fd, &a, sizeof(a)) != sizeof(a))
-                a = (struct probe_answer){.r = -ECHILD, .why = "the probe died"};
-        a.why[sizeof(a.why) - 1] = '\0';
-        close(l->probe_fd);
-        while (waitpid(l->probe_pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        l->probe_pid = l->probe_fd = -1;
-        l->netns = a.r == 0;
+        l->probe_net = false;
+        l->netns = ns_early_net(keep, &a) == 0;
         if (!l->netns)
                 snprintf(l->why_netns, sizeof(l->why_netns), "%s", a.why);
 }
@@ -176,11 +123,11 @@ static bool have_cap_sys_admin(void)
 /* Decided before the fork, because the filter depends on it: SysV IPC is allowed only in a
  * namespace of the sandbox's own. The shim then fails closed if it cannot do what worked
  * here (shim.c). The network namespace is tried by the same child (`net`: when wanted). */
-static void probe_ipc(struct layers *l, bool net)
+static void probe_ipc(struct layers *l, bool net, struct ns_maker *keep)
 {
         char *why = l->why_ipc;
         size_t len = sizeof(l->why_ipc);
-        struct probe_answer a;
+        struct ns_answer a;
 
         l->ipc = IPC_SHARED;
         if (layers_test_disabled("ipcns")) {
@@ -188,9 +135,10 @@ static void probe_ipc(struct layers *l, bool net)
                 return;
         }
         if (have_cap_sys_admin()) {
-                a = probe_start(l, IPC_NS, net);
+                a = probe_start(IPC_NS, net, keep);
                 if (a.r == 0) {
                         l->ipc = IPC_NS;
+                        l->probe_net = net;
                         return;
                 }
                 snprintf(why, len, "%s", a.why);
@@ -200,10 +148,11 @@ static void probe_ipc(struct layers *l, bool net)
                 snprintf(why, len, "user namespaces disabled for a test");
                 return;
         }
-        a = probe_start(l, IPC_NS_USERNS, net);
+        a = probe_start(IPC_NS_USERNS, net, keep);
         if (a.r == 0) {
                 l->ipc = IPC_NS_USERNS;
                 l->user_namespaces = true;
+                l->probe_net = net;
         } else {
                 snprintf(why, len, "%s", a.why);
         }
@@ -225,9 +174,9 @@ bool layers_test_disabled(const char *layer)
         return false;
 }
 
-void layers_probe(struct layers *l, bool full, bool net)
+void layers_probe(struct layers *l, bool full, bool net, struct ns_maker *keep)
 {
-        l->probe_pid = l->probe_fd = -1;
+        l->probe_net = false;
         l->user_notif = action_available(SECCOMP_RET_USER_NOTIF);
         l->landlock_abi = landlock_abi(l->why_landlock, sizeof(l->why_landlock));
         if (layers_test_disabled("landlock-scopes") && l->landlock_abi > 5)
@@ -246,7 +195,7 @@ void layers_probe(struct layers *l, bool full, bool net)
         else if (!sockmaker_supported())
                 snprintf(l->why_netns, sizeof(l->why_netns),
                          "the kernel cannot tell a socket's namespace (SO_NETNS_COOKIE, 5.14)");
-        probe_ipc(l, net && !layers_test_disabled("netns") && sockmaker_supported());
+        probe_ipc(l, net && !layers_test_disabled("netns") && sockmaker_supported(), keep);
         if (l->ipc == IPC_SHARED && net)
                 snprintf(l->why_netns, sizeof(l->why_netns),
                          "no user namespace: the policy is enforced on the program's sockets "

@@ -3,6 +3,7 @@
 #define STOCKADE_LAYERS_H
 
 #include "shim/ipcns.h"
+#include "shim/mntns.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,19 +29,19 @@ struct layers {
         char why_userns[128];
         char why_ipc[160];   /* why there is no private IPC namespace */
         char why_netns[160]; /* why there is no network namespace */
-        pid_t probe_pid;     /* the probe child, until layers_probe_net (-1: none) */
-        int probe_fd;
+        bool probe_net;      /* the network namespace's answer is still to be read */
 };
 
 /* Probe what can be known before the child exists: seccomp actions, Landlock, whether the
- * child can have a private IPC namespace (a throwaway fork tries it, since the filter that
- * is built before the fork depends on it) and, when `full`, user namespaces. With `net`
- * (no --net host), the same child then tries a network namespace: l->netns is known after
- * layers_probe_net. The rest is filled in by the spawn. */
-void layers_probe(struct layers *l, bool full, bool net);
-/* The network namespace's answer (l->netns, why_netns), and the probe child reaped. Before
- * l->netns is read; again at the end of a run that failed before (nothing then). */
-void layers_probe_net(struct layers *l);
+ * child can have a private IPC namespace (a fork tries it, since the filter that is built
+ * before the fork depends on it: the namespaces' maker, kept in *keep where it succeeds,
+ * shim/mntns.h) and, when `full`, user namespaces. With `net` (no --net host), the same child
+ * then tries a network namespace: l->netns is known after layers_probe_net. The rest is
+ * filled in by the spawn. */
+void layers_probe(struct layers *l, bool full, bool net, struct ns_maker *keep);
+/* The network namespace's answer (l->netns, why_netns); a maker whose network namespace
+ * failed is killed (ns_abandon). Before l->netns is read; once. */
+void layers_probe_net(struct layers *l, struct ns_maker *keep);
 /* True when STOCKADE_TEST_DISABLE names `layer` (tests simulate hosts without it). */
 bool layers_test_disabled(const char *layer);
 /* One line per layer: "  seccomp user notification: yes" or "no (why)". */

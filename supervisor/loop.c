@@ -329,10 +329,9 @@ static bool sup_free(struct supervisor *sup, int code)
 {
         bool stopped = notify_stop(sup);
 
-        layers_probe_net(&sup->layers); /* the run failed before its answer was read */
-        ns_abandon(&sup->ns_maker);     /* ... or before spawn_command took them */
-        cow_janitor_ready(sup, NULL);   /* the same, before the subreaper */
-        if (sup->watcher > 0) {         /* ... or before the loop: our child, not reaped */
+        ns_abandon(&sup->ns_maker);   /* the run failed before spawn_command took them */
+        cow_janitor_ready(sup, NULL); /* the same, before the subreaper */
+        if (sup->watcher > 0) {       /* ... or before the loop: our child, not reaped */
                 kill(sup->watcher, SIGKILL);
                 while (waitpid(sup->watcher, NULL, 0) < 0 && errno == EINTR)
                         ;
@@ -474,12 +473,22 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
 
         /* The pty first: the walls grant the sandbox its own terminal, not the user's. */
         if (check_layers(sup, err) < 0 ||
-            tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0 ||
-            walls_setup(sup, err) < 0 || (layers_probe_net(&sup->layers), false) ||
-            fastreads_setup(sup, err) < 0 || spawn_start_namespaces(sup, err) < 0 ||
-            walls_grants(sup, err) < 0 || spawn_build_rulesets(sup, err) < 0 ||
-            trace_open(sup, err) < 0)
+            tty_open(&sup->tty, plan->cfg->tty, plan->cfg->quiet, err) < 0)
                 return -1;
+        phases_mark(&sup->phases, "checks");
+        if (walls_setup(sup, err) < 0)
+                return -1;
+        phases_mark(&sup->phases, "walls");
+        layers_probe_net(&sup->layers, &sup->ns_maker);
+        if (fastreads_setup(sup, err) < 0 || spawn_start_namespaces(sup, err) < 0)
+                return -1;
+        phases_mark(&sup->phases, "namespaces started");
+        if (walls_grants(sup, err) < 0)
+                return -1;
+        phases_mark(&sup->phases, "grants");
+        if (spawn_build_rulesets(sup, err) < 0 || trace_open(sup, err) < 0)
+                return -1;
+        phases_mark(&sup->phases, "rulesets");
         /* The sandbox runs as our uid: without this it could open /proc/<us>/mem. */
         prctl(PR_SET_DUMPABLE, 0);
         block_signals();
@@ -497,21 +506,26 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
          * since it reads what the program sends. */
         if (dns_start(sup, err) < 0 || publish_open(sup, err) < 0)
                 return -1;
+        phases_mark(&sup->phases, "janitor, dns");
         /* The command's environment, with the tool caches the view needs (walls_env). */
         envp = walls_env(sup, plan->envp);
         if (envp)
                 run.envp = envp;
-        if (open_sources(sup, err) < 0 || spawn_command(sup, &run, err) < 0 ||
-            dns_serve(sup, err) < 0 || publish_start(sup, err) < 0)
+        if (open_sources(sup, err) < 0 || spawn_command(sup, &run, err) < 0)
+                return -1;
+        phases_mark(&sup->phases, "seize");
+        if (dns_serve(sup, err) < 0 || publish_start(sup, err) < 0)
                 return -1;
         trace_start(sup, run.envp);
         tty_start(sup);
         if (plan->cfg->verbose)
                 layers_print(&sup->layers, stderr);
+        phases_mark(&sup->phases, "go");
 
         while (loop_dispatch(sup, loop_next_event(sup), err))
                 ;
         reap_all(sup);
+        phases_mark(&sup->phases, "command");
         tty_close(sup); /* the last output, and the user's terminal as we found it */
         if (sup->notifier_error && !err->msg[0])
                 return make_error(err, -sup->notifier_error, "seccomp notification");
@@ -533,7 +547,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         sup->kill_timer.fd = -1;
         sup->watcher = -1;
         sup->ns_fds[0] = sup->ns_fds[1] = sup->ns_fds[2] = sup->ns_fds[3] = -1;
-        sup->ns_maker.pid = sup->ns_maker.pipe = -1;
+        sup->ns_maker.pid = sup->ns_maker.pipe = sup->ns_maker.cmd = -1;
         sup->pid_ns = (struct ns_pid){.init = -1, .ns = -1, .proc = -1};
         sup->init_pidfd = -1;
         /* --fast: a pid namespace of the sandbox's own (shim/pidns.h). */
@@ -556,7 +570,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
         /* --net host: the host's network, as it says. */
-        layers_probe(&sup->layers, plan->cfg->verbose > 0, plan->cfg->net.mode != NETPOL_MODE_HOST);
+        phases_mark(&sup->phases, "options");
+        layers_probe(&sup->layers, plan->cfg->verbose > 0, plan->cfg->net.mode != NETPOL_MODE_HOST,
+                     &sup->ns_maker);
+        phases_mark(&sup->phases, "probe");
         sup->fopts.audit = plan->cfg->mode == MODE_AUDIT;
         sup->fopts.count_procs = plan->cfg->limits.max_procs != 0;
         sup->fopts.signals_scoped = sup->layers.landlock_abi >= 6;
@@ -575,6 +592,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
                                 "without it\n");
                 return code;
         }
+        phases_mark(&sup->phases, "teardown");
+        if (plan->cfg->verbose >= 2)
+                fprintf(stderr, "stockade: phases (ms): %s; %.2f in all\n", sup->phases.text,
+                        phases_now());
         if (plan->cfg->verbose && fds >= 0 && code >= 0) {
                 int left = count_fds() - fds;
                 if (left)

@@ -1,3 +1,4 @@
+#include "supervisor/pathcache.h"
 #include "supervisor/places.h"
 #include "supervisor/error.h"
 #include "supervisor/util.h"
@@ -32,7 +33,7 @@ static int add(struct places *p, const char *path, enum place_kind kind, struct 
 {
         struct stat st;
 
-        if (stat(path, &st) < 0) {
+        if (pc_stat(path, &st) < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 0;
                 return make_error(err, errno, "stat `%s`, a place the sandbox may write", path);
@@ -133,7 +134,7 @@ int places_add(struct places *p, const char *path, enum place_kind kind, struct 
 {
         struct stat st;
 
-        if (stat(path, &st) < 0)
+        if (pc_stat(path, &st) < 0)
                 return make_error(err, errno, "`%s`", path);
         return add(p, path, kind, err);
 }
@@ -152,7 +153,7 @@ bool places_absent(const char *path)
 {
         struct stat st;
 
-        return lstat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+        return pc_lstat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
 int places_add_hidden(struct places *p, const char *path, struct error *err)
@@ -162,7 +163,7 @@ int places_add_hidden(struct places *p, const char *path, struct error *err)
 
         if (places_absent(path))
                 return 0;
-        if (!realpath(path, real) || stat(real, &st) < 0) {
+        if (!pc_realpath(path, real) || pc_stat(real, &st) < 0) {
                 if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)
                         return 0;
                 return make_error(err, errno, "`%s`, a hidden path", path);
@@ -324,7 +325,7 @@ void places_follow(struct places *p, const char *path, int fd)
         char real[PATH_MAX];
         struct stat st;
 
-        if (!realpath(path, real) || fstat(fd, &st) < 0)
+        if (!pc_realpath(path, real) || fstat(fd, &st) < 0)
                 return;
         for (size_t i = 0; i < p->n; i++)
                 if (p->v[i].kind == PLACE_TREE && strcmp(p->v[i].path, real) == 0) {

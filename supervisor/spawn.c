@@ -338,7 +338,11 @@ int spawn_start_namespaces(struct supervisor *sup, struct error *err)
         const char *step = "";
         int r;
 
-        if (!namespaces_needed(sup) || sup->ns_maker.pid > 0)
+        if (!namespaces_needed(sup)) {
+                ns_abandon(&sup->ns_maker); /* the probe's, not needed (layers.h) */
+                return 0;
+        }
+        if (sup->ns_maker.building)
                 return 0;
         r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
                      sup->pidns, sup->binds, sup->n_binds, &step);
@@ -376,13 +380,14 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
 
         if (sup->n_binds > MNT_BINDS_MAX)
                 return -E2BIG;
-        if (sup->ns_maker.pid <= 0 &&
+        if (!sup->ns_maker.building &&
             (r = ns_start(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
                           sup->pidns, sup->binds, sup->n_binds, step)) < 0)
                 return r;
         r = ns_finish(&sup->ns_maker, sup->layers.ipc == IPC_NS_USERNS, sup->layers.netns,
                       sup->pidns, sup->binds, sup->n_binds, sup->ns_fds, targets, &root,
                       &sup->pid_ns, step);
+        phases_mark(&sup->phases, "namespaces made");
         if (r == 0 && sup->pidns)
                 r = hold_init(sup, step);
         if (r < 0)
@@ -399,6 +404,7 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                  * mode for what it would refuse: their filters and names are then watched. */
                 sup->fopts.twins = netpol_lets_out(&sup->cfg->net) || sup->fopts.audit;
         }
+        phases_mark(&sup->phases, "socket maker");
         sup->host_sockets = sup->fopts.twins || (!sup->layers.netns && sup->fopts.net_policy &&
                                                  netpol_lets_out(&sup->cfg->net));
         if (root >= 0)
@@ -512,7 +518,9 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         start_binder(sup);
         if (enter_own_domain(sup, err) < 0)
                 return -1;
+        phases_mark(&sup->phases, "binder, own Landlock");
         pid = fork_shim(sup, plan, &sock, err);
+        phases_mark(&sup->phases, "fork");
         cleanup_closep(&sup->shim_ruleset); /* the shim's now */
         sup->shim_ruleset = -1;
         for (int i = 0; i < 4; i++)
@@ -541,7 +549,9 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         /* While the shim sets itself up: a fork of ours is cheapest now (no thread yet), and
          * off the way of the command's first exec, which waits for our loop. */
         signals_start_watcher(sup);
+        phases_mark(&sup->phases, "watcher");
         sup->listener = take_listener(sock, pid, &flags);
+        phases_mark(&sup->phases, "filter");
         if (sup->listener < 0) {
                 close(sock);
                 if (sup->listener != -ECHILD)
@@ -559,6 +569,7 @@ int spawn_command(struct supervisor *sup, const struct spawn_plan *plan, struct 
         }
         sup->layers.sync_wake_up = notify_set_sync_wake_up(sup->listener);
         r = notify_start(sup);
+        phases_mark(&sup->phases, "notifiers");
         if (r < 0)
                 make_error(err, -r, "start the notifier thread");
         if (r < 0 || seize(sup, pid, err) < 0) {

@@ -10,6 +10,7 @@
 #include "supervisor/binder.h"
 #include "supervisor/sockmaker.h"
 #include "supervisor/cow.h"
+#include "supervisor/phases.h"
 #include "supervisor/places.h"
 #include "shim/mntns.h"
 #include "supervisor/tracee.h"
@@ -70,6 +71,7 @@ struct supervisor {
         const struct config *cfg;
         struct filter_opts fopts;
         struct layers layers;
+        struct phases phases; /* -vv: where start-up and teardown took their time */
         /* Where the run may write (Landlock rules, metadata handlers). Computed before the
          * fork, read-only afterwards: handlers read it without the lock. */
         struct places places;

@@ -1,4 +1,5 @@
 #include "syscalls/fs_common.h"
+#include "supervisor/pathcache.h"
 #include "supervisor/walls.h"
 #include "supervisor/walls_int.h"
 #include "supervisor/vfs/path.h"
@@ -66,8 +67,8 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                                   "this host does not give (no user namespaces for this user)",
                                   m->origin);
         if (m->mode == VFS_TMP) {
-                if (stat(m->sandbox, &st) < 0 || !S_ISDIR(st.st_mode))
-                        return make_error(err, stat(m->sandbox, &st) < 0 ? errno : ENOTDIR,
+                if (pc_stat(m->sandbox, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return make_error(err, pc_stat(m->sandbox, &st) < 0 ? errno : ENOTDIR,
                                           "run: %s: `%s` must be an existing directory (the "
                                           "private one is mounted over it)",
                                           m->origin, m->sandbox);
@@ -87,7 +88,7 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                                   "which this host does not give (no user namespaces for this "
                                   "user)",
                                   m->origin);
-        if (stat(m->host, &st) < 0)
+        if (pc_stat(m->host, &st) < 0)
                 return make_error(err, errno, "run: %s: host path `%s`", m->origin, m->host);
         if (vfs_mount_remapped(m) && !S_ISDIR(st.st_mode) &&
             (!S_ISREG(st.st_mode) || m->mode == VFS_COW))
@@ -188,7 +189,7 @@ static void canonical_mount(struct vfs_mount *m)
         char real[PATH_MAX];
 
         if ((m->mode != VFS_RO && m->mode != VFS_RW && m->mode != VFS_COW) || !m->host ||
-            !realpath(m->host, real) || strcmp(real, m->host) == 0)
+            !pc_realpath(m->host, real) || strcmp(real, m->host) == 0)
                 return;
         if (vfs_mount_remapped(m)) {
                 /* HOST:SANDBOX: the source is what the host path leads to, the target stays
@@ -246,7 +247,7 @@ static void hide_net_devices(struct vfs_view *view)
                 if (e->d_name[0] == '.' ||
                     snprintf(link, sizeof(link), "/sys/class/net/%s", e->d_name) >=
                             (int)sizeof(link) ||
-                    !realpath(link, real) || !vfs_path_has_prefix(real, "/sys/devices") ||
+                    !pc_realpath(link, real) || !vfs_path_has_prefix(real, "/sys/devices") ||
                     vfs_path_has_prefix(real, "/sys/devices/virtual"))
                         continue;
                 slash = strrchr(real, '/');
@@ -337,7 +338,7 @@ static int carve_matches(struct places *p, const struct vfs_mount *m, struct err
         for (size_t i = 0; i < g.gl_pathc && r == 0; i++) {
                 char real[PATH_MAX];
 
-                if (vfs_mount_hides(m, g.gl_pathv[i]) && realpath(g.gl_pathv[i], real) &&
+                if (vfs_mount_hides(m, g.gl_pathv[i]) && pc_realpath(g.gl_pathv[i], real) &&
                     in_tree(p, real))
                         r = places_add(p, real, PLACE_RO, err);
         }
@@ -355,6 +356,7 @@ static int apply_mount(struct places *p, const struct vfs_mount *m, bool carves,
 {
         bool writable = m->mode == VFS_RW || m->mode == VFS_COW;
         char real[PATH_MAX];
+        struct stat st;
 
         if ((!writable && m->mode != VFS_RO && m->mode != VFS_HIDDEN) || m->alias ||
             writable == carves)
@@ -364,7 +366,7 @@ static int apply_mount(struct places *p, const struct vfs_mount *m, bool carves,
                  * --ro source is not writable at its own path either, where a writable place
                  * holds it (nor a --cow one: spawn.c, once the tree has become the
                  * overlay's). */
-                if (!realpath(m->host, real))
+                if (!pc_realpath(m->host, real))
                         return make_error(err, errno, "run: %s: `%s`", m->origin, m->host);
                 if (writable)
                         return places_add(p, real, PLACE_TREE, err);
@@ -372,9 +374,9 @@ static int apply_mount(struct places *p, const struct vfs_mount *m, bool carves,
         }
         if (m->pattern)
                 return carve_matches(p, m, err);
-        if (m->mode == VFS_HIDDEN && access(m->sandbox, F_OK) < 0)
+        if (m->mode == VFS_HIDDEN && pc_stat(m->sandbox, &st) < 0)
                 return 0;
-        if (!realpath(m->sandbox, real))
+        if (!pc_realpath(m->sandbox, real))
                 return make_error(err, errno, "run: %s: `%s`", m->origin, m->sandbox);
         if (writable)
                 return places_add(p, real, PLACE_TREE, err);
@@ -518,7 +520,7 @@ static bool is_dir(const char *path)
 {
         struct stat st;
 
-        return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+        return pc_lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /*
@@ -541,7 +543,7 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
                         return err->msg[0] ? -1
                                            : make_error(err, errno, "run: %s: `%s`", m->origin,
                                                         m->host);
-                if (realpath(m->sandbox, real))
+                if (pc_realpath(m->sandbox, real))
                         places_remove(&sup->places, real);
                 add_bind(sup, m->host, m->sandbox, false);
         }
@@ -616,12 +618,13 @@ int walls_setup(struct supervisor *sup, struct error *err)
         const char *home = walls_user_home();
 
         struct stat st;
+        int r;
 
         if (!cwd)
                 return make_error(err, errno, "getcwd");
-        sup->proc_dev = stat("/proc", &st) == 0 ? st.st_dev : 0;
-        sup->dev_dev = stat("/dev", &st) == 0 ? st.st_dev : 0;
-        sup->devpts_dev = stat("/dev/pts", &st) == 0 ? st.st_dev : 0;
+        sup->proc_dev = pc_stat("/proc", &st) == 0 ? st.st_dev : 0;
+        sup->dev_dev = pc_stat("/dev", &st) == 0 ? st.st_dev : 0;
+        sup->devpts_dev = pc_stat("/dev/pts", &st) == 0 ? st.st_dev : 0;
         special_devices(sup);
         own_terminals(sup);
         if (places_compute(&sup->places,
@@ -629,15 +632,26 @@ int walls_setup(struct supervisor *sup, struct error *err)
                            : sup->tty.pipes ? PLACES_NO_TERMINAL
                                             : sup->tty.slave,
                            err) < 0 ||
-            scratch_setup(sup, err) < 0 ||
-            build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
-            cow_hide_state(sup, view, err) < 0 || remap_checks(view, err) < 0 ||
-            (remap_hide_at_sources(view), false) || (walls_hide_real_paths(view), false) ||
-            (walls_hide_aliases(view), false) || remap_check_sources(view, err) < 0 ||
-            (remap_alias_hidden(view, cwd), false) || remap_check_targets(view, err) < 0 ||
-            apply_to_places(&sup->places, view, err) < 0 ||
-            add_hidden(&sup->places, view, err) < 0 ||
-            vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
+            scratch_setup(sup, err) < 0)
+                return -1;
+        /* The hidden entries' analysis looks at the same paths again and again: through the
+         * memo (pathcache.h), which nothing here makes stale (cow_hide_state makes the
+         * session store, a path the memo never saw existing; nothing is removed). */
+        pathcache_begin();
+        r = build_view(view, sup->cfg, cwd, home, sup->layers.mntns, err) < 0 ||
+                            cow_hide_state(sup, view, err) < 0 || remap_checks(view, err) < 0 ||
+                            (remap_hide_at_sources(view), false) ||
+                            (walls_hide_real_paths(view), false) ||
+                            (walls_hide_aliases(view), false) ||
+                            remap_check_sources(view, err) < 0 ||
+                            (remap_alias_hidden(view, cwd), false) ||
+                            remap_check_targets(view, err) < 0 ||
+                            apply_to_places(&sup->places, view, err) < 0 ||
+                            add_hidden(&sup->places, view, err) < 0
+                    ? -1
+                    : 0;
+        pathcache_end();
+        if (r < 0 || vfs_view_open(view, sup->tmp_scratch, err) < 0 ||
             setup_private_dirs(sup, view, err) < 0 || (setup_remaps(sup, view, false), false) ||
             cow_setup(sup, err) < 0 || (setup_remaps(sup, view, true), false) ||
             fs_exec_prepare(sup, err) < 0)
@@ -658,7 +672,7 @@ int walls_setup(struct supervisor *sup, struct error *err)
 
 int walls_grants(struct supervisor *sup, struct error *err)
 {
-        int abi = sup->layers.landlock_abi;
+        int abi = sup->layers.landlock_abi, r;
 
         if (!abi) {
                 if (sup->cfg->n_mounts || sup->cfg->verbose)
@@ -666,7 +680,10 @@ int walls_grants(struct supervisor *sup, struct error *err)
                                         "--hide) can be read, --ro paths written\n");
                 return 0;
         }
-        if (grants_compute(&sup->grants, &sup->view, &sup->places, abi, sup->fast_reads, err) < 0)
+        pathcache_begin(); /* the grants only look (pathcache.h) */
+        r = grants_compute(&sup->grants, &sup->view, &sup->places, abi, sup->fast_reads, err);
+        pathcache_end();
+        if (r < 0)
                 return -1;
         fastreads_grants(sup);
         say_splits(sup, &sup->view);

@@ -2,6 +2,7 @@
  * The real paths of the hidden entries (walls_int.h): where a symlink on the way to a hidden
  * path leads, hidden too, also where that does not exist yet.
  */
+#include "supervisor/pathcache.h"
 #include "supervisor/walls_int.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
@@ -41,7 +42,7 @@ static bool link_would_be(const char *link, char real[PATH_MAX], int depth)
         struct stat st;
         ssize_t n;
 
-        if (depth >= 40 || lstat(link, &st) < 0 || !S_ISLNK(st.st_mode) ||
+        if (depth >= 40 || pc_lstat(link, &st) < 0 || !S_ISLNK(st.st_mode) ||
             (n = readlink(link, target, sizeof(target) - 1)) <= 0)
                 return false;
         target[n] = '\0';
@@ -62,7 +63,7 @@ static bool would_be(const char *path, char real[PATH_MAX], int depth)
         char *slash;
 
         if (!places_absent(path))
-                return realpath(path, real) != NULL || link_would_be(path, real, depth);
+                return pc_realpath(path, real) != NULL || link_would_be(path, real, depth);
         snprintf(head, sizeof(head), "%s", path);
         while ((slash = strrchr(head, '/')) && slash != head) {
                 char tail[PATH_MAX];
@@ -71,7 +72,7 @@ static bool would_be(const char *path, char real[PATH_MAX], int depth)
                 snprintf(rest, sizeof(rest), "%s", tail);
                 *slash = '\0';
                 if (!places_absent(head)) {
-                        if ((!realpath(head, real) && !link_would_be(head, real, depth)) ||
+                        if ((!pc_realpath(head, real) && !link_would_be(head, real, depth)) ||
                             strlen(real) + strlen(rest) >= PATH_MAX)
                                 return false;
                         strcat(real, strcmp(real, "/") ? rest : rest + 1);
@@ -142,7 +143,7 @@ static void hide_real_dirs(struct vfs_view *v, const char *pattern, const char *
             glob(dirs, GLOB_NOSORT | GLOB_PERIOD | GLOB_ONLYDIR, NULL, &g) != 0)
                 return;
         for (size_t j = 0; j < g.gl_pathc; j++) {
-                if (walls_has_dot_component(g.gl_pathv[j]) || !realpath(g.gl_pathv[j], real) ||
+                if (walls_has_dot_component(g.gl_pathv[j]) || !pc_realpath(g.gl_pathv[j], real) ||
                     strcmp(real, g.gl_pathv[j]) == 0 || real[strcspn(real, "*?[\\")] != '\0' ||
                     snprintf(full, sizeof(full), "%s%s", strcmp(real, "/") ? real : "", last) >=
                             PATH_MAX)
@@ -205,7 +206,7 @@ static bool split_existing(const struct vfs_mount *m, char anc[PATH_MAX], char r
                         return false;
                 *slash = '\0';
         }
-        if (!realpath(head[0] ? head : "/", anc))
+        if (!pc_realpath(head[0] ? head : "/", anc))
                 return false;
         snprintf(rest, PATH_MAX, "%s", m->sandbox + strlen(head));
         return true;
@@ -255,7 +256,7 @@ static void hide_match_aliases(struct vfs_view *v, const struct grants_mnts *t,
                 return;
         for (size_t j = 0; j < g.gl_pathc; j++)
                 if (!walls_has_dot_component(g.gl_pathv[j]) && vfs_mount_hides(m, g.gl_pathv[j]) &&
-                    realpath(g.gl_pathv[j], real))
+                    pc_realpath(g.gl_pathv[j], real))
                         grants_aliases(t, real, hide_alias, &a);
         globfree(&g);
 }

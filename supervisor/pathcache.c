@@ -1,0 +1,229 @@
+/* The start-up's memo of lstat and readlink (pathcache.h). */
+#include "supervisor/pathcache.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct entry {
+        char *path; /* NULL: a free slot */
+        int err;    /* 0, or why it does not exist (ENOENT, ENOTDIR) */
+        struct stat st;
+        char *target; /* a symlink's, once read */
+};
+
+static struct {
+        struct entry *v;
+        size_t cap, n; /* cap: a power of two */
+        bool on;
+} pc;
+
+static uint64_t hash(const char *s)
+{
+        uint64_t h = 0xcbf29ce484222325ull;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+        return h;
+}
+
+static struct entry *slot(struct entry *v, size_t cap, const char *path)
+{
+        size_t i = hash(path) & (cap - 1);
+
+        while (v[i].path && strcmp(v[i].path, path) != 0)
+                i = (i + 1) & (cap - 1);
+        return &v[i];
+}
+
+static void grow(void)
+{
+        size_t cap = pc.cap ? pc.cap * 2 : 1024;
+        struct entry *v = xcalloc(cap, sizeof(*v));
+
+        for (size_t i = 0; i < pc.cap; i++)
+                if (pc.v[i].path)
+                        *slot(v, cap, pc.v[i].path) = pc.v[i];
+        free(pc.v);
+        pc.v = v;
+        pc.cap = cap;
+}
+
+void pathcache_begin(void)
+{
+        pathcache_end();
+        pc.on = true;
+}
+
+void pathcache_end(void)
+{
+        for (size_t i = 0; i < pc.cap; i++) {
+                free(pc.v[i].path);
+                free(pc.v[i].target);
+        }
+        free(pc.v);
+        pc.v = NULL;
+        pc.cap = pc.n = 0;
+        pc.on = false;
+}
+
+/* The entry of an existing `path` (lstat'ed now or before), or NULL with errno. */
+static struct entry *look(const char *path)
+{
+        struct entry *e;
+        struct stat st;
+        int err = 0;
+
+        if (!pc.cap || !(e = slot(pc.v, pc.cap, path))->path) {
+                if (lstat(path, &st) < 0) {
+                        /* Only a missing path is remembered missing; EACCES, ELOOP... are
+                         * asked again. */
+                        if (errno != ENOENT && errno != ENOTDIR)
+                                return NULL;
+                        err = errno;
+                }
+                if ((pc.n + 1) * 2 > pc.cap)
+                        grow();
+                e = slot(pc.v, pc.cap, path);
+                *e = (struct entry){.path = xstrdup(path), .err = err, .st = st};
+                pc.n++;
+        }
+        if (e->err) {
+                errno = e->err;
+                return NULL;
+        }
+        return e;
+}
+
+void pathcache_forget(void)
+{
+        if (pc.on)
+                pathcache_begin();
+}
+
+int pc_lstat(const char *path, struct stat *st)
+{
+        struct entry *e;
+
+        if (!pc.on)
+                return lstat(path, st);
+        e = look(path);
+        if (!e)
+                return -1;
+        *st = e->st;
+        return 0;
+}
+
+static const char *target_of(struct entry *e)
+{
+        char buf[PATH_MAX];
+        ssize_t n;
+
+        if (e->target)
+                return e->target;
+        n = readlink(e->path, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return NULL;
+        buf[n] = '\0';
+        e->target = xstrdup(buf);
+        return e->target;
+}
+
+/*
+ * realpath(3) by components, as glibc walks it (each symlink's target put before what is left,
+ * at most 40, "." and ".." taken lexically on the resolved prefix, a component followed by a
+ * slash must be a directory), with each prefix's lstat and readlink from the memo.
+ */
+char *pc_realpath(const char *path, char *real)
+{
+        char rest[2 * PATH_MAX], res[PATH_MAX], next[2 * PATH_MAX];
+        size_t rl = 0; /* res[0, rl): the resolved prefix, "" for "/" */
+        const char *p;
+        int links = 0;
+
+        /* /proc's magic links (/proc/self/fd/N) lead where no text does: libc's own walk. */
+        if (!pc.on || path[0] != '/' || strncmp(path, "/proc/", 6) == 0)
+                return realpath(path, real);
+        if (snprintf(rest, sizeof(rest), "%s", path) >= PATH_MAX) {
+                errno = ENAMETOOLONG;
+                return NULL;
+        }
+        res[0] = '\0';
+        for (p = rest; *p;) {
+                const char *comp, *target;
+                struct entry *e;
+                size_t len;
+
+                while (*p == '/')
+                        p++;
+                if (!*p)
+                        break;
+                comp = p;
+                len = strcspn(p, "/");
+                p += len;
+                if (len == 1 && comp[0] == '.')
+                        continue;
+                if (len == 2 && comp[0] == '.' && comp[1] == '.') {
+                        while (rl && res[--rl] != '/')
+                                ;
+                        res[rl] = '\0';
+                        continue;
+                }
+                if (rl + 1 + len >= sizeof(res)) {
+                        errno = ENAMETOOLONG;
+                        return NULL;
+                }
+                res[rl] = '/';
+                memcpy(res + rl + 1, comp, len);
+                res[rl + 1 + len] = '\0';
+                e = look(res);
+                if (!e) {
+                        res[rl] = '\0';
+                        return NULL;
+                }
+                if (S_ISLNK(e->st.st_mode)) {
+                        if (++links > 40) {
+                                errno = ELOOP;
+                                return NULL;
+                        }
+                        target = target_of(e);
+                        res[rl] = '\0';
+                        if (!target)
+                                return NULL;
+                        if (!target[0]) {
+                                errno = ENOENT;
+                                return NULL;
+                        }
+                        if (snprintf(next, sizeof(next), "%s%s", target, p) >= PATH_MAX) {
+                                errno = ENAMETOOLONG;
+                                return NULL;
+                        }
+                        if (target[0] == '/')
+                                rl = 0, res[0] = '\0';
+                        memcpy(rest, next, strlen(next) + 1);
+                        p = rest;
+                        continue;
+                }
+                if (*p == '/' && !S_ISDIR(e->st.st_mode)) {
+                        errno = ENOTDIR;
+                        return NULL;
+                }
+                rl += 1 + len;
+        }
+        snprintf(real, PATH_MAX, "%s", rl ? res : "/");
+        return real;
+}
+
+int pc_stat(const char *path, struct stat *st)
+{
+        char real[PATH_MAX];
+
+        if (!pc.on || path[0] != '/' || strncmp(path, "/proc/", 6) == 0)
+                return stat(path, st);
+        return pc_realpath(path, real) ? pc_lstat(real, st) : -1;
+}
