@@ -31,6 +31,8 @@
 # failure), 1 when a run failed, 2 on bad usage or a missing build or tool. Uses no network.
 
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -67,12 +69,7 @@ CASES=${CASES:-a b c d}
 CASE_TIMEOUT=${CASE_TIMEOUT:-600}
 BENCH_DIR=${BENCH_DIR:-/var/tmp}
 
-for v in REPS TRUE_REPS BIG_MIB RW_MIB SMALL_FILES TREE_FILES GIT_FILES CASE_TIMEOUT; do
-	if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-		echo "cow.sh: $v=${!v} is not a positive whole number" >&2
-		exit 2
-	fi
-done
+whole_numbers REPS TRUE_REPS BIG_MIB RW_MIB SMALL_FILES TREE_FILES GIT_FILES CASE_TIMEOUT
 if ((TREE_FILES % 100 || TREE_FILES < 1000 || GIT_FILES % 20)); then
 	echo "cow.sh: TREE_FILES must be a multiple of 100 from 1000, GIT_FILES of 20" >&2
 	exit 2
@@ -82,102 +79,17 @@ for c in $CASES; do
 done
 want() { [[ " $CASES " == *" $1 "* ]]; }
 
-if ! build=$(cd "${1:-./build}" 2>/dev/null && pwd); then
-	echo "cow.sh: build directory \`${1:-./build}\` does not exist (cmake -S . -B build first)" >&2
-	exit 2
-fi
-stockade=$build/stockade
-walltime=$build/bench/walltime
-for b in "$stockade" "$walltime"; do
-	if [[ ! -x $b ]]; then
-		echo "cow.sh: $b is missing; build it with: cmake --build $build --target bench" >&2
-		exit 2
-	fi
-done
+find_build "${1:-./build}" bench stockade bench/walltime
 for t in cp dd find ls git sync; do
 	command -v "$t" >/dev/null || { echo "cow.sh: needs $t" >&2; exit 2; }
 done
-if ! BENCH_DIR=$(cd "$BENCH_DIR" 2>/dev/null && pwd -P); then
-	echo "cow.sh: BENCH_DIR does not exist" >&2
-	exit 2
-fi
-if [[ $BENCH_DIR == /tmp || $BENCH_DIR == /tmp/* ]]; then
-	echo "cow.sh: BENCH_DIR must not be under /tmp (the sandbox's /tmp is private)" >&2
-	exit 2
-fi
-
-# As in run.sh: as root keep uid 0 (the scratch directory is root's); the bench measures the
-# interception and the overlay, not nobody's rights.
-as_user=()
-[[ $(id -u) -eq 0 ]] && as_user=(--user root)
-limit=()
-command -v timeout >/dev/null && limit=(timeout "$CASE_TIMEOUT")
-
-work=$(mktemp -d "$BENCH_DIR/bench-cow-run.XXXXXX")
-state=$work/state
-# overlayfs leaves its work/work directory mode 000: make everything removable first.
-trap 'chmod -R u+rwx -- "$work" 2>/dev/null; rm -rf -- "$work"' EXIT
-mkdir "$state"
-
-# The sandbox: the default view (current directory copy-on-write), sessions in our state dir.
-sbx=("$stockade" run -q "${as_user[@]}" --state-dir "$state")
+# $work in BENCH_DIR, its sessions in $state, and $sbx, the default view keeping them there.
+session_scratch bench-cow-run
+limit_runs
 
 failed=0
 results=$work/results # one line per row, read by the table
 : >"$results"
-
-note() { printf '%s\n' "$*" >&2; }
-
-why() {
-	if (($1 == 124)) && ((${#limit[@]})); then
-		echo "timed out after ${CASE_TIMEOUT}s"
-	elif (($1 == 0)); then
-		echo "exit 0 but no result"
-	else
-		echo "exit $1"
-	fi
-}
-
-# sample OUT CMD...: one wall-time sample of CMD from the current directory (its stdout to
-# /dev/null); appends ns to OUT. stockade's note about hidden paths beneath /var/tmp (the
-# state directory is one) is dropped from what a failure shows.
-sample() {
-	local out=$1 ns rc=0
-	shift
-	ns=$("${limit[@]}" "$walltime" "$@" 2>"$work/stderr") || rc=$?
-	if ((rc != 0)) || ! [[ $ns =~ ^[0-9]+$ ]]; then
-		note "cow.sh: run failed ($(why "$rc")): (cd $PWD && $*)"
-		grep -v 'holds hidden paths' "$work/stderr" | sed 's/^/    /' >&2 || true
-		return 1
-	fi
-	echo "$ns" >>"$out"
-}
-
-# quiet CMD...: an untimed step (set-up, clean-up); its output is shown only if it fails.
-quiet() {
-	local rc=0
-	"${limit[@]}" "$@" >"$work/step" 2>&1 || rc=$?
-	if ((rc != 0)); then
-		note "cow.sh: step failed (exit $rc): (cd $PWD && $*)"
-		grep -v 'holds hidden paths' "$work/step" | sed 's/^/    /' >&2 || true
-		return 1
-	fi
-}
-
-discard() {
-	[[ -d $state/sessions/$1 ]] || return 0
-	quiet "$stockade" discard "$1" --state-dir "$state"
-}
-
-# stats FILE -> "median min max" of the numbers in FILE, one per line.
-stats() {
-	sort -g "$1" | awk '{ a[NR] = $1 }
-		END {
-			if (NR == 0) { print "nan nan nan"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print m, a[1], a[NR]
-		}'
-}
 
 # interleave CASE REPS SIDE...: calls CASE_SIDE OUTFILE for every side, REPS rounds after one
 # unrecorded warm-up round, starting each round one side further on, so that no side always

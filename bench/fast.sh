@@ -44,6 +44,8 @@
 # tool. Uses no network.
 
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -81,12 +83,7 @@ CASES=${CASES:-true gcc python ls find git}
 CASE_TIMEOUT=${CASE_TIMEOUT:-120}
 BENCH_DIR=${BENCH_DIR:-/var/tmp}
 
-for v in REPS TREE_FILES GIT_FILES CASE_TIMEOUT; do
-	if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-		echo "fast.sh: $v=${!v} is not a positive whole number" >&2
-		exit 2
-	fi
-done
+whole_numbers REPS TREE_FILES GIT_FILES CASE_TIMEOUT
 if ((TREE_FILES % 50 || GIT_FILES % 20)); then
 	echo "fast.sh: TREE_FILES must be a multiple of 50, GIT_FILES of 20" >&2
 	exit 2
@@ -106,44 +103,13 @@ for c in $CASES; do
 done
 want() { [[ " $CASES " == *" $1 "* ]]; }
 
-if ! build=$(cd "${1:-./build}" 2>/dev/null && pwd); then
-	echo "fast.sh: build directory \`${1:-./build}\` does not exist (cmake -S . -B build first)" >&2
-	exit 2
-fi
-stockade=$build/stockade
-walltime=$build/bench/walltime
-for b in "$stockade" "$walltime"; do
-	if [[ ! -x $b ]]; then
-		echo "fast.sh: $b is missing; build it with: cmake --build $build --target stockade walltime" >&2
-		exit 2
-	fi
-done
+find_build "${1:-./build}" "stockade walltime" stockade bench/walltime
 for t in find ls; do
 	command -v "$t" >/dev/null || { echo "fast.sh: needs $t" >&2; exit 2; }
 done
-if ! BENCH_DIR=$(cd "$BENCH_DIR" 2>/dev/null && pwd -P); then
-	echo "fast.sh: BENCH_DIR does not exist" >&2
-	exit 2
-fi
-if [[ $BENCH_DIR == /tmp || $BENCH_DIR == /tmp/* ]]; then
-	echo "fast.sh: BENCH_DIR must not be under /tmp (the sandbox's /tmp is private)" >&2
-	exit 2
-fi
-
-# As in run.sh and cow.sh: as root keep uid 0 (the scratch directory is root's).
-as_user=()
-[[ $(id -u) -eq 0 ]] && as_user=(--user root)
-limit=()
-command -v timeout >/dev/null && limit=(timeout "$CASE_TIMEOUT")
-
-work=$(mktemp -d "$BENCH_DIR/bench-fast-run.XXXXXX")
-state=$work/state
-# overlayfs leaves its work/work directory mode 000: make everything removable first.
-trap 'chmod -R u+rwx -- "$work" 2>/dev/null; rm -rf -- "$work"' EXIT
-mkdir "$state"
-
-# The sandbox: the default view (current directory copy-on-write), sessions in our state dir.
-sbx=("$stockade" run -q "${as_user[@]}" --state-dir "$state")
+# $work in BENCH_DIR, its sessions in $state, and $sbx, the default view keeping them there.
+session_scratch bench-fast-run
+limit_runs
 
 # git: no user or system configuration on any side; commits need a name.
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
@@ -154,51 +120,6 @@ failed=0
 failures=()   # "case side: why", for the summary
 results=$work/results # one line per row, read by the tables
 : >"$results"
-
-note() { printf '%s\n' "$*" >&2; }
-
-why() {
-	if (($1 == 124)) && ((${#limit[@]})); then
-		echo "timed out after ${CASE_TIMEOUT}s"
-	elif (($1 == 0)); then
-		echo "exit 0 but no result"
-	else
-		echo "exit $1"
-	fi
-}
-
-# sample OUT CMD...: one wall-time sample of CMD from the current directory (its stdout to
-# /dev/null); appends ns to OUT. On failure sets $last_why. stockade's note about hidden
-# paths beneath /var/tmp (the state directory is one) is dropped from what a failure shows.
-last_why=
-sample() {
-	local out=$1 ns rc=0
-	shift
-	ns=$("${limit[@]}" "$walltime" "$@" 2>"$work/stderr") || rc=$?
-	if ((rc != 0)) || ! [[ $ns =~ ^[0-9]+$ ]]; then
-		last_why=$(why "$rc")
-		note "fast.sh: run failed ($last_why): (cd $PWD && $*)"
-		grep -v 'holds hidden paths' "$work/stderr" | sed 's/^/    /' >&2 || true
-		return 1
-	fi
-	echo "$ns" >>"$out"
-}
-
-# quiet CMD...: an untimed step (set-up, clean-up); its output is shown only if it fails.
-quiet() {
-	local rc=0
-	"${limit[@]}" "$@" >"$work/step" 2>&1 || rc=$?
-	if ((rc != 0)); then
-		note "fast.sh: step failed (exit $rc): (cd $PWD && $*)"
-		grep -v 'holds hidden paths' "$work/step" | sed 's/^/    /' >&2 || true
-		return 1
-	fi
-}
-
-discard() {
-	[[ -d $state/sessions/$1 ]] || return 0
-	quiet "$stockade" discard "$1" --state-dir "$state"
-}
 
 # on_side CASE SIDE: cd to where SIDE runs and set pre=() to what goes before the command.
 # The copy-on-write sides run in $dir, the native and --rw . sides in $native_dir.
@@ -249,16 +170,6 @@ same() {
 		failed=1
 		return 1
 	done
-}
-
-# stats FILE -> "median min max" of the numbers in FILE, one per line.
-stats() {
-	sort -g "$1" | awk '{ a[NR] = $1 }
-		END {
-			if (NR == 0) { print "nan nan nan"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print m, a[1], a[NR]
-		}'
 }
 
 # bench CASE LABEL SIDE...: one unrecorded round, then REPS rounds over the sides, starting

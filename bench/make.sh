@@ -13,6 +13,8 @@
 # Exit status: 0 when every run succeeded (a missed target is a result), 1 when a run failed,
 # 2 on bad usage or a missing build or tool.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 	echo "Usage: bench/make.sh [BUILD_DIR]   (REPS=11 FILES=40 JOBS=4)"
@@ -22,37 +24,14 @@ REPS=${REPS:-11}
 FILES=${FILES:-40}
 JOBS=${JOBS:-4}
 CASE_TIMEOUT=${CASE_TIMEOUT:-300}
-for v in REPS FILES JOBS CASE_TIMEOUT; do
-	if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-		echo "make.sh: $v=${!v} is not a positive whole number" >&2
-		exit 2
-	fi
-done
-if ! build=$(cd "${1:-./build}" 2>/dev/null && pwd); then
-	echo "make.sh: build directory \`${1:-./build}\` does not exist" >&2
-	exit 2
-fi
-stockade=$build/stockade
-walltime=$build/bench/walltime
-for b in "$stockade" "$walltime"; do
-	if [[ ! -x $b ]]; then
-		echo "make.sh: $b is missing; build it with: cmake --build $build --target bench" >&2
-		exit 2
-	fi
-done
+whole_numbers REPS FILES JOBS CASE_TIMEOUT
+find_build "${1:-./build}" bench stockade bench/walltime
 for t in make gcc; do
 	command -v "$t" >/dev/null || { echo "make.sh: needs $t" >&2; exit 2; }
 done
+limit_runs
 
-# As in run.sh: as root, keep uid 0 (the scratch directory is root's); it measures the
-# interception, not nobody's rights.
-as_user=()
-[[ $(id -u) -eq 0 ]] && as_user=(--user root)
-limit=()
-command -v timeout >/dev/null && limit=(timeout "$CASE_TIMEOUT")
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/stockade-make.XXXXXX")
-trap 'rm -rf -- "$work"' EXIT
+scratch "${TMPDIR:-/tmp}" stockade-make
 proj=$work/proj
 
 # The project: FILES translation units of some substance (a few functions each, the usual
@@ -146,8 +125,6 @@ clean:
 EOF
 cd "$proj"
 
-note() { printf '%s\n' "$*" >&2; }
-
 # once SIDE OUT: make clean, then one timed make -jJOBS; appends ns to OUT.
 once() {
 	local side=$1 out=$2 ns rc=0 cmd=(make -s -j"$JOBS")
@@ -163,13 +140,6 @@ once() {
 		return 1
 	fi
 	echo "$ns" >>"$out"
-}
-
-# stats FILE -> "median min max"
-stats() {
-	sort -g "$1" | awk '{ a[NR] = $1 }
-		END { m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-		      print m, a[1], a[NR] }'
 }
 
 note "make.sh: make -j$JOBS of $((FILES + 1)) C files: 1 warm-up pair, then $REPS x 2 runs"

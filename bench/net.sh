@@ -17,19 +17,16 @@
 # Then bench/twin_filter: the twin's filter alone, natively, per datagram and per send.
 # Knobs: REPS [11], CONNECT_ITERS [2000], UDP_ITERS [20000]. Uses loopback only.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 build=$(cd "${1:-./build}" && pwd)
 REPS=${REPS:-11}
 CONNECT_ITERS=${CONNECT_ITERS:-2000}
 UDP_ITERS=${UDP_ITERS:-20000}
-stockade=$build/stockade
+need_built bench stockade bench/net_cost bench/twin_filter
 cost=$build/bench/net_cost
 filter=$build/bench/twin_filter
-for b in "$stockade" "$cost" "$filter"; do
-	[[ -x $b ]] || { echo "net.sh: $b is missing (cmake --build $build --target bench)" >&2; exit 2; }
-done
-as_user=()
-[[ $(id -u) -eq 0 ]] && as_user=(--user root)
 
 work=$(mktemp -d)
 trap 'exec 3>&-; rm -rf "$work"' EXIT
@@ -38,9 +35,6 @@ coproc SERVER { "$cost" serve; }
 exec 3>&"${SERVER[1]}"
 read -r port <&"${SERVER[0]}"
 allow=(--allow-net "tcp/127.0.0.1:$port" --allow-net "udp/127.0.0.1:$port")
-
-# median of the numbers on stdin
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 modes=(connect sendto udp-first send getsockname getsockname-local getsockname-local:norule udp-echo)
 for mode in "${modes[@]}"; do

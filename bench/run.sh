@@ -19,6 +19,8 @@
 # Uses no network.
 
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
 	cat <<'EOF'
@@ -42,7 +44,6 @@ if (($# > 1)); then
 	exit 2
 fi
 
-build=${1:-./build}
 REPS=${REPS:-11}
 CMD_REPS=${CMD_REPS:-31}
 KERNEL_ITERS=${KERNEL_ITERS:-2000000}
@@ -51,41 +52,13 @@ OPENCLOSE_ITERS=${OPENCLOSE_ITERS:-20000}
 CASE_TIMEOUT=${CASE_TIMEOUT:-60}
 PYTHON=${PYTHON:-python3}
 
-for v in REPS CMD_REPS KERNEL_ITERS NOTIFY_ITERS OPENCLOSE_ITERS CASE_TIMEOUT; do
-	if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-		echo "run.sh: $v=${!v} is not a positive whole number" >&2
-		exit 2
-	fi
-done
+whole_numbers REPS CMD_REPS KERNEL_ITERS NOTIFY_ITERS OPENCLOSE_ITERS CASE_TIMEOUT
 
-if ! build=$(cd "$build" 2>/dev/null && pwd); then
-	echo "run.sh: build directory \`${1:-./build}\` does not exist (cmake -S . -B build first)" >&2
-	exit 2
-fi
-stockade=$build/stockade
+find_build "${1:-./build}" bench stockade bench/syscall_cost bench/walltime
 syscall_cost=$build/bench/syscall_cost
-walltime=$build/bench/walltime
-for b in "$stockade" "$syscall_cost" "$walltime"; do
-	if [[ ! -x $b ]]; then
-		echo "run.sh: $b is missing; build it with: cmake --build $build --target bench" >&2
-		exit 2
-	fi
-done
+limit_runs
 
-# As root, stockade runs the command as nobody unless told otherwise; the bench measures the
-# interception, not nobody's rights (root's pyenv python, the scratch directory): keep uid 0.
-as_user=()
-[[ $(id -u) -eq 0 ]] && as_user=(--user root)
-
-# One run that hangs (an unanswered notification) must not hang the whole bench.
-# timeout(1) puts itself and the run in their own process group and signals it.
-limit=()
-if command -v timeout >/dev/null; then
-	limit=(timeout "$CASE_TIMEOUT")
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/stockade-bench.XXXXXX")
-trap 'rm -rf -- "$work"' EXIT
+scratch "${TMPDIR:-/tmp}" stockade-bench
 # Everything runs from the scratch directory: gcc writes hello.o here, and no case
 # touches the caller's tree.
 cd "$work"
@@ -93,29 +66,6 @@ cd "$work"
 failed=0
 results=$work/results # one line per case, read by report()
 : >"$results"
-
-note() { printf '%s\n' "$*" >&2; }
-
-# why STATUS: a failed run's exit status in words.
-why() {
-	if (($1 == 124)) && ((${#limit[@]})); then
-		echo "timed out after ${CASE_TIMEOUT}s"
-	elif (($1 == 0)); then
-		echo "exit 0 but no result line"
-	else
-		echo "exit $1"
-	fi
-}
-
-# stats FILE -> "median min max" of the numbers in FILE, one per line.
-stats() {
-	sort -g "$1" | awk '{ a[NR] = $1 }
-		END {
-			if (NR == 0) { print "nan nan nan"; exit }
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print m, a[1], a[NR]
-		}'
-}
 
 # Prepended to both sides of a syscall loop (taskset for the one-CPU case); the
 # stockade side gets it outside, so that supervisor and program share it.

@@ -8,14 +8,13 @@
 # Traces are written under /dev/shm (outside the places the sandbox may write, and off
 # the disk: the disk's own speed is not the writer's). Exit 0 when every case ran.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 build=$(cd "${1:-./build}" && pwd)
 REPS=${REPS:-11}
 EVENTS=${EVENTS:-5000000}
 KERNEL_ITERS=${KERNEL_ITERS:-200000}
-stockade=$build/stockade
-for b in "$stockade" "$build/bench/trace_writer" "$build/bench/walltime" "$build/bench/syscall_cost"; do
-	[[ -x $b ]] || { echo "trace.sh: $b missing: cmake --build $build --target bench" >&2; exit 2; }
-done
+need_built bench stockade bench/trace_writer bench/walltime bench/syscall_cost
 # The system's interpreter: a pyenv one under /root is not executable by nobody (the
 # command's user when this runs as root).
 python=/usr/bin/python3
@@ -26,8 +25,6 @@ scratch=$(mktemp -d /tmp/stockade-trace-bench.XXXXXX)
 chmod 755 "$scratch"
 trap 'rm -rf -- "$work" "$scratch"' EXIT
 cd "$scratch"
-
-median() { sort -g | awk '{a[NR]=$1} END {print NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "stockade trace bench: $(nproc) CPUs, kernel $(uname -r), medians of $REPS"
 
