@@ -181,7 +181,7 @@ const struct opt_def cli_run_opts[] = {
          "record the environment's values in the trace, not only the names"},
         {"verbose", 'v', V_NONE, NULL,
          "-v: the layers and a summary at the end, each kind of audit denial once; -vv: "
-         "every decision"},
+         "every decision, and where the run's time went (start-up's phases)"},
         {"quiet", 'q', V_NONE, NULL,
          "no warnings of stockade's own, nor audit mode's summary at exit"},
         {"help", 'h', V_NONE, NULL, "show this help"},

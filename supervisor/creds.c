@@ -16,10 +16,17 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static gid_t saved_groups[65536]; /* NGROUPS_MAX */
 static int n_saved_groups = -1;
 
+/* Our effective ids, read with the groups: a thread's own change (raw setresuid, identity
+ * mode) is always undone before its next call, so each call need not ask again. */
+static uid_t our_euid;
+static gid_t our_egid;
+
 static void read_groups(void)
 {
         n_saved_groups =
                 getgroups((int)(sizeof(saved_groups) / sizeof(saved_groups[0])), saved_groups);
+        our_euid = geteuid();
+        our_egid = getegid();
 }
 
 /* This thread's capability sets as they were before any switch: they never change, so
@@ -79,7 +86,7 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
 {
         static const uint32_t none[2] = {0, 0};
         struct __user_cap_data_struct d[2];
-        bool switch_ids = cfg->set_user && geteuid() == 0;
+        bool switch_ids;
         int r;
 
         s->switched = false;
@@ -87,6 +94,7 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
         s->fs_only = false;
         s->cfg = cfg;
         pthread_once(&once, read_groups);
+        switch_ids = cfg->set_user && our_euid == 0;
         if (n_saved_groups < 0)
                 return -EPERM;
         r = cap_get(d);
@@ -101,8 +109,8 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
                 s->fs_only = true; /* the fs ids and groups are the program's already */
         } else if (switch_ids) {
                 s->identity = identity;
-                s->euid = geteuid();
-                s->egid = getegid();
+                s->euid = our_euid;
+                s->egid = our_egid;
                 r = syscall(SYS_setgroups, 0, NULL) < 0 ? -errno : set_ids(cfg, identity);
                 if (r < 0) {
                         creds_leave(s);

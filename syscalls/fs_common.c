@@ -452,7 +452,9 @@ static void proc_undeleted(const struct supervisor *sup, int fd, char *path)
                 path[n - k] = deleted[0];
 }
 
-int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
+/* fs_base_path, where `dir` says whether `base` may be a directory: only a directory's path
+ * is asked of getcwd (a file's fchdir fails, a system call for nothing). */
+static int base_path(const struct supervisor *sup, int base, bool dir, char *out, size_t size)
 {
         char link[48];
         ssize_t n;
@@ -461,7 +463,7 @@ int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
                 snprintf(out, size, "/");
                 return 0;
         }
-        if (dir_path(base, out, size) == 0) {
+        if (dir && dir_path(base, out, size) == 0) {
                 fs_sandbox_path(sup, out, size);
                 return 0;
         }
@@ -475,6 +477,11 @@ int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
         proc_undeleted(sup, base, out);
         fs_sandbox_path(sup, out, size);
         return 0;
+}
+
+int fs_base_path(const struct supervisor *sup, int base, char *out, size_t size)
+{
+        return base_path(sup, base, true, out, size);
 }
 
 static bool lexically_under(const char *path, const char *dir)
@@ -502,11 +509,12 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
         return false;
 }
 
-bool fs_view_shows(const struct supervisor *sup, int fd)
+bool fs_view_shows(const struct supervisor *sup, int fd, const struct stat *st)
 {
         char path[PATH_MAX];
 
-        return fs_base_path(sup, fd, path, sizeof(path)) == 0 && fs_view_shows_path(sup, path);
+        return base_path(sup, fd, !st || S_ISDIR(st->st_mode), path, sizeof(path)) == 0 &&
+               fs_view_shows_path(sup, path);
 }
 
 bool fs_view_shows_path(const struct supervisor *sup, const char *path)

@@ -68,8 +68,9 @@ bool fs_starts_special(const struct supervisor *sup, const char *path, int base)
 
 /* Whether the view shows the directory or file `fd` is, under the path the kernel gives for
  * it: not hidden, nor beneath a hidden entry, nor outside every mount. For what Landlock does
- * not refuse by itself: listing a directory (READ_DIR is granted everywhere). */
-bool fs_view_shows(const struct supervisor *sup, int fd);
+ * not refuse by itself: listing a directory (READ_DIR is granted everywhere). `st`, when
+ * given, is fd's fstat (a file's path is then not asked of getcwd), else NULL. */
+bool fs_view_shows(const struct supervisor *sup, int fd, const struct stat *st);
 /* The same for a sandbox path the caller has just taken from the object (fs_base_path). */
 bool fs_view_shows_path(const struct supervisor *sup, const char *path);
 

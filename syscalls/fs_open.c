@@ -437,20 +437,24 @@ static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st
          * keep: such a call has the fast way only, and its answer is final — a path that
          * crosses a mount or starts on /proc or /dev is EXDEV, a hidden file EACCES.
          */
-        if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES || fd == -EAGAIN))
+        if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES || fd == -EAGAIN)) {
                 fd = open_slow(sup, oc);
-        else if (fd >= 0 && !fs_view_shows(sup, fd)) {
+                fast = false;
+        }
+        if (fd < 0)
+                return fd;
+        st->st_mode = S_IFDIR; /* what fs_view_shows assumes if the fstat below fails */
+        r = fs_check_result(sup, fd, oc->proc_view, st);
+        if (fast && !fs_view_shows(sup, fd, st)) {
                 /* Landlock lets every directory be listed: a hidden one is the view's to
                  * refuse (a second review listed ~/.ssh by its plain path). Nor does it
                  * know of a hidden file made after the start in a directory it grants whole
                  * (a third read ~/.config/gh/hosts.yml, written by `gh auth login` during
-                 * the run): the view judges every result of the fast way. */
+                 * the run): the view judges every result of the fast way, before any other
+                 * answer (a hidden object is ENOENT, whatever else it is). */
                 close(fd);
-                fd = -ENOENT;
+                return -ENOENT;
         }
-        if (fd < 0)
-                return fd;
-        r = fs_check_result(sup, fd, oc->proc_view, st);
         /* A new pty master, however reached (/dev/ptmx, or an O_PATH fd of it reopened): its
          * slave is the sandbox's, and the master is held until the run ends. */
         if (r == 0 && S_ISCHR(st->st_mode) && st->st_rdev == makedev(5, 2) &&
