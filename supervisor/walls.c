@@ -31,11 +31,19 @@
 
 const char *walls_user_home(void)
 {
+        static char spelt[PATH_MAX];
         const char *home = getenv("HOME");
         struct passwd *pw;
 
-        if (home && home[0] == '/')
-                return home;
+        /* HOME=/x/lnk/.. is where the kernel takes it, not /x (an outside review read
+         * ~/.ssh of the real home so): the same reading as the flags' paths. */
+        if (home && home[0] == '/') {
+                if (strlen(home) >= sizeof(spelt))
+                        return home; /* refused later, naming it */
+                snprintf(spelt, sizeof(spelt), "%s", home);
+                vfs_path_physical_dotdot(spelt, sizeof(spelt));
+                return spelt;
+        }
         pw = getpwuid(getuid());
         return pw && pw->pw_dir ? pw->pw_dir : "/";
 }

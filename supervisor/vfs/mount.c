@@ -1,7 +1,8 @@
 /*
  * Mount entries and the parser of the mount flags' values. Paths in a spec are normalised
  * lexically here, once, because they are the user's words about the view; the paths the
- * program gives are never treated this way (see resolve.c).
+ * program gives are never treated this way (see resolve.c). One exception looks at the file
+ * system: a '..' is taken where the kernel would take it (vfs_path_physical_dotdot).
  */
 #include "supervisor/vfs/mount.h"
 #include "supervisor/vfs/path.h"
@@ -11,6 +12,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const mode_names[] = {
@@ -54,6 +56,32 @@ static int spec_base(const char **base, const char *path, const char *cwd, const
         return 0;
 }
 
+/*
+ * A '..' in a path the user wrote means what the kernel makes of it: the parent of where the
+ * part before it leads, not that part's lexical parent (an outside review hid
+ * `~/lnk/../secret.txt`, ~/lnk a symlink elsewhere: the view hid ~/secret.txt and the kernel
+ * opened the other one; `--ro ./lnk/../data` kept the wrong directory read-only). So the
+ * part up to the last '..' is resolved by realpath(3) where it exists; where it does not,
+ * nothing can be reached by that spelling now, and the lexical reading stands (what it names
+ * is judged through its real path later, walls_real.c). `path` is absolute.
+ */
+void vfs_path_physical_dotdot(char *path, size_t size)
+{
+        char real[PATH_MAX], *head, *end = NULL;
+
+        for (char *c = path; (c = strstr(c, "/..")); c += 3)
+                if (c[3] == '\0' || c[3] == '/')
+                        end = c + 3;
+        if (!end)
+                return;
+        head = strndup(path, (size_t)(end - path));
+        if (head && realpath(head, real) && strlen(real) + strlen(end) < size) {
+                memmove(path + strlen(real), end, strlen(end) + 1);
+                memcpy(path, real, strlen(real));
+        }
+        free(head);
+}
+
 /* Expand and normalise one path of a spec into out[PATH_MAX]. `which` is "host" or "sandbox". */
 static int spec_path(char *out, const char *path, const char *cwd, const char *home,
                      const char *what, const char *which, struct error *err)
@@ -67,6 +95,8 @@ static int spec_path(char *out, const char *path, const char *cwd, const char *h
                 return -1;
         int n = snprintf(joined, sizeof(joined), "%s/%s", base ? base : "",
                          path[0] == '~' ? path + 1 : path);
+        if (n >= 0 && (size_t)n < sizeof(joined))
+                vfs_path_physical_dotdot(joined, sizeof(joined));
         if (n < 0 || (size_t)n >= sizeof(joined) || vfs_path_normalize(out, PATH_MAX, joined) < 0)
                 return make_error(err, 0, "%s: %s path longer than PATH_MAX", what, which);
         return 0;

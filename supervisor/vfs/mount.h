@@ -55,10 +55,16 @@ const char *vfs_mount_mode_name(enum vfs_mode mode);
  *   --tmp                SANDBOX          (the whole value; its host directory comes later)
  *   --hide               PATH             a pattern if it holds any of * ? [ \
  * A relative path is taken against `cwd`, "~" and "~/..." against `home`; both must then be
- * absolute. The result is normalised lexically ('//', '.', '..', trailing '/'); the host path
- * is not looked at (vfs_view_open does that, naming the flag if it is missing).
+ * absolute. The result is normalised lexically ('//', '.', '..', trailing '/'), but for a '..'
+ * whose part before exists: that part is resolved as the kernel would (realpath); the host
+ * path is not otherwise looked at (vfs_view_open does that, naming the flag if missing).
  * Returns 0, or -1 with a one-line message in *err naming the flag and what is wrong.
  */
+/* The absolute `path` (in place, size bytes) with the part up to its last '..' resolved as the
+ * kernel resolves it, where that part exists (a '..' after a symlink is the parent of where
+ * the link leads); unchanged without a '..', or where the part does not exist. */
+void vfs_path_physical_dotdot(char *path, size_t size);
+
 int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, const char *cwd,
                     const char *home, struct error *err);
 

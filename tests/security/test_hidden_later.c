@@ -232,6 +232,52 @@ static void hidden_through_alias(void **state)
         runner_free(&r);
 }
 
+/* A path given with a '..' after a symlink (~/lnkdir -> EXTRA/deep): `--hide
+ * ~/lnkdir/../secret.txt` hides what the kernel opens by that name, EXTRA/secret.txt, and
+ * `--ro ~/lnkdir/../data` keeps EXTRA/data read-only (an outside review read the one and
+ * wrote the other: both had been taken lexically, as ~/secret.txt and ~/data). Judged from
+ * outside: no secret in the output, the host file as it was. */
+static void spelt_with_dotdot(void **state)
+{
+        char link[PATH_MAX + 32], target[PATH_MAX + 32], hide[] = "~/lnkdir/../secret.txt",
+                                                         ro[PATH_MAX + 48], script[4 * PATH_MAX];
+        const char *hide_opts[] = {"--hide", hide, NULL},
+                   *ro_opts[] = {"--rw", extra, "--ro", ro, NULL};
+        struct run_result r;
+        FILE *f;
+        char buf[64] = "";
+
+        (void)state;
+        mkdirs(extra, "deep");
+        mkdirs(extra, "data");
+        put(extra, "secret.txt", "SECRET-DOTDOT\n");
+        put(extra, "data/f", "orig\n");
+        snprintf(link, sizeof(link), "%s/lnkdir", home);
+        snprintf(target, sizeof(target), "%s/deep", extra);
+        assert_int_equal(symlink(target, link), 0);
+        snprintf(script, sizeof(script),
+                 "cat ~/lnkdir/../secret.txt; cat '%s/secret.txt'; "
+                 "echo finished",
+                 extra);
+        run_script(hide_opts, script, &r);
+        if (strstr(r.out, "SECRET-DOTDOT") || !strstr(r.out, "finished"))
+                fail_msg("a hidden path spelt with '..' after a link was read:\n%s%s", r.out,
+                         r.err);
+        runner_free(&r);
+        snprintf(ro, sizeof(ro), "%s/lnkdir/../data", home);
+        snprintf(script, sizeof(script), "echo PWNED >> '%s/data/f'; echo finished", extra);
+        run_script(ro_opts, script, &r);
+        runner_free(&r);
+        snprintf(script, sizeof(script), "%s/data/f", extra);
+        f = fopen(script, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        unlink(link);
+        if (strcmp(buf, "orig\n") != 0)
+                fail_msg("a --ro path spelt with '..' after a link was written: %s", buf);
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
@@ -241,6 +287,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(hidden_pattern_through_link),
                 cmocka_unit_test(hidden_pattern_over_link),
                 cmocka_unit_test(hidden_through_alias),
+                cmocka_unit_test(spelt_with_dotdot),
         };
 
         fast = argc > 1 && strcmp(argv[1], "--fast") == 0;
