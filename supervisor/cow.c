@@ -1,3 +1,4 @@
+#include "supervisor/walls.h"
 #include "supervisor/pathcache.h"
 #include "supervisor/cow.h"
 #include "supervisor/cow_int.h"
@@ -459,11 +460,8 @@ int cow_setup(struct supervisor *sup, struct error *err)
         if (r < 0)
                 goto fail;
         for (size_t i = 0; i < c->n; i++) {
-                struct mnt_bind *b;
+                struct mnt_bind *b = walls_new_bind(sup);
 
-                sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
-                b = &sup->binds[sup->n_binds++];
-                memset(b, 0, sizeof(*b));
                 snprintf(b->source, sizeof(b->source), "%s", c->m[i].host);
                 snprintf(b->target, sizeof(b->target), "%s", c->m[i].sandbox);
                 snprintf(b->upper, sizeof(b->upper), "%s", c->m[i].upper);

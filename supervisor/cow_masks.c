@@ -11,6 +11,7 @@
  * a path the view shows (the working directory beneath another user's home, a --rw path
  * beneath a hidden one): covering it would cover those too.
  */
+#include "supervisor/walls.h"
 #include "supervisor/cow.h"
 #include "shim/mntns.h"
 #include "supervisor/options.h"
@@ -97,9 +98,7 @@ static bool mask_one(struct supervisor *sup, const char *path, const char *host,
                 u->left++;
                 return false;
         }
-        sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
-        b = &sup->binds[sup->n_binds++];
-        memset(b, 0, sizeof(*b));
+        b = walls_new_bind(sup);
         snprintf(b->target, sizeof(b->target), "%s", path);
         b->mask = true;
         /* beneath cow it is the only kernel wall, and under --fast the kernel answers stat

@@ -1,3 +1,4 @@
+#include "supervisor/walls.h"
 #include "supervisor/fastreads.h"
 #include "supervisor/dns.h"
 #include "supervisor/error.h"
@@ -14,16 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static struct mnt_bind *new_bind(struct supervisor *sup)
-{
-        struct mnt_bind *b;
-
-        sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
-        b = &sup->binds[sup->n_binds++];
-        memset(b, 0, sizeof(*b));
-        return b;
-}
 
 /* A mountinfo field with its octal escapes (\040) undone, into out[PATH_MAX]. */
 static void unescape_to(const char *f, char *out)
@@ -70,7 +61,7 @@ static int mask_other_procfs(struct supervisor *sup, struct error *err)
                                        point, MNT_BINDS_MAX);
                         break;
                 }
-                struct mnt_bind *b = new_bind(sup);
+                struct mnt_bind *b = walls_new_bind(sup);
 
                 snprintf(b->target, sizeof(b->target), "%s", point);
                 b->mask = true;
@@ -99,7 +90,7 @@ static int bind_resolv(struct supervisor *sup, struct error *err)
                 return make_error(err, e, "--fast: write `%s`", path);
         }
         close(fd);
-        struct mnt_bind *b = new_bind(sup);
+        struct mnt_bind *b = walls_new_bind(sup);
 
         snprintf(b->source, sizeof(b->source), "%s", path);
         snprintf(b->target, sizeof(b->target), "/etc/resolv.conf");
@@ -150,7 +141,7 @@ int fastreads_setup(struct supervisor *sup, struct error *err)
         if (mask_other_procfs(sup, err) < 0 ||
             (dns_wanted(&sup->cfg->net) && bind_resolv(sup, err) < 0))
                 return -1;
-        new_bind(sup)->nodev = true; /* last: after every other mount */
+        walls_new_bind(sup)->nodev = true; /* last: after every other mount */
         sup->fast_reads = true;
         sup->fopts.kernel_reads = true;
         if (sup->cfg->verbose)

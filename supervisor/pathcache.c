@@ -11,15 +11,20 @@
 #include <unistd.h>
 
 struct entry {
-        char *path; /* NULL: a free slot */
-        int err;    /* 0, or why it does not exist (ENOENT, ENOTDIR) */
+        char *path;
+        int err; /* 0, or why it does not exist (ENOENT, ENOTDIR) */
         struct stat st;
         char *target; /* a symlink's, once read */
 };
 
+/* The entries side by side, in the order met, and a small index of them by hash: a table of
+ * the entries themselves (~170 bytes each) spread them over ~80 pages, each a page fault
+ * (costly in a VM) for a few hundred paths. */
 static struct {
         struct entry *v;
-        size_t cap, n; /* cap: a power of two */
+        size_t n, cap;
+        uint32_t *index; /* entry number + 1, 0: free; size a power of two */
+        size_t slots;
         bool on;
 } pc;
 
@@ -32,26 +37,30 @@ static uint64_t hash(const char *s)
         return h;
 }
 
-static struct entry *slot(struct entry *v, size_t cap, const char *path)
+/* The index slot of `path`: its entry's, or the free one where it would go. */
+static uint32_t *slot(const char *path)
 {
-        size_t i = hash(path) & (cap - 1);
+        size_t i = hash(path) & (pc.slots - 1);
 
-        while (v[i].path && strcmp(v[i].path, path) != 0)
-                i = (i + 1) & (cap - 1);
-        return &v[i];
+        while (pc.index[i] && strcmp(pc.v[pc.index[i] - 1].path, path) != 0)
+                i = (i + 1) & (pc.slots - 1);
+        return &pc.index[i];
 }
 
+/* Room for one more entry, the index at most half full. */
 static void grow(void)
 {
-        size_t cap = pc.cap ? pc.cap * 2 : 1024;
-        struct entry *v = xcalloc(cap, sizeof(*v));
-
-        for (size_t i = 0; i < pc.cap; i++)
-                if (pc.v[i].path)
-                        *slot(v, cap, pc.v[i].path) = pc.v[i];
-        free(pc.v);
-        pc.v = v;
-        pc.cap = cap;
+        if (pc.n == pc.cap) {
+                pc.cap = pc.cap ? 2 * pc.cap : 256;
+                pc.v = xrealloc(pc.v, pc.cap * sizeof(*pc.v));
+        }
+        if ((pc.n + 1) * 2 > pc.slots) {
+                free(pc.index);
+                pc.slots = pc.slots ? 2 * pc.slots : 1024;
+                pc.index = xcalloc(pc.slots, sizeof(*pc.index));
+                for (size_t i = 0; i < pc.n; i++)
+                        *slot(pc.v[i].path) = (uint32_t)(i + 1);
+        }
 }
 
 void pathcache_begin(void)
@@ -62,13 +71,15 @@ void pathcache_begin(void)
 
 void pathcache_end(void)
 {
-        for (size_t i = 0; i < pc.cap; i++) {
+        for (size_t i = 0; i < pc.n; i++) {
                 free(pc.v[i].path);
                 free(pc.v[i].target);
         }
         free(pc.v);
+        free(pc.index);
         pc.v = NULL;
-        pc.cap = pc.n = 0;
+        pc.index = NULL;
+        pc.n = pc.cap = pc.slots = 0;
         pc.on = false;
 }
 
@@ -76,10 +87,12 @@ void pathcache_end(void)
 static struct entry *look(const char *path)
 {
         struct entry *e;
-        struct stat st;
+        struct stat st = {0};
+        uint32_t *at;
         int err = 0;
 
-        if (!pc.cap || !(e = slot(pc.v, pc.cap, path))->path) {
+        at = pc.slots ? slot(path) : NULL;
+        if (!at || !*at) {
                 if (lstat(path, &st) < 0) {
                         /* Only a missing path is remembered missing; EACCES, ELOOP... are
                          * asked again. */
@@ -87,11 +100,12 @@ static struct entry *look(const char *path)
                                 return NULL;
                         err = errno;
                 }
-                if ((pc.n + 1) * 2 > pc.cap)
-                        grow();
-                e = slot(pc.v, pc.cap, path);
+                grow();
+                e = &pc.v[pc.n++];
                 *e = (struct entry){.path = xstrdup(path), .err = err, .st = st};
-                pc.n++;
+                *slot(path) = (uint32_t)pc.n;
+        } else {
+                e = &pc.v[*at - 1];
         }
         if (e->err) {
                 errno = e->err;

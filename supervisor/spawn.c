@@ -459,6 +459,7 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                         close(targets[k]);
         free(sup->binds); /* made: the namespace keeps them */
         sup->binds = NULL;
+        sup->cap_binds = 0;
         return r;
 }
 

@@ -126,7 +126,7 @@ struct supervisor {
         struct mnt_bind *binds; /* the mount namespace's binds (shim/mntns.h) */
         char *cwd;              /* where the command starts (the shim goes there again in
                                    the mount namespace) */
-        size_t n_binds;
+        size_t n_binds, cap_binds;
         /* The child making those namespaces, from spawn_start_namespaces to spawn_command
          * (pid -1: none). */
         struct ns_maker ns_maker;

@@ -487,14 +487,24 @@ static void special_devices(struct supervisor *sup)
                 fclose(f);
 }
 
-static void add_bind(struct supervisor *sup, const char *source, const char *target,
-                     bool make_target)
+struct mnt_bind *walls_new_bind(struct supervisor *sup)
 {
         struct mnt_bind *b;
 
-        sup->binds = xrealloc(sup->binds, (sup->n_binds + 1) * sizeof(*sup->binds));
+        if (sup->n_binds == sup->cap_binds) {
+                sup->cap_binds = sup->cap_binds ? 2 * sup->cap_binds : 32;
+                sup->binds = xrealloc(sup->binds, sup->cap_binds * sizeof(*sup->binds));
+        }
         b = &sup->binds[sup->n_binds++];
         memset(b, 0, sizeof(*b));
+        return b;
+}
+
+static void add_bind(struct supervisor *sup, const char *source, const char *target,
+                     bool make_target)
+{
+        struct mnt_bind *b = walls_new_bind(sup);
+
         snprintf(b->source, sizeof(b->source), "%s", source);
         snprintf(b->target, sizeof(b->target), "%s", target);
         b->make_target = make_target;
