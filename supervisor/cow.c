@@ -1,4 +1,5 @@
 #include "supervisor/walls.h"
+#include "supervisor/layers.h"
 #include "supervisor/pathcache.h"
 #include "supervisor/cow.h"
 #include "supervisor/cow_int.h"
@@ -412,8 +413,8 @@ int cow_setup(struct supervisor *sup, struct error *err)
                         return make_error(err, 0,
                                           "run: %s: copy-on-write needs a mount namespace, which "
                                           "this host does not give (no user namespaces for this "
-                                          "user); use --rw or --ro",
-                                          vm->origin);
+                                          "user); use --rw or --ro%s",
+                                          vm->origin, layers_userns_hint(APPARMOR_USERNS_SYSCTL));
                 snprintf(c->m[c->n].sandbox, PATH_MAX, "%s", vm->sandbox);
                 snprintf(c->m[c->n].host, PATH_MAX, "%s", vm->host);
                 c->m[c->n].lower_fd = c->m[c->n].journal_fd = -1;

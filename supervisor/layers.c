@@ -154,8 +154,24 @@ static void probe_ipc(struct layers *l, bool net, struct ns_maker *keep)
                 l->user_namespaces = true;
                 l->probe_net = net;
         } else {
-                snprintf(why, len, "%s", a.why);
+                snprintf(why, len, "%s%s", a.why, layers_userns_hint(APPARMOR_USERNS_SYSCTL));
         }
+}
+
+const char *layers_userns_hint(const char *path)
+{
+        char v[8] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, v, sizeof(v) - 1);
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0 || v[0] != '1')
+                return "";
+        return "; AppArmor restricts user namespaces on this host "
+               "(kernel.apparmor_restrict_unprivileged_userns=1): `sudo "
+               "scripts/apparmor-userns.sh` gives stockade its own (README, \"Hosts without user "
+               "namespaces\")";
 }
 
 /* STOCKADE_TEST_DISABLE=landlock,ptrace,landlock-scopes,userns,ipcns makes a layer look

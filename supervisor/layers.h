@@ -27,7 +27,7 @@ struct layers {
         char why_ptrace[128];    /* why ptrace is missing */
         char why_landlock[128];
         char why_userns[128];
-        char why_ipc[160];   /* why there is no private IPC namespace */
+        char why_ipc[512];   /* why there is no private IPC namespace */
         char why_netns[160]; /* why there is no network namespace */
         bool probe_net;      /* the network namespace's answer is still to be read */
 };
@@ -42,6 +42,12 @@ void layers_probe(struct layers *l, bool full, bool net, struct ns_maker *keep);
 /* The network namespace's answer (l->netns, why_netns); a maker whose network namespace
  * failed is killed (ns_abandon). Before l->netns is read; once. */
 void layers_probe_net(struct layers *l, struct ns_maker *keep);
+/* What to add to a message that a user namespace could not be had: where AppArmor restricts
+ * them (Ubuntu 23.10+: the sysctl `path`, normally APPARMOR_USERNS_SYSCTL, reads 1), how to
+ * give stockade its own (scripts/apparmor-userns.sh); else "". */
+#define APPARMOR_USERNS_SYSCTL "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+const char *layers_userns_hint(const char *path);
+
 /* True when STOCKADE_TEST_DISABLE names `layer` (tests simulate hosts without it). */
 bool layers_test_disabled(const char *layer);
 /* One line per layer: "  seccomp user notification: yes" or "no (why)". */

@@ -1,4 +1,5 @@
 #include "syscalls/fs_common.h"
+#include "supervisor/layers.h"
 #include "supervisor/pathcache.h"
 #include "supervisor/walls.h"
 #include "supervisor/walls_int.h"
@@ -72,8 +73,8 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
         if (m->mode == VFS_TMP && !private_dirs)
                 return make_error(err, 0,
                                   "run: %s: a private directory needs a mount namespace, which "
-                                  "this host does not give (no user namespaces for this user)",
-                                  m->origin);
+                                  "this host does not give (no user namespaces for this user)%s",
+                                  m->origin, layers_userns_hint(APPARMOR_USERNS_SYSCTL));
         if (m->mode == VFS_TMP) {
                 if (pc_stat(m->sandbox, &st) < 0 || !S_ISDIR(st.st_mode))
                         return make_error(err, pc_stat(m->sandbox, &st) < 0 ? errno : ENOTDIR,
@@ -86,8 +87,8 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                 return make_error(err, 0,
                                   "run: %s: copy-on-write needs a mount namespace, which this "
                                   "host does not give (no user namespaces for this user); use "
-                                  "--rw or --ro",
-                                  m->origin);
+                                  "--rw or --ro%s",
+                                  m->origin, layers_userns_hint(APPARMOR_USERNS_SYSCTL));
         if (m->mode == VFS_HIDDEN)
                 return 0;
         if (vfs_mount_remapped(m) && !private_dirs)
@@ -177,9 +178,11 @@ static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_di
         }
         if (!private_dirs && !quiet && w && w->mode == VFS_RW && strcmp(w->sandbox, cwd) == 0 &&
             strcmp(w->origin, "default view") == 0)
-                fprintf(stderr, "stockade: warning: no mount namespace on this host, so the "
-                                "working directory is writable, not copy-on-write (--rw . says "
-                                "you mean it, --ro . protects it)\n");
+                fprintf(stderr,
+                        "stockade: warning: no mount namespace on this host, so the working "
+                        "directory is writable, not copy-on-write (--rw . says you mean it, --ro "
+                        ". protects it)%s\n",
+                        layers_userns_hint(APPARMOR_USERNS_SYSCTL));
         return 0;
 }
 
