@@ -412,6 +412,16 @@ static void report(const struct supervisor *sup)
                 (unsigned long long)sup->n.notifications, (unsigned long long)sup->n.tasks_seen,
                 (unsigned long long)sup->n.forks_refused, (unsigned long long)sup->n.would_deny,
                 atomic_load(&sup->n_notifiers));
+        if (sup->cfg->verbose >= 2) {
+                double held, free;
+                int c = notify_pin_choice(&held, &free);
+
+                if (c)
+                        fprintf(stderr,
+                                "stockade: fd installs %s the caller on our CPU (median %.1f us "
+                                "held, %.1f us not)\n",
+                                c > 0 ? "hold" : "do not hold", held, free);
+        }
 }
 
 /* How many fds this process has open: a run must leave as many as it found. */

@@ -16,6 +16,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <time.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,19 +68,25 @@ __thread bool notify_own_fs;
  * ADDFD wakes the caller to install the fd with an ordinary wake-up, not the synchronous one
  * the answer gets: the kernel puts the caller on an idle CPU rather than behind the
  * notifier thread that is about to wait for it, and then wakes that thread on the CPU the
- * caller left. On a VM an idle CPU is a halted one, and waking it costs tens of
- * microseconds: open+fstat+close took 55-60 us an iteration on the 2-core VM, 27 us with
- * everything on one CPU. So for the install only, the caller and this thread are held on
+ * caller left. On a VM where an idle CPU is a halted one, waking it costs tens of
+ * microseconds: open+fstat+close took 55-60 us an iteration on session 10's 2-core VM, 27 us
+ * with everything on one CPU. So for the install, the caller and this thread may be held on
  * the CPU they share (the synchronous wake-up that brought the notification put us on the
  * caller's): the caller runs there as soon as we wait, we run there as soon as it has
- * installed. Measured: 33-36 us. Both masks are put back before the answer, and the caller
- * is blocked in its system call all the while: it runs no code of its own with the narrow
- * mask. We narrow only to a CPU its mask holds and put back what we read; a mask another
- * thread of the program gives it within those microseconds is lost (as between two threads
- * setting it at once). The caller is named by its tid: the notification is checked alive just
- * before, and a tid taken over by another process in the microseconds after would only be
- * narrowed and given back its own mask. Where a mask cannot be read or set nothing is held,
- * and the install is only slower.
+ * installed. Measured there: 33-36 us. Both masks are put back before the answer, and the
+ * caller is blocked in its system call all the while: it runs no code of its own with the
+ * narrow mask. We narrow only to a CPU its mask holds and put back what we read; a mask
+ * another thread of the program gives it within those microseconds is lost (as between two
+ * threads setting it at once). The caller is named by its tid: the notification is checked
+ * alive just before, and a tid taken over by another process in the microseconds after would
+ * only be narrowed and given back its own mask. Where a mask cannot be read or set nothing is
+ * held, and the install is only slower.
+ *
+ * Whether the hold pays depends on the machine: its five affinity calls cost ~7 us where a
+ * system call costs ~1 us, and on session 15's VM, whose idle CPUs wake cheaply, the
+ * iteration was 66-72 us held against 58-65 us not (59-70 against 85-92 with a build running
+ * beside: the shared CPU was a busy one). So each run measures: its first installs alternate
+ * held and not, and once PIN_TRIALS of each are timed, the faster median is kept.
  */
 struct pin {
         cpu_set_t caller;
@@ -86,8 +94,75 @@ struct pin {
         bool held;
 };
 
+enum { PIN_TRIALS = 15 };
+
+static struct {
+        pthread_mutex_t lock;
+        _Atomic int choice; /* 0 still measuring, 1 hold, -1 do not */
+        unsigned n[2];      /* [held] samples taken */
+        double us[2][PIN_TRIALS];
+        unsigned turn;
+} pinning = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
 static __thread cpu_set_t own_mask;
 static __thread bool own_mask_read;
+
+static double now_us(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int by_value(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* Whether to hold this install: the choice, or while measuring, every other one. */
+static bool pin_wanted(void)
+{
+        int c = atomic_load(&pinning.choice);
+        bool held;
+
+        if (c)
+                return c > 0;
+        pthread_mutex_lock(&pinning.lock);
+        held = pinning.turn++ & 1;
+        pthread_mutex_unlock(&pinning.lock);
+        return held;
+}
+
+/* One install's time, held or not; the choice once both have PIN_TRIALS. */
+static void pin_sample(bool held, double us)
+{
+        pthread_mutex_lock(&pinning.lock);
+        if (!atomic_load(&pinning.choice) && pinning.n[held] < PIN_TRIALS)
+                pinning.us[held][pinning.n[held]++] = us;
+        if (!atomic_load(&pinning.choice) && pinning.n[0] == PIN_TRIALS &&
+            pinning.n[1] == PIN_TRIALS) {
+                qsort(pinning.us[0], PIN_TRIALS, sizeof(double), by_value);
+                qsort(pinning.us[1], PIN_TRIALS, sizeof(double), by_value);
+                atomic_store(&pinning.choice,
+                             pinning.us[1][PIN_TRIALS / 2] < pinning.us[0][PIN_TRIALS / 2] ? 1
+                                                                                           : -1);
+        }
+        pthread_mutex_unlock(&pinning.lock);
+}
+
+int notify_pin_choice(double *held_us, double *free_us)
+{
+        int c = atomic_load(&pinning.choice);
+
+        if (c) {
+                *held_us = pinning.us[1][PIN_TRIALS / 2];
+                *free_us = pinning.us[0][PIN_TRIALS / 2];
+        }
+        return c;
+}
 
 static void pin_hold(struct supervisor *sup, struct call *call, struct pin *p)
 {
@@ -129,15 +204,20 @@ static void pin_release(struct pin *p)
         errno = e;
 }
 
-/* SECCOMP_IOCTL_NOTIF_ADDFD with the caller held on our CPU (above). */
+/* SECCOMP_IOCTL_NOTIF_ADDFD, with the caller held on our CPU where that pays (above). */
 static int addfd(struct supervisor *sup, struct call *call, struct seccomp_notif_addfd *a)
 {
-        struct pin p;
+        bool want = pin_wanted(), measuring = !atomic_load(&pinning.choice);
+        double t0 = measuring ? now_us() : 0;
+        struct pin p = {.held = false};
         int r;
 
-        pin_hold(sup, call, &p);
+        if (want)
+                pin_hold(sup, call, &p);
         r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, a);
         pin_release(&p);
+        if (measuring && r >= 0 && want == p.held)
+                pin_sample(p.held, now_us() - t0);
         return r;
 }
 

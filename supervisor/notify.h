@@ -49,6 +49,9 @@ int notify_start(struct supervisor *sup);
 bool notify_stop(struct supervisor *sup);
 /* Ask for SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP on the listener; true when the kernel has it. */
 bool notify_set_sync_wake_up(int listener);
+/* Whether an fd's install holds the caller on our CPU (notify.c, addfd): 1 yes, -1 no, 0 not
+ * decided yet (fewer than 15 installs of each kind measured); the medians when decided. */
+int notify_pin_choice(double *held_us, double *free_us);
 /* Allocate each thread's receive/response buffers at the kernel's sizes. Returns 0 or -errno. */
 int notify_init(struct supervisor *sup);
 /* Free them (only after notify_stop returned true). */
