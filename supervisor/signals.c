@@ -5,6 +5,7 @@
  * group id is its leader's number, which cannot be given to anyone else while the leader is
  * unreaped: so a group whose leader is in the tree is the sandbox's).
  */
+#include "supervisor/scratch.h"
 #include "supervisor/signals.h"
 #include "supervisor/sup.h"
 #include "supervisor/tty.h"
@@ -282,7 +283,8 @@ void signals_on_signal(struct supervisor *sup, int sig)
 
 /*
  * SIGSTOP cannot be caught: when it stops stockade, nothing of ours runs to stop the tree.
- * A small watcher process does: it looks every 100 ms whether stockade is stopped and, on
+ * A small watcher process does (the scratch cleaner, scratch.c, wherever there is one; else
+ * one of its own): it looks every 100 ms whether stockade is stopped and, on
  * the transition, sends SIGSTOP to every process that descends from stockade (the sandbox's
  * tree: stockade is its subreaper, so an orphan's parent is stockade; a process that made a
  * session or a group of its own is reached too). SIGCONT is stockade's
@@ -378,6 +380,15 @@ static void stop_tree(pid_t supervisor, pid_t spare, pid_t init)
         close(dir);
 }
 
+void signals_watch_tick(pid_t supervisor, pid_t spare, pid_t init, bool *stopped)
+{
+        char state = proc_state(supervisor, NULL);
+
+        if (state == 'T' && !*stopped)
+                stop_tree(supervisor, spare, init);
+        *stopped = state == 'T';
+}
+
 static _Noreturn void watch_stops(pid_t supervisor, pid_t spare, pid_t init)
 {
         struct timespec tick = {.tv_nsec = 100 * 1000000L};
@@ -389,13 +400,9 @@ static _Noreturn void watch_stops(pid_t supervisor, pid_t spare, pid_t init)
                 _exit(0);
         syscall(SYS_close_range, 3, ~0U, 0);
         for (;;) {
-                char state = proc_state(supervisor, NULL);
-
-                if (!state)
+                if (!proc_state(supervisor, NULL))
                         _exit(0);
-                if (state == 'T' && !stopped)
-                        stop_tree(supervisor, spare, init);
-                stopped = state == 'T';
+                signals_watch_tick(supervisor, spare, init, &stopped);
                 nanosleep(&tick, NULL);
         }
 }
@@ -406,10 +413,14 @@ void signals_start_watcher(struct supervisor *sup)
 
         if (sup->root_pidfd < 0)
                 return;
+        /* The scratch cleaner watches, where there is one (scratch.h): a fork less. It is
+         * told the pid namespace's init, which nothing would continue (spawn.c), and
+         * orphans would wait for it. */
+        if (scratch_watch(sup, sup->pid_ns.init) == 0)
+                return;
         pid = fork();
         if (pid == 0)
-                /* The scratch's cleaner is no task; nor is the pid namespace's init, which
-                 * nothing would continue (spawn.c), and orphans would wait for it. */
+                /* The scratch's cleaner is no task; nor is the pid namespace's init. */
                 watch_stops(self, sup->cleaner, sup->pid_ns.init);
         sup->watcher = pid > 0 ? pid : -1;
 }

@@ -37,6 +37,10 @@ void signals_to_tree(struct supervisor *sup, int sig);
 /* Fork the watcher that stops the tree when stockade is stopped by SIGSTOP (in the spawn,
  * once the root exists and the supervisor is in its Landlock domain, before any thread). */
 void signals_start_watcher(struct supervisor *sup);
+/* One look of the watcher (signals.c): if `supervisor` has just been stopped, SIGSTOP to every
+ * process descending from it but us, `spare` and `init` (-1: none); *stopped keeps the state
+ * between looks. Raw system calls only (a forked child calls it). */
+void signals_watch_tick(pid_t supervisor, pid_t spare, pid_t init, bool *stopped);
 /* The --kill-after timer (armed by a SIGTERM). */
 int signals_open(struct supervisor *sup);
 
