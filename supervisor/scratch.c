@@ -168,8 +168,8 @@ static const char cleaner_script[] =
         "clean 3 \"$1\" \"$2\"; clean 4 \"$3\" \"$4\"";
 
 /*
- * Until the pipe ends, the cleaner is also the stop watcher (signals.c): once told the pid
- * namespace's init (scratch_watch: a 4-byte message, -1 for none), it looks every 100 ms
+ * Until the pipe ends, the cleaner is also the stop watcher (signals.c): once told what to
+ * spare (scratch_watch: the pid namespace's init and stockade's helpers), it looks every 100 ms
  * whether stockade is stopped and stops the tree with it. A fork less than a watcher of its
  * own (~1 ms a run on the 2-core VM).
  */
@@ -177,7 +177,8 @@ static void wait_for_the_end(pid_t supervisor)
 {
         struct pollfd pfd = {.fd = 0, .events = POLLIN};
         bool watching = false, stopped = false;
-        int32_t init = -1;
+        int32_t msg[WATCH_SPARE];
+        pid_t spare[WATCH_SPARE] = {-1, -1, -1, -1};
 
         for (;;) {
                 int n = poll(&pfd, 1, watching ? 100 : -1);
@@ -186,15 +187,19 @@ static void wait_for_the_end(pid_t supervisor)
                 if (n < 0 && errno != EINTR)
                         return;
                 if (n == 0) {
-                        signals_watch_tick(supervisor, getpid(), init, &stopped);
+                        signals_watch_tick(supervisor, spare, &stopped);
                         continue;
                 }
                 if (n < 0)
                         continue;
-                r = read(0, &init, sizeof(init));
+                r = read(0, msg, sizeof(msg));
                 if (r == 0 || (r < 0 && errno != EINTR))
                         return;
-                watching = watching || r == sizeof(init);
+                if (r == sizeof(msg)) {
+                        for (int i = 0; i < WATCH_SPARE; i++)
+                                spare[i] = msg[i];
+                        watching = true;
+                }
         }
 }
 
@@ -297,13 +302,16 @@ static int start_cleaner(struct supervisor *sup, struct error *err)
         return 0;
 }
 
-int scratch_watch(struct supervisor *sup, pid_t init)
+int scratch_watch(struct supervisor *sup, const pid_t spare[])
 {
-        int32_t v = init;
+        int32_t msg[WATCH_SPARE];
 
         if (sup->cleaner_fd < 0 || sup->cleaner <= 0)
                 return -1;
-        return write(sup->cleaner_fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? 0 : -1;
+        for (int i = 0; i < WATCH_SPARE; i++)
+                msg[i] = spare[i];
+        /* One write of 16 bytes: the pipe takes it whole (PIPE_BUF). */
+        return write(sup->cleaner_fd, msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : -1;
 }
 
 void scratch_release(struct supervisor *sup)

@@ -27,8 +27,9 @@ void scratch_remove(struct supervisor *sup);
 int scratch_clean_tree(int dir);
 /* The same without freeing the paths: the tree is being torn down, the cleaner may start. */
 void scratch_release(struct supervisor *sup);
-/* Make the cleaner the stop watcher too (signals.c), told the pid namespace's init (-1:
- * none). 0, or -1 where there is no cleaner to tell (the caller forks a watcher). */
-int scratch_watch(struct supervisor *sup, pid_t init);
+/* Make the cleaner the stop watcher too (signals.c), told the processes its stop spares
+ * (WATCH_SPARE of them, -1 or 0: none). 0, or -1 where there is no cleaner to tell (the caller
+ * forks a watcher). */
+int scratch_watch(struct supervisor *sup, const pid_t spare[]);
 
 #endif

@@ -327,69 +327,134 @@ static char proc_state(pid_t pid, pid_t *parent)
         return p[2];
 }
 
-/* Whether `pid`'s parents lead to `ancestor` (64 generations at most). */
+/*
+ * What one stop (stop_tree) learnt of each process: whether it descends from the supervisor.
+ * Without it each process's whole chain of parents was read, and was cut at 64 generations: an
+ * outside review's chain of 70 processes kept its deepest running while stockade was stopped.
+ * Static (the watcher allocates nothing): a pass clears it.
+ */
+enum { MEMO_SLOTS = 16384, CHAIN_MAX = 4096 };
+
+static struct {
+        pid_t pid;
+        signed char descends; /* 0 no, 1 yes */
+} memo[MEMO_SLOTS];
+
+static int memo_get(pid_t pid)
+{
+        for (unsigned i = (unsigned)pid % MEMO_SLOTS, k = 0; k < 64;
+             i = (i + 1) % MEMO_SLOTS, k++) {
+                if (memo[i].pid == pid)
+                        return memo[i].descends;
+                if (!memo[i].pid)
+                        break;
+        }
+        return -1;
+}
+
+static void memo_put(pid_t pid, bool descends)
+{
+        for (unsigned i = (unsigned)pid % MEMO_SLOTS, k = 0; k < 64; i = (i + 1) % MEMO_SLOTS, k++)
+                if (!memo[i].pid || memo[i].pid == pid) {
+                        memo[i].pid = pid;
+                        memo[i].descends = descends;
+                        return;
+                }
+}
+
+/* Whether `pid`'s parents lead to `ancestor`. Its own parent is read now, after the caller
+ * opened its pidfd; above it, what this pass learnt already stands. */
 static bool descends_from(pid_t pid, pid_t ancestor)
 {
-        for (int depth = 0; depth < 64 && pid > 1; depth++) {
-                pid_t parent = 0;
+        pid_t chain[CHAIN_MAX];
+        int n = 0, known = -1;
 
-                if (!proc_state(pid, &parent))
-                        return false;
-                if (parent == ancestor)
-                        return true;
+        while (n < CHAIN_MAX && pid > 1) {
+                pid_t parent = 0;
+                int m = n ? memo_get(pid) : -1;
+
+                if (m >= 0) {
+                        known = m;
+                        break;
+                }
+                if (!proc_state(pid, &parent)) {
+                        known = 0;
+                        break;
+                }
+                chain[n++] = pid;
+                if (parent == ancestor) {
+                        known = 1;
+                        break;
+                }
                 pid = parent;
         }
+        for (int i = 0; i < n; i++)
+                memo_put(chain[i], known == 1);
+        return known == 1;
+}
+
+static bool spared(pid_t pid, const pid_t spare[WATCH_SPARE])
+{
+        for (int i = 0; i < WATCH_SPARE; i++)
+                if (spare[i] > 0 && pid == spare[i])
+                        return true;
         return false;
 }
 
-/* SIGSTOP to each descendant of `supervisor` but us, `spare` (the scratch cleaner) and `init`
- * (the pid namespace's, or -1), each through a pidfd opened before its parents are read: a number reused by a host process meanwhile names a process that does
- * not descend from stockade, and a pidfd of a process gone since reaches nobody. */
-static void stop_tree(pid_t supervisor, pid_t spare, pid_t init)
+/* SIGSTOP to each descendant of `supervisor` but us and `spare` (stockade's own helpers, the
+ * pid namespace's init), each through a pidfd opened before its parents are read: a number
+ * reused by a host process meanwhile names a process that does not descend from stockade, and
+ * a pidfd of a process gone since reaches nobody. Twice: a child forked during the first
+ * pass, whose parent was stopped after, is found by the second. */
+static void stop_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE])
 {
         char buf[4096];
-        int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         pid_t self = (pid_t)syscall(SYS_getpid);
-        long n;
 
-        if (dir < 0)
-                return;
-        while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-                for (long off = 0; off < n;) {
-                        struct {
-                                unsigned long long ino;
-                                long long off;
-                                unsigned short reclen;
-                                unsigned char type;
-                                char name[];
-                        } *d = (void *)(buf + off);
-                        pid_t pid = (pid_t)strtol(d->name, NULL, 10);
-                        int fd;
+        for (int pass = 0; pass < 2; pass++) {
+                int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                long n;
 
-                        off += d->reclen;
-                        if (pid <= 0 || pid == self || pid == spare || pid == init)
-                                continue;
-                        fd = (int)syscall(SYS_pidfd_open, pid, 0);
-                        if (fd < 0)
-                                continue;
-                        if (descends_from(pid, supervisor))
-                                syscall(SYS_pidfd_send_signal, fd, SIGSTOP, NULL, 0);
-                        close(fd);
+                if (dir < 0)
+                        return;
+                memset(memo, 0, sizeof(memo));
+                while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+                        for (long off = 0; off < n;) {
+                                struct {
+                                        unsigned long long ino;
+                                        long long off;
+                                        unsigned short reclen;
+                                        unsigned char type;
+                                        char name[];
+                                } *d = (void *)(buf + off);
+                                pid_t pid = (pid_t)strtol(d->name, NULL, 10);
+                                int fd;
+
+                                off += d->reclen;
+                                if (pid <= 0 || pid == self || spared(pid, spare))
+                                        continue;
+                                fd = (int)syscall(SYS_pidfd_open, pid, 0);
+                                if (fd < 0)
+                                        continue;
+                                if (descends_from(pid, supervisor))
+                                        syscall(SYS_pidfd_send_signal, fd, SIGSTOP, NULL, 0);
+                                close(fd);
+                        }
                 }
+                close(dir);
         }
-        close(dir);
 }
 
-void signals_watch_tick(pid_t supervisor, pid_t spare, pid_t init, bool *stopped)
+void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *stopped)
 {
         char state = proc_state(supervisor, NULL);
 
         if (state == 'T' && !*stopped)
-                stop_tree(supervisor, spare, init);
+                stop_tree(supervisor, spare);
         *stopped = state == 'T';
 }
 
-static _Noreturn void watch_stops(pid_t supervisor, pid_t spare, pid_t init)
+static _Noreturn void watch_stops(pid_t supervisor, const pid_t spare[WATCH_SPARE])
 {
         struct timespec tick = {.tv_nsec = 100 * 1000000L};
         bool stopped = false;
@@ -402,25 +467,29 @@ static _Noreturn void watch_stops(pid_t supervisor, pid_t spare, pid_t init)
         for (;;) {
                 if (!proc_state(supervisor, NULL))
                         _exit(0);
-                signals_watch_tick(supervisor, spare, init, &stopped);
+                signals_watch_tick(supervisor, spare, &stopped);
                 nanosleep(&tick, NULL);
         }
 }
 
 void signals_start_watcher(struct supervisor *sup)
 {
+        /* Spared: stockade's helpers, which the resumption (signals_to_tree) would not
+         * continue (an outside review's ^Z and fg left the socket maker and the binder
+         * stopped, and the next bind or connect hung), the scratch cleaner, and the pid
+         * namespace's init, which nothing would continue either (spawn.c) while orphans
+         * waited for it. */
+        const pid_t spare[WATCH_SPARE] = {sup->pid_ns.init, sup->cleaner, sup->netns.pid,
+                                          sup->binder.pid};
         pid_t self = getpid(), pid;
 
         if (sup->root_pidfd < 0)
                 return;
-        /* The scratch cleaner watches, where there is one (scratch.h): a fork less. It is
-         * told the pid namespace's init, which nothing would continue (spawn.c), and
-         * orphans would wait for it. */
-        if (scratch_watch(sup, sup->pid_ns.init) == 0)
+        /* The scratch cleaner watches, where there is one (scratch.h): a fork less. */
+        if (scratch_watch(sup, spare) == 0)
                 return;
         pid = fork();
         if (pid == 0)
-                /* The scratch's cleaner is no task; nor is the pid namespace's init. */
-                watch_stops(self, sup->cleaner, sup->pid_ns.init);
+                watch_stops(self, spare);
         sup->watcher = pid > 0 ? pid : -1;
 }

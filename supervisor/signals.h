@@ -38,9 +38,11 @@ void signals_to_tree(struct supervisor *sup, int sig);
  * once the root exists and the supervisor is in its Landlock domain, before any thread). */
 void signals_start_watcher(struct supervisor *sup);
 /* One look of the watcher (signals.c): if `supervisor` has just been stopped, SIGSTOP to every
- * process descending from it but us, `spare` and `init` (-1: none); *stopped keeps the state
- * between looks. Raw system calls only (a forked child calls it). */
-void signals_watch_tick(pid_t supervisor, pid_t spare, pid_t init, bool *stopped);
+ * process descending from it but us and `spare` (stockade's helpers and the pid namespace's
+ * init; -1 or 0: none); *stopped keeps the state between looks. Raw system calls only (a
+ * forked child calls it). */
+enum { WATCH_SPARE = 4 };
+void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *stopped);
 /* The --kill-after timer (armed by a SIGTERM). */
 int signals_open(struct supervisor *sup);
 

@@ -269,6 +269,47 @@ static void sigstop_stops_the_tree(void **state)
         stop_and_continue(SIGSTOP);
 }
 
+/* The counter at the bottom of a chain of 80 processes, each waiting for its child: the
+ * watcher's walk up the parents was cut at 64 generations, and an outside review's deepest
+ * process kept running while stockade was stopped. */
+static const char counter_deep[] = "exec python3 -c 'import os\n"
+                                   "for i in range(80):\n"
+                                   "    pid = os.fork()\n"
+                                   "    if pid:\n"
+                                   "        os.waitpid(pid, 0); os._exit(0)\n"
+                                   "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                                   "print(\"READY\", flush=True)\n"
+                                   "i = 0\n"
+                                   "while True:\n"
+                                   "    i += 1\n"
+                                   "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+
+static void sigstop_stops_a_deep_process(void **state)
+{
+        stop_and_continue_script(SIGSTOP, counter_deep);
+}
+
+/* Stopped and continued, stockade's own helpers work on: the binder (a unix bind), the socket
+ * maker (/proc/sys/net opens, with a network namespace). The watcher stopped them with the
+ * tree and nothing continued them: the next bind hung (an outside review). */
+static void helpers_run_after_a_stop(void **state)
+{
+        pid_t pid = start("--timeout=20s",
+                          "rm -f after-stop.sock; echo READY; sleep 2; python3 -c 'import socket\n"
+                          "socket.socket(socket.AF_UNIX).bind(\"after-stop.sock\")\n"
+                          "print(\"BOUND\")'; cat /proc/sys/net/core/somaxconn >/dev/null && "
+                          "echo NET");
+
+        wait_output("READY");
+        kill(pid, SIGSTOP);
+        wait_stopped(pid);
+        sleep_ms(500); /* the watcher's look (100 ms) */
+        kill(pid, SIGCONT);
+        assert_int_equal(finish(pid, 30), 0);
+        if (!strstr(output(), "BOUND") || !strstr(output(), "NET"))
+                fail_msg("a helper did not work after the stop:\n%s", output());
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -279,6 +320,8 @@ int main(void)
                 cmocka_unit_test(sigtstp_stops_the_tree),
                 cmocka_unit_test(sigstop_stops_the_tree),
                 cmocka_unit_test(sigstop_stops_a_new_session),
+                cmocka_unit_test(sigstop_stops_a_deep_process),
+                cmocka_unit_test(helpers_run_after_a_stop),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
