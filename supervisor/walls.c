@@ -273,6 +273,35 @@ static void hide_net_devices(struct vfs_view *view)
                 closedir(d);
 }
 
+/*
+ * A --hide or a plain --ro spelt with '..' is taken where the kernel takes it (mount.c,
+ * vfs_path_physical_dotdot); where a symlink before the '..' makes that another path than
+ * the words' lexical reading (`--hide ./a/../secret`, ./a a symlink elsewhere), the lexical
+ * one is protected as well: an outside review saw a repository's own symlink move what the
+ * user's flag hid away from the file the user meant. A flag that grants (--rw, --cow) takes
+ * the kernel's reading alone.
+ */
+static void add_lexical_twin(struct vfs_view *view, const struct mount_opt *flag,
+                             const struct vfs_mount *m, const char *cwd, const char *home)
+{
+        struct error ignored = {0};
+        struct vfs_mount lex;
+
+        if ((m->mode != VFS_HIDDEN && (m->mode != VFS_RO || vfs_mount_remapped(m))) ||
+            !strstr(flag->spec, ".."))
+                return;
+        if (vfs_mount_parse_lexical(&lex, flag->spec, m->mode, cwd, home, &ignored) < 0)
+                return;
+        if (strcmp(lex.sandbox, m->sandbox) == 0 || vfs_mount_remapped(&lex)) {
+                vfs_mount_free(&lex);
+                return;
+        }
+        free(lex.origin);
+        lex.origin = xstrdup(m->origin);
+        canonical_mount(&lex);
+        vfs_view_add(view, &lex);
+}
+
 /* The default view plus the flags, in order (a later flag for the same path wins). */
 static int build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
                       const char *home, bool private_dirs, struct error *err)
@@ -318,6 +347,7 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                         vfs_mount_free(&m);
                         return -1;
                 }
+                add_lexical_twin(view, &cfg->mounts[i], &m, cwd, home);
                 vfs_view_add(view, &m);
         }
         if (no_host_paths_beneath(view, cfg->verbose > 0, err) < 0)

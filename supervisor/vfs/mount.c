@@ -83,7 +83,7 @@ void vfs_path_physical_dotdot(char *path, size_t size)
 }
 
 /* Expand and normalise one path of a spec into out[PATH_MAX]. `which` is "host" or "sandbox". */
-static int spec_path(char *out, const char *path, const char *cwd, const char *home,
+static int spec_path(char *out, const char *path, const char *cwd, const char *home, bool physical,
                      const char *what, const char *which, struct error *err)
 {
         char joined[2 * PATH_MAX];
@@ -95,7 +95,7 @@ static int spec_path(char *out, const char *path, const char *cwd, const char *h
                 return -1;
         int n = snprintf(joined, sizeof(joined), "%s/%s", base ? base : "",
                          path[0] == '~' ? path + 1 : path);
-        if (n >= 0 && (size_t)n < sizeof(joined))
+        if (physical && n >= 0 && (size_t)n < sizeof(joined))
                 vfs_path_physical_dotdot(joined, sizeof(joined));
         if (n < 0 || (size_t)n >= sizeof(joined) || vfs_path_normalize(out, PATH_MAX, joined) < 0)
                 return make_error(err, 0, "%s: %s path longer than PATH_MAX", what, which);
@@ -124,8 +124,8 @@ static bool is_pattern(const char *s)
         return strpbrk(s, "*?[\\") != NULL;
 }
 
-int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, const char *cwd,
-                    const char *home, struct error *err)
+static int parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, const char *cwd,
+                 const char *home, bool physical, struct error *err)
 {
         const char *flag = (unsigned)mode < ARRAY_SIZE(mode_flags) ? mode_flags[mode] : NULL;
         char what[PATH_MAX + 32], host[PATH_MAX], sandbox[PATH_MAX];
@@ -141,14 +141,14 @@ int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, c
                 return make_error(err, 0, "%s: empty path", what);
         if (with_host) {
                 if (spec_split(host, sandbox, spec, what, err) < 0 ||
-                    spec_path(host_abs, host, cwd, home, what, "host", err) < 0)
+                    spec_path(host_abs, host, cwd, home, physical, what, "host", err) < 0)
                         return -1;
         } else if (strlen(spec) >= PATH_MAX) {
                 return make_error(err, 0, "%s: path longer than PATH_MAX", what);
         } else {
                 strcpy(sandbox, spec);
         }
-        if (spec_path(sandbox_abs, sandbox, cwd, home, what, "sandbox", err) < 0)
+        if (spec_path(sandbox_abs, sandbox, cwd, home, physical, what, "sandbox", err) < 0)
                 return -1;
         if (mode == VFS_HIDDEN && strcmp(sandbox_abs, "/") == 0)
                 return make_error(err, 0, "%s: hiding / would leave nothing to run", what);
@@ -256,4 +256,16 @@ void vfs_mount_free(struct vfs_mount *m)
         if (m->host_fd >= 0)
                 close(m->host_fd);
         *m = (struct vfs_mount){.host_fd = -1};
+}
+
+int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, const char *cwd,
+                    const char *home, struct error *err)
+{
+        return parse(m, spec, mode, cwd, home, true, err);
+}
+
+int vfs_mount_parse_lexical(struct vfs_mount *m, const char *spec, enum vfs_mode mode,
+                            const char *cwd, const char *home, struct error *err)
+{
+        return parse(m, spec, mode, cwd, home, false, err);
 }

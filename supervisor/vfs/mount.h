@@ -67,6 +67,11 @@ void vfs_path_physical_dotdot(char *path, size_t size);
 
 int vfs_mount_parse(struct vfs_mount *m, const char *spec, enum vfs_mode mode, const char *cwd,
                     const char *home, struct error *err);
+/* The same with every '..' lexical (no file system looked at): what the user's words name if
+ * no symlink lies before a '..'. walls.c protects that too for --hide and a plain --ro, so that
+ * a symlink before the '..' can only add to what they protect. */
+int vfs_mount_parse_lexical(struct vfs_mount *m, const char *spec, enum vfs_mode mode,
+                            const char *cwd, const char *home, struct error *err);
 
 /*
  * Fill *m from parts that are already trusted (the default view): paths are normalised,
