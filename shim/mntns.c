@@ -393,7 +393,8 @@ int ns_early(struct ns_maker *mk, enum ipc_isolation how, bool net, struct ns_an
         int out[2], cmd[2];
         pid_t self = getpid();
 
-        *mk = (struct ns_maker){.pid = -1, .pipe = -1, .cmd = -1, .plan = NULL, .net = net};
+        *mk = (struct ns_maker){
+                .pid = -1, .pipe = -1, .cmd = -1, .plan = NULL, .net = net, .net_read = false};
         *ipc = (struct ns_answer){.r = -ECHILD, .why = "the probe died"};
         mk->plan = mmap(NULL, sizeof(struct ns_plan), PROT_READ | PROT_WRITE,
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -446,6 +447,7 @@ int ns_early_net(struct ns_maker *mk, struct ns_answer *net)
         if (read(mk->pipe, net, sizeof(*net)) != sizeof(*net))
                 *net = (struct ns_answer){.r = -ECHILD, .why = "the probe died"};
         net->why[sizeof(net->why) - 1] = '\0';
+        mk->net_read = true;
         if (net->r < 0)
                 ns_abandon(mk);
         return net->r;
@@ -464,6 +466,10 @@ int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct 
         }
         /* The early maker has made the namespaces `userns` and `net` stand for (the probe's
          * answers made them so): it now gets the binds. */
+        /* ...provided its network namespace's answer was read (layers_probe_net): else the
+         * pipe holds it before the build's, and what `net` says may not be what it made. */
+        if (mk->pid > 0 && mk->plan && mk->net && !mk->net_read)
+                ns_abandon(mk);
         if (mk->pid > 0 && mk->plan && !mk->building) {
                 *step = "hand the mounts to the namespaces' maker";
                 mk->plan->pid = pid;

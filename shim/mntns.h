@@ -80,6 +80,7 @@ struct ns_maker {
         int cmd;              /* an early maker's "go" (ns_early), or -1 */
         struct ns_plan *plan; /* what ns_start hands an early maker, or NULL */
         bool net;             /* an early maker makes a network namespace */
+        bool net_read;        /* ...and its answer has been read (ns_early_net) */
         bool building;        /* ns_start has been called: ns_finish's to wait for */
 };
 /* How making one namespace went: 0 or -errno, and the step that failed. */
