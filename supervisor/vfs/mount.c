@@ -67,19 +67,19 @@ static int spec_base(const char **base, const char *path, const char *cwd, const
  */
 void vfs_path_physical_dotdot(char *path, size_t size)
 {
-        char real[PATH_MAX], *head, *end = NULL;
+        char real[PATH_MAX], head[2 * PATH_MAX], *end = NULL;
 
         for (char *c = path; (c = strstr(c, "/..")); c += 3)
                 if (c[3] == '\0' || c[3] == '/')
                         end = c + 3;
-        if (!end)
+        if (!end || (size_t)(end - path) >= sizeof(head))
                 return;
-        head = strndup(path, (size_t)(end - path));
-        if (head && realpath(head, real) && strlen(real) + strlen(end) < size) {
+        memcpy(head, path, (size_t)(end - path));
+        head[end - path] = '\0';
+        if (realpath(head, real) && strlen(real) + strlen(end) < size) {
                 memmove(path + strlen(real), end, strlen(end) + 1);
                 memcpy(path, real, strlen(real));
         }
-        free(head);
 }
 
 /* Expand and normalise one path of a spec into out[PATH_MAX]. `which` is "host" or "sandbox". */
