@@ -1,4 +1,5 @@
 #include "supervisor/layers.h"
+#include "syscalls/fs_common.h"
 #include "supervisor/sockmaker.h"
 #include "shim/netns.h"
 
@@ -160,13 +161,9 @@ static void probe_ipc(struct layers *l, bool net, struct ns_maker *keep)
 
 const char *layers_userns_hint(const char *path)
 {
-        char v[8] = "";
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, v, sizeof(v) - 1);
+        char v[8];
 
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0 || v[0] != '1')
+        if (fs_read_text(path, v, sizeof(v)) < 0 || v[0] != '1')
                 return "";
         return "; AppArmor restricts user namespaces on this host "
                "(kernel.apparmor_restrict_unprivileged_userns=1): `sudo "
