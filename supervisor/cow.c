@@ -26,6 +26,7 @@
 #include "supervisor/vfs/journal.h"
 #include "supervisor/vfs/mount.h"
 #include "supervisor/vfs/path.h"
+#include "supervisor/vfs/cowup.h"
 #include "supervisor/vfs/view.h"
 
 /* ---- the set of noted paths -------------------------------------------------------------- */
@@ -391,6 +392,27 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
         return 0;
 }
 
+/*
+ * Where no mount namespace holds an overlay, the supervisor merges the layers itself
+ * (vfs/resolve.h, syscalls/fs_cow.c): the view's mount gets the upper directory, which only
+ * the supervisor's Landlock domain may change (walls_grants); the lower is read-only to both
+ * domains (walls.c). What a crash left of a copy-up in progress is swept first.
+ */
+static int emulate(struct supervisor *sup, size_t i, struct error *err)
+{
+        struct cow_state *c = &sup->cow;
+        struct vfs_mount *vm = &sup->view.mounts[c->view_index[i]];
+        int fd = open(c->m[i].upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return make_error(err, errno, "run: session `%s`: `%s`", c->name, c->m[i].upper);
+        (void)cowup_sweep(fd);
+        vm->upper_fd = fd;
+        vm->emulated = true;
+        sup->cow_merged = true;
+        return 0;
+}
+
 int cow_setup(struct supervisor *sup, struct error *err)
 {
         struct cow_state *c = &sup->cow;
@@ -409,12 +431,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 if (c->n == SESSION_MOUNTS_MAX)
                         return make_error(err, 0, "run: at most %d copy-on-write mounts",
                                           SESSION_MOUNTS_MAX);
-                if (!sup->layers.mntns)
-                        return make_error(err, 0,
-                                          "run: %s: copy-on-write needs a mount namespace, which "
-                                          "this host does not give (no user namespaces for this "
-                                          "user); use --rw or --ro%s",
-                                          vm->origin, layers_userns_hint(APPARMOR_USERNS_SYSCTL));
+                c->view_index[c->n] = i;
                 snprintf(c->m[c->n].sandbox, PATH_MAX, "%s", vm->sandbox);
                 snprintf(c->m[c->n].host, PATH_MAX, "%s", vm->host);
                 c->m[c->n].lower_fd = c->m[c->n].journal_fd = -1;
@@ -447,11 +464,13 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 memset(&meta.mounts[i], 0, sizeof(meta.mounts[i]));
                 snprintf(meta.mounts[i].sandbox, PATH_MAX, "%s", c->m[i].sandbox);
                 snprintf(meta.mounts[i].host, PATH_MAX, "%s", c->m[i].host);
-                if (open_mount_state(c, i, err) < 0 || same_host(c, i, &old, &meta, err) < 0) {
+                if (open_mount_state(c, i, err) < 0 || same_host(c, i, &old, &meta, err) < 0 ||
+                    (!sup->layers.mntns && emulate(sup, i, err) < 0)) {
                         session_meta_free(&old);
                         goto fail;
                 }
-                cow_own_dirs(sup, c->m[i].lower_fd, c->m[i].upper);
+                if (sup->layers.mntns)
+                        cow_own_dirs(sup, c->m[i].lower_fd, c->m[i].upper);
         }
         session_meta_free(&old);
         meta.n_mounts = c->n;
@@ -460,7 +479,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         session_meta_free(&meta);
         if (r < 0)
                 goto fail;
-        for (size_t i = 0; i < c->n; i++) {
+        for (size_t i = 0; i < c->n && sup->layers.mntns; i++) {
                 struct mnt_bind *b = walls_new_bind(sup);
 
                 snprintf(b->source, sizeof(b->source), "%s", c->m[i].host);
@@ -537,6 +556,12 @@ static void note(struct cow_state *c, const char *path)
         close(fd);
 out:
         pthread_mutex_unlock(&c->lock);
+}
+
+void cow_note_path(struct supervisor *sup, const char *path)
+{
+        if (sup->cow.n)
+                note(&sup->cow, path);
 }
 
 static bool fd_path(int fd, char *out, size_t size)
@@ -726,6 +751,13 @@ void cow_finish(struct supervisor *sup)
 
                 if (m->lower_fd >= 0)
                         close(m->lower_fd);
+                if (sup->view.mounts && c->view_index[i] < sup->view.n_mounts) {
+                        struct vfs_mount *vm = &sup->view.mounts[c->view_index[i]];
+
+                        if (vm->emulated && vm->upper_fd >= 0)
+                                close(vm->upper_fd);
+                        vm->upper_fd = -1;
+                }
                 if (m->journal_fd >= 0)
                         close(m->journal_fd);
                 m->lower_fd = m->journal_fd = -1;

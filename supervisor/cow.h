@@ -36,8 +36,9 @@ struct cow_mount {
 struct cow_state {
         size_t n; /* 0: no cow mount in this run */
         struct cow_mount m[SESSION_MOUNTS_MAX];
-        char state[PATH_MAX]; /* the state directory (hidden in the view) */
-        char dir[PATH_MAX];   /* the session's directory */
+        size_t view_index[SESSION_MOUNTS_MAX]; /* m[i]'s mount in the view */
+        char state[PATH_MAX];                  /* the state directory (hidden in the view) */
+        char dir[PATH_MAX];                    /* the session's directory */
         char name[SESSION_NAME_MAX + 1];
         /* The view, for the remapped mounts beneath a cow mount (remap.c): what lies in
          * them is theirs, not the session's. */
@@ -78,6 +79,8 @@ int masks_add(struct supervisor *sup, struct error *err);
  * removed or replaced). Errors are not the call's: a missing baseline makes apply refuse. */
 void cow_note_fd(struct supervisor *sup, int fd);
 void cow_note_at(struct supervisor *sup, int dirfd, const char *name);
+/* The same by sandbox path (a merged mount's object, before the supervisor copies it up). */
+void cow_note_path(struct supervisor *sup, const char *path);
 /* The same for `name` and everything the lower has beneath it: a directory moved by copying
  * (treemove.h), whose lower objects all leave the merged view. */
 void cow_note_tree_at(struct supervisor *sup, int dirfd, const char *name);

@@ -713,7 +713,13 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         for (size_t i = 0; i < hidden->n_mounts; i++) {
                 const struct vfs_mount *m = &hidden->mounts[i];
 
-                if (m->mode == VFS_RO && strcmp(m->sandbox, "/") != 0)
+                /* A copy-on-write mount the supervisor merges (cow.c, emulate) is read-only
+                 * to the kernel too, where it lies in a writable place (/tmp, a --rw tree):
+                 * every change goes into the session through the supervisor (an outside
+                 * attack rewrote the workspace by reopening a read-only fd through
+                 * /proc/self/fd/N, with Landlock granting the writable place whole). */
+                if ((m->mode == VFS_RO || (m->mode == VFS_COW && m->emulated)) &&
+                    strcmp(m->sandbox, "/") != 0)
                         carve_entry(&writes, m);
                 if (vfs_mount_remapped(m) && m->mode != VFS_RW)
                         carve_path(&writes, m->host); /* its own path too (walls.c) */

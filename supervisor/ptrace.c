@@ -14,6 +14,7 @@
  * section: a number in the tree always designates the task we admitted.
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/ptrace.h"
 #include "supervisor/procscan.h"
 #include "supervisor/trace.h"
@@ -92,7 +93,8 @@ int ptrace_seize_root(struct supervisor *sup, pid_t pid)
 {
         struct tracee *t;
 
-        if (ptrace(PTRACE_SEIZE, pid, 0, STOCKADE_PTRACE_OPTIONS) < 0)
+        if (ptrace(PTRACE_SEIZE, pid, 0,
+                   STOCKADE_PTRACE_OPTIONS | (sup->cow_merged ? PTRACE_O_TRACESECCOMP : 0)) < 0)
                 return -errno;
         pthread_mutex_lock(&sup->lock);
         t = admit(sup, pid);
@@ -230,6 +232,10 @@ static void defer_backtrace(pid_t tid, uint64_t id)
                 ptrace(PTRACE_CONT, tid, 0, 0);
 }
 
+/* Tasks stopped at PTRACE_EVENT_SECCOMP, handled by ptrace_reap without the lock. */
+static pid_t seccomp_stops[64];
+static size_t n_seccomp;
+
 static void handle_status(struct supervisor *sup, pid_t pid, int status)
 {
         struct tracee *t;
@@ -262,6 +268,14 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
                 break;
         case PTRACE_EVENT_EXEC:
                 on_exec(sup, t, pid);
+                break;
+        case PTRACE_EVENT_SECCOMP:
+                /* chdir or exec on a merged cow mount: resolved without the lock */
+                if (n_seccomp < sizeof(seccomp_stops) / sizeof(seccomp_stops[0])) {
+                        seccomp_stops[n_seccomp++] = pid;
+                        return;
+                }
+                fs_cow_traced(sup, pid); /* more at once than kept: here */
                 break;
         case PTRACE_EVENT_STOP:
                 if (t->attached && (bt = trace_bt_stop(sup, pid, sig)) != 0) {
@@ -310,6 +324,12 @@ int ptrace_reap(struct supervisor *sup)
                 if (!trace_bt_stopped(sup, deferred[i].tid, deferred[i].id))
                         ptrace(PTRACE_CONT, deferred[i].tid, 0, 0);
         n_deferred = 0;
+        /* Stopped in their seccomp stop, which only we end: no number reuse either. */
+        for (size_t i = 0; i < n_seccomp; i++) {
+                fs_cow_traced(sup, seccomp_stops[i]);
+                ptrace(PTRACE_CONT, seccomp_stops[i], 0, 0);
+        }
+        n_seccomp = 0;
         return -err;
 }
 

@@ -276,6 +276,7 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
         int sv[2] = {-1, -1}, r;
         pid_t self = getpid(), pid;
 
+        sup->fopts.cow_merged = sup->cow_merged;
         r = filter_build(&sup->fopts, &prog);
         if (r < 0)
                 return make_error(err, -r, "build the seccomp filter");

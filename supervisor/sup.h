@@ -91,6 +91,7 @@ struct supervisor {
         struct cow_state cow; /* the copy-on-write mounts and their session (cow.h) */
         int cow_roots[16];    /* their overlays' roots (the view's fds): Landlock rules */
         size_t n_cow_roots;
+        bool cow_merged; /* a cow mount is merged by us, not by overlayfs (cow.c) */
         /* A hidden path lies (or a pattern may match) beneath a cow mount: Landlock, which
          * grants the overlay whole, is no wall there, so the calls that make, remove or
          * rename a name resolve in the view (fs_path.c), never the fast way. */

@@ -10,6 +10,7 @@
 #define STOCKADE_TRACEE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -24,6 +25,9 @@ struct exec_judged {
         /* A script: where its name is in the interpreter's argv (1, or 2 after the "#!"
          * line's argument); 0 for a binary. */
         unsigned script_argi;
+        /* The script's name as the supervisor wrote it for the interpreter (a script run
+         * from a merged copy-on-write mount, fs_cow.c): FNV-1a of it, 0 for none. */
+        uint64_t script_name;
 };
 
 struct tracee {

@@ -15,11 +15,13 @@
 #include "supervisor/vfs/default.h"
 #include "supervisor/scratch.h"
 #include "syscalls/table.h"
+#include "shim/landlock.h"
 #include "supervisor/vfs/view.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <linux/landlock.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <pwd.h>
@@ -83,12 +85,6 @@ static int check_enforceable(const struct vfs_mount *m, bool private_dirs, struc
                                           m->origin, m->sandbox);
                 return 0;
         }
-        if (m->mode == VFS_COW && !private_dirs)
-                return make_error(err, 0,
-                                  "run: %s: copy-on-write needs a mount namespace, which this "
-                                  "host does not give (no user namespaces for this user); use "
-                                  "--rw or --ro%s",
-                                  m->origin, layers_userns_hint(APPARMOR_USERNS_SYSCTL));
         if (m->mode == VFS_HIDDEN)
                 return 0;
         if (vfs_mount_remapped(m) && !private_dirs)
@@ -151,9 +147,9 @@ static int no_host_paths_beneath(struct vfs_view *v, bool verbose, struct error 
 /*
  * A --ro path beneath a cow mount would be judged by the lower's inodes, which the overlay's
  * are not: refused until the carve-outs follow the overlay. Where no mount namespace can be
- * made, the default view's working directory is writable, not copy-on-write: said.
+ * made, -v says that the supervisor merges the working directory's layers itself.
  */
-static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_dirs, bool quiet,
+static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_dirs, bool verbose,
                       struct error *err)
 {
         const struct vfs_mount *w = vfs_view_find(v, cwd);
@@ -176,12 +172,11 @@ static int cow_checks(const struct vfs_view *v, const char *cwd, bool private_di
                                                   b->origin, b->sandbox, c->sandbox, c->origin);
                 }
         }
-        if (!private_dirs && !quiet && w && w->mode == VFS_RW && strcmp(w->sandbox, cwd) == 0 &&
-            strcmp(w->origin, "default view") == 0)
+        if (!private_dirs && verbose && w && w->mode == VFS_COW && strcmp(w->sandbox, cwd) == 0)
                 fprintf(stderr,
-                        "stockade: warning: no mount namespace on this host, so the working "
-                        "directory is writable, not copy-on-write (--rw . says you mean it, --ro "
-                        ". protects it)%s\n",
+                        "stockade: note: no mount namespace on this host: the copy-on-write "
+                        "workspace is merged by stockade itself (README, \"Without a mount "
+                        "namespace\")%s\n",
                         layers_userns_hint(APPARMOR_USERNS_SYSCTL));
         return 0;
 }
@@ -313,8 +308,9 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
                                 .uid = getuid(),
                                 .is_root = geteuid() == 0,
                                 .tmp = private_dirs ? NULL : "/tmp",
-                                /* copy-on-write needs the namespace too */
-                                .cwd_cow = private_dirs};
+                                /* an overlay in the namespace, else merged by the
+                                 * supervisor (cow.c, emulate) */
+                                .cwd_cow = true};
         int r = vfs_default_view(view, &d);
 
         if (r < 0)
@@ -352,7 +348,13 @@ static int build_view(struct vfs_view *view, const struct config *cfg, const cha
         }
         if (no_host_paths_beneath(view, cfg->verbose > 0, err) < 0)
                 return -1;
-        return cow_checks(view, cwd, private_dirs, cfg->quiet, err);
+        /* Without a mount namespace no overlay can be mounted: the supervisor merges (cow.c). */
+        for (size_t i = 0; i < view->n_mounts; i++)
+                if (view->mounts[i].mode == VFS_COW && !private_dirs) {
+                        view->mounts[i].emulated = true;
+                        view->mounts[i].upper_fd = -1;
+                }
+        return cow_checks(view, cwd, private_dirs, cfg->verbose > 0, err);
 }
 
 /* Whether `path` lies strictly beneath a writable tree. */
@@ -395,12 +397,14 @@ static int carve_matches(struct places *p, const struct vfs_mount *m, struct err
 /* One mount's part in the places: a writable tree (`carves` false), or a carve-out. */
 static int apply_mount(struct places *p, const struct vfs_mount *m, bool carves, struct error *err)
 {
-        bool writable = m->mode == VFS_RW || m->mode == VFS_COW;
+        /* A copy-on-write mount the supervisor merges (cow.c, `emulated`) is read-only to
+         * the sandbox: every change goes through the supervisor, into the session. */
+        bool writable = m->mode == VFS_RW || (m->mode == VFS_COW && !m->emulated);
         char real[PATH_MAX];
         struct stat st;
 
-        if ((!writable && m->mode != VFS_RO && m->mode != VFS_HIDDEN) || m->alias ||
-            writable == carves)
+        if ((!writable && m->mode != VFS_RO && m->mode != VFS_HIDDEN && m->mode != VFS_COW) ||
+            m->alias || writable == carves)
                 return 0;
         if (vfs_mount_remapped(m)) {
                 /* Its host tree, by inode (a --ro one is a read-only mount inside); and a
@@ -430,7 +434,8 @@ static int apply_to_places(struct places *p, const struct vfs_view *v, struct er
                 const struct vfs_mount *m = vfs_view_find(v, p->v[i].path);
                 /* ... and a host directory a remapped mount covers is not one either */
                 if (p->v[i].kind == PLACE_TREE && m &&
-                    ((m->mode != VFS_RW && m->mode != VFS_TMP && m->mode != VFS_COW) ||
+                    ((m->mode != VFS_RW && m->mode != VFS_TMP &&
+                      (m->mode != VFS_COW || m->emulated)) ||
                      vfs_mount_remapped(m)) &&
                     strcmp(m->sandbox, p->v[i].path) == 0)
                         places_remove(p, p->v[i].path);
@@ -721,6 +726,16 @@ int walls_setup(struct supervisor *sup, struct error *err)
         return 0;
 }
 
+/* The cow mount of the view's mount `i`. */
+static size_t emulated_index(const struct supervisor *sup, size_t i)
+{
+        size_t k = 0;
+
+        while (k + 1 < sup->cow.n && sup->cow.view_index[k] != i)
+                k++;
+        return k;
+}
+
 int walls_grants(struct supervisor *sup, struct error *err)
 {
         int abi = sup->layers.landlock_abi, r;
@@ -736,6 +751,24 @@ int walls_grants(struct supervisor *sup, struct error *err)
         pathcache_end();
         if (r < 0)
                 return -1;
+        /* The upper directories of the copy-on-write mounts it merges: the supervisor's to
+         * write, never the sandbox's (cow.c, emulate); the sandbox's to execute. */
+        for (size_t i = 0; i < sup->view.n_mounts; i++) {
+                const struct vfs_mount *m = &sup->view.mounts[i];
+                struct stat st;
+
+                if (!m->emulated || m->upper_fd < 0 || fstat(m->upper_fd, &st) < 0)
+                        continue;
+                grants_add(&sup->grants, sup->cow.m[emulated_index(sup, i)].upper, &st,
+                           landlock_write_access(abi) | LANDLOCK_ACCESS_FS_READ_FILE |
+                                   LANDLOCK_ACCESS_FS_READ_DIR,
+                           GRANT_SUPERVISOR);
+                /* The kernel runs a program made in the run from there (fs_cow_traced), which
+                 * takes reading too (an exec opens the file for reading). Nothing of it is
+                 * more than the merge shows: opens are the supervisor's (no --fast here). */
+                grants_add(&sup->grants, sup->cow.m[emulated_index(sup, i)].upper, &st,
+                           grants_read_access(), GRANT_BOTH);
+        }
         fastreads_grants(sup);
         say_splits(sup, &sup->view);
         return 0;

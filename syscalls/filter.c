@@ -121,6 +121,10 @@ const struct arg_rule filter_arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_SETFLAGS, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC32_SETFLAGS, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_FSSETXATTR, V_ERRNO, EPERM, false, W_ALWAYS},
+        /* ... and the inode's generation, which its owner may set on a file opened for
+         * reading: a change (ctime) to a --ro or copy-on-write file (outside review). */
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_SETVERSION, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC32_SETVERSION, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* Turning on SIGIO (O_ASYNC, FIOASYNC) or choosing its signal (F_SETSIG, SIGKILL
@@ -148,6 +152,9 @@ const struct arg_rule filter_arg_rules[] = {
         /* O_PATH opens stay in the kernel, decided on the flags register: SECCOMP_ADDFD
          * cannot install an O_PATH file (fget refuses them), and such an fd gives no access
          * to what it names: every use of it by path is emulated (fs_open.c). */
+        /* ... but where a copy-on-write mount is merged, the kernel's walk would find the
+         * lower alone: the tracer points the path at the merge's object (fs_cow_traced). */
+        {SC_open, 1, C_ANY, O_PATH, 0, V_TRACE, 0, false, W_COW},
         {SC_open, 1, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         /* --fast: a directory opened to be read (opendir) can only be listed, and listings
          * are the kernel's then; an O_TMPFILE, which has O_DIRECTORY's bit, is not one. */
@@ -158,6 +165,7 @@ const struct arg_rule filter_arg_rules[] = {
         {SC_open, 1, C_EQ, READ_OPEN_MASK, 0, V_KERNEL, 0, false, W_READS},
         {SC_open, 0, C_ALWAYS, 0, 0, V_NOTIFY, 0, false, W_ALWAYS},
         {SC_openat, 3, C_ANY, S_ISUID | S_ISGID, 0, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_openat, 2, C_ANY, O_PATH, 0, V_TRACE, 0, false, W_COW},
         {SC_openat, 2, C_ANY, O_PATH, 0, V_KERNEL, 0, false, W_ALWAYS},
         {SC_openat, 2, C_EQ, OPENDIR_MASK, O_DIRECTORY, V_KERNEL, 0, false, W_LOOKS},
         {SC_openat, 2, C_EQ, READ_OPEN_MASK, 0, V_KERNEL, 0, false, W_READS},
@@ -368,6 +376,8 @@ static uint32_t kernel_action(const struct filter_opts *o, enum verdict v, int e
                 return SECCOMP_RET_ERRNO | ((uint32_t)err & SECCOMP_RET_DATA);
         case V_KILL:
                 return o->audit ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_KILL_PROCESS;
+        case V_TRACE:
+                return SECCOMP_RET_TRACE;
         case V_ARGS:
                 break;
         }
@@ -448,6 +458,13 @@ uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row
                 return verdict_action(o, V_KERNEL, 0, false, false);
         if (o->pidns && pidns_row(row))
                 return verdict_action(o, V_KERNEL, 0, false, false);
+        if (o->cow_merged && (row->handler == fs_cow_xattr_get || row->handler == fs_cow_getcwd))
+                return verdict_action(o, V_NOTIFY, 0, false, false);
+        /* ... and chdir and exec stop for the tracer, which points them at the merge's
+         * object (fs_cow_traced): the kernel must perform them itself */
+        if (o->cow_merged && (row - syscall_table == SC_chdir || row - syscall_table == SC_execve ||
+                              row - syscall_table == SC_execveat))
+                return SECCOMP_RET_TRACE;
         /* A silent fallback stays ENOSYS in audit mode: run natively, clone3 would hide its
          * flags from the audit (they are in memory) and its child from --max-procs (only
          * clone is counted); refused, libc takes clone, which the audit sees whole. */
@@ -483,6 +500,8 @@ bool filter_rule_applies(const struct filter_opts *o, const struct arg_rule *r)
                 return o->pidns;
         case W_READS:
                 return o->kernel_reads;
+        case W_COW:
+                return o->cow_merged;
         }
         return true;
 }

@@ -35,6 +35,9 @@ struct filter_opts {
          * (pidfd_send_signal), and F_SETOWN, stay in the kernel, which confines them to the
          * namespace. Their handlers would read the namespace's numbers as the host's. */
         bool pidns;
+        /* A copy-on-write mount is merged by the supervisor (syscalls/fs_cow.h): the xattr
+         * getters by path, which the kernel would answer from the lower alone, are notified. */
+        bool cow_merged;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

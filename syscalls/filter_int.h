@@ -33,6 +33,7 @@ enum rule_when {
         W_LOOKS,    /* only under --fast: the kernel answers the calls that look */
         W_PIDNS,    /* only with a pid namespace of the sandbox's own (--fast) */
         W_READS,    /* only under --fast with kernel reads: opens for reading */
+        W_COW,      /* only where a copy-on-write mount is merged (fs_cow.h) */
 };
 
 /* One comparison of one argument. */

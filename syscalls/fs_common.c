@@ -1,4 +1,5 @@
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/vfs/view.h"
 #include "supervisor/notify.h"
 #include "supervisor/tmem.h"
@@ -371,6 +372,8 @@ void fs_sandbox_path(const struct supervisor *sup, char *path, size_t size)
 {
         size_t n = sup->shm_dir ? strlen(sup->shm_dir) : 0;
         char rest[PATH_MAX];
+
+        fs_cow_sandbox_path(sup, path, size); /* an upper directory's object */
 
         if (!n || strncmp(path, sup->shm_dir, n) != 0 || (path[n] && path[n] != '/'))
                 return;

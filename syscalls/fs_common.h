@@ -138,6 +138,19 @@ void fs_exec_free(struct supervisor *sup);
  * the process runs the file judged or one of its interpreters. Under the lock. */
 struct tracee;
 bool fs_exec_verify(struct supervisor *sup, struct tracee *t, pid_t pid);
+/* Judge an exec of `path` from `base` by thread `tid` (as fs_exec does: the view, the exec
+ * policy, the record for fs_exec_verify). Returns 0, with the object's O_PATH fd in *object
+ * when `object` is not NULL (ours to close), or -errno. */
+int fs_exec_judge(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned flags,
+                  int *object);
+/* A script's name as the supervisor wrote it into the interpreter's argv (fs_cow.c), kept with
+ * the judged exec of `tid` for fs_exec_verify; and the hash it is kept as. */
+void fs_exec_script_named(struct supervisor *sup, pid_t tid, const char *name);
+uint64_t fs_exec_name_hash(const char *name);
+/* The "#!" line of the file `fd`, read as the program: its interpreter (an absolute path, ""
+ * for none) and its argument ("" for none), as the kernel would take them. */
+void fs_exec_shebang(struct supervisor *sup, pid_t tid, int fd, char *out, size_t size, char *arg,
+                     size_t arg_size);
 
 /* Acting as the program: its fsuid/fsgid, no capabilities and, for a call that creates,
  * its umask (on a notifier thread with an fs_struct of its own). */

@@ -18,9 +18,11 @@
  * is listed by the supervisor rather than answered CONTINUE.
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/notify.h"
 #include "supervisor/tmem.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/cowdir.h"
 #include "supervisor/vfs/special.h"
 #include "supervisor/vfs/view.h"
 
@@ -38,22 +40,6 @@
 /* The most read at once: a larger buffer gets fewer entries a call, which is allowed. */
 #define DIR_BUF_MAX   (64u * 1024)
 #define PROC_ROOT_INO 1
-
-struct dirent64_k {
-        uint64_t d_ino;
-        int64_t d_off;
-        unsigned short d_reclen;
-        unsigned char d_type;
-        char d_name[];
-};
-
-/* The old format: d_type is the last byte of the record, after the name's NUL. */
-struct dirent_old {
-        unsigned long d_ino;
-        unsigned long d_off;
-        unsigned short d_reclen;
-        char d_name[];
-};
 
 enum dir_filter {
         DF_NONE,
@@ -281,6 +267,53 @@ out:
         return r < 0 ? r : (long)filled;
 }
 
+/*
+ * A directory of a merged copy-on-write mount (fs_cow.h): the merge of its layers, from the
+ * position the caller's file offset holds (vfs/cowdir.h: a hash of the last name handed
+ * out, which our copy shares with the program's fd), moved on past what is handed out.
+ * Returns the bytes filled, 0 at the end, 1 in *merged when the directory is not merged
+ * (and nothing filled), or -errno.
+ */
+static long list_merged(struct dir_call *dc, int fd, bool old, off_t start, char *out, size_t size,
+                        bool *merged)
+{
+        const struct vfs_mount *root;
+        struct cowdir d = {0};
+        uint64_t next = 0;
+        struct stat up;
+        int upper, lower;
+        long r = fs_cow_layers(dc->sup, dc->path, &upper, &lower);
+
+        *merged = r != 0;
+        if (r <= 0)
+                return r;
+        r = cowdir_read(upper, lower, &d);
+        if (upper >= 0)
+                close(upper);
+        if (lower >= 0)
+                close(lower);
+        if (r < 0)
+                return r;
+        /* The mount's root: ".." is what lies above it in the view, not the session store */
+        root = vfs_view_mount_at(&dc->sup->view, dc->path);
+        if (d.n > 1 && root && root->host_fd >= 0 &&
+            fstatat(root->host_fd, "..", &up, AT_SYMLINK_NOFOLLOW) == 0)
+                d.v[1].ino = up.st_ino;
+        if (dc->filter == DF_HIDDEN) {
+                size_t kept = 0;
+
+                for (size_t i = 0; i < d.n; i++)
+                        if (shown(dc, d.v[i].name))
+                                d.v[kept++] = d.v[i];
+                d.n = kept;
+        }
+        r = cowdir_fill(&d, (uint64_t)start, old, out, size, &next);
+        cowdir_free(&d);
+        if (r > 0)
+                lseek(fd, (off_t)next, SEEK_SET);
+        return r;
+}
+
 /* getdents64, getdents */
 int fs_dir(struct supervisor *sup, struct call *call)
 {
@@ -309,12 +342,24 @@ int fs_dir(struct supervisor *sup, struct call *call)
          * and reads of `in` only what getdents64 wrote. */
         in = xrealloc(NULL, size ? size : 1);
         out = xrealloc(NULL, size ? size : 1);
+        if (r == 0 && fs_cow_any(sup) && dc.filter != DF_ALL) {
+                bool merged;
+
+                r = list_merged(&dc, fd, old, start, out, size, &merged);
+                if (r > 0 && tmem_write(tid, a[1], out, (size_t)r) < 0) {
+                        lseek(fd, start, SEEK_SET);
+                        r = -EFAULT;
+                }
+                if (merged)
+                        goto done;
+        }
         if (r == 0)
                 r = list(&dc, fd, old, start, in, out, size);
         if (r > 0 && tmem_write(tid, a[1], out, (size_t)r) < 0) {
                 lseek(fd, start, SEEK_SET); /* nothing was listed: as the kernel leaves it */
                 r = -EFAULT;
         }
+done:
         free(in);
         free(out);
         close(fd);

@@ -150,17 +150,24 @@ static int judge_policy(struct supervisor *sup, int fd, const struct stat *st)
         return allowed ? 0 : -EACCES;
 }
 
-/* The interpreter a "#!" line of the file `fd` names, into out ("" for none); *has_arg says
- * whether the line gives it an argument (which comes before the script's name). */
 static void interpreter_of(struct supervisor *sup, pid_t tid, int fd, char *out, size_t size,
                            bool *has_arg)
+{
+        char arg[256];
+
+        fs_exec_shebang(sup, tid, fd, out, size, arg, sizeof(arg));
+        *has_arg = arg[0] != '\0';
+}
+
+void fs_exec_shebang(struct supervisor *sup, pid_t tid, int fd, char *out, size_t size, char *arg,
+                     size_t arg_size)
 {
         char self[48], head[256], *p, *end;
         struct fs_as as;
         ssize_t n = -1;
         int rfd;
 
-        out[0] = '\0';
+        out[0] = arg[0] = '\0';
         snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
         if (fs_as_enter(sup, tid, false, &as) < 0)
                 return;
@@ -177,10 +184,14 @@ static void interpreter_of(struct supervisor *sup, pid_t tid, int fd, char *out,
                 ;
         for (end = p; *end && *end != ' ' && *end != '\t' && *end != '\n'; end++)
                 ;
-        *has_arg = false;
-        for (char *q = end; *q && *q != '\n'; q++)
-                if (*q != ' ' && *q != '\t')
-                        *has_arg = true;
+        /* The argument, as the kernel takes it: the rest of the line, blanks trimmed */
+        {
+                char *q = end + strspn(end, " \t"), *e = q + strcspn(q, "\n");
+
+                while (e > q && (e[-1] == ' ' || e[-1] == '\t'))
+                        e--;
+                snprintf(arg, arg_size, "%.*s", (int)(e - q), q);
+        }
         *end = '\0';
         if (*p == '/')
                 snprintf(out, size, "%s", p);
@@ -237,7 +248,8 @@ static int record(struct supervisor *sup, pid_t tid, int fd, const struct stat *
         return 0;
 }
 
-static int judge(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned flags)
+int fs_exec_judge(struct supervisor *sup, pid_t tid, int base, const char *path, unsigned flags,
+                  int *object)
 {
         struct fs_as as;
         struct stat st;
@@ -262,7 +274,10 @@ static int judge(struct supervisor *sup, pid_t tid, int base, const char *path, 
                 r = judge_policy(sup, fd, &st);
         if (r == 0)
                 r = record(sup, tid, fd, &st);
-        close(fd);
+        if (r == 0 && object)
+                *object = fd;
+        else
+                close(fd);
         return r;
 }
 
@@ -290,7 +305,7 @@ int fs_exec(struct supervisor *sup, struct call *call)
                 r = fs_take_base(sup, call, dirfd, path, &base);
         if (r == 0) {
                 trace_call_path(call, at ? 1 : 0, path);
-                r = judge(sup, tid, base, path, flags);
+                r = fs_exec_judge(sup, tid, base, path, flags, NULL);
         }
         if (base >= 0)
                 close(base);
@@ -307,6 +322,26 @@ int fs_exec(struct supervisor *sup, struct call *call)
  * changed after we read ours. That name, from the process's cwd (it is stopped, and has a
  * single thread now), must lead to the script judged.
  */
+uint64_t fs_exec_name_hash(const char *name)
+{
+        uint64_t h = 14695981039346656037ull;
+
+        for (; *name; name++)
+                h = (h ^ (unsigned char)*name) * 1099511628211ull;
+        return h ? h : 1;
+}
+
+void fs_exec_script_named(struct supervisor *sup, pid_t tid, const char *name)
+{
+        struct tracee *t;
+
+        pthread_mutex_lock(&sup->lock);
+        t = tracee_find_live(&sup->tree, tid);
+        if (t && t->exec.valid)
+                t->exec.script_name = fs_exec_name_hash(name);
+        pthread_mutex_unlock(&sup->lock);
+}
+
 static bool script_is_judged(const struct exec_judged *j, pid_t pid)
 {
         char path[64], args[PATH_MAX + 512];
@@ -329,6 +364,10 @@ static bool script_is_judged(const struct exec_judged *j, pid_t pid)
                 if (arg >= args + n)
                         return false;
         }
+        /* The name the supervisor gave the interpreter itself (fs_cow.c, a script of a
+         * merged copy-on-write mount), which the view, not the kernel, resolves. */
+        if (j->script_name && fs_exec_name_hash(arg) == j->script_name)
+                return true;
         /* fexecve and execveat(dirfd, name) of a script: the kernel names it /dev/fd/N[/name],
          * the process's fd, not ours. A close-on-exec fd is gone by now: the interpreter
          * cannot open the script either, so nothing of it can run. */

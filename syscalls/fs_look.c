@@ -25,6 +25,7 @@
  * fstat of such an fd tells what stat would; it gives no content (every reopen is judged).
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/notify.h"
 #include "supervisor/places.h"
 #include "supervisor/sockmaker.h"
@@ -262,7 +263,7 @@ static int find_fast(struct supervisor *sup, struct look_call *lc)
         const struct vfs_mount *m;
         int fd, r = 0;
 
-        if (fs_starts_special(sup, lc->path, lc->base))
+        if (fs_starts_special(sup, lc->path, lc->base) || !fs_cow_fast_ok(sup, lc->path))
                 return -EXDEV;
         if (has_dotdot(lc->path))
                 return find_fast_dotdot(sup, lc);
@@ -381,7 +382,7 @@ static int find_special(struct supervisor *sup, struct look_call *lc, const stru
 /* The slow way: resolution in the view. */
 static int find_slow(struct supervisor *sup, struct look_call *lc)
 {
-        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         char start[PATH_MAX];
         struct fs_as as;
         int r = fs_base_path(sup, lc->base, start, sizeof(start));
@@ -424,6 +425,11 @@ static int look_find(struct supervisor *sup, struct look_call *lc)
                 return fd < 0 ? -EBADF : fd;
         }
         fd = find_fast(sup, lc);
+        /* A merged copy-on-write mount: what its lower has may be hidden or replaced. */
+        if (fd >= 0 && fs_cow_found(sup, fd)) {
+                close(fd);
+                fd = -EXDEV;
+        }
         if (fd == -EXDEV)
                 fd = find_slow(sup, lc);
         return fd;

@@ -16,6 +16,7 @@
  * read-only after the spawn.
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/creds.h"
 #include "supervisor/notify.h"
 #include "supervisor/places.h"
@@ -308,7 +309,9 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
 {
         pid_t tid = (pid_t)call->req->pid;
         _cleanup_close_ int base = -1, target = -1;
+        const struct vfs_mount *cm = NULL;
         struct creds_saved saved;
+        char cpath[PATH_MAX];
         long r;
 
         r = copy_args(tid, m);
@@ -337,7 +340,27 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
                 call_fail(call, (int)-r);
                 goto out;
         }
-        r = places_contain(&sup->places, target);
+        /* On a merged copy-on-write mount: the upper's copy changes (a path to the lower's
+         * object is copied up first); an fd the program holds of the lower's object stays
+         * read-only, as elsewhere outside the writable places. */
+        r = fs_cow_any(sup) ? fs_cow_where(sup, target, &cm, cpath) : 0;
+        if (r == 1 && !m->fd_form) {
+                r = fs_cow_up(sup, tid, cm, cpath,
+                              m->op == META_CHOWN ? COW_OWN_OWNER : own_need(m));
+                if (r < 0) {
+                        call_fail(call, (int)-r);
+                        goto out;
+                }
+                close(target);
+                target = (int)r;
+                r = 2;
+        }
+        if (r == 2 && (m->op == META_SETXATTR || m->op == META_REMOVEXATTR) &&
+            fs_cow_own_xattr(m->name_buf)) {
+                call_fail(call, EPERM); /* overlayfs's own (fs_cow.h) */
+                goto out;
+        }
+        r = r == 2 ? 1 : places_contain(&sup->places, target);
         if (r <= 0) {
                 /* Outside (or not judgeable): the same answer; for truncate, Landlock's. */
                 trace_call_rule(call, "outside the writable places");

@@ -28,6 +28,7 @@
  * this notifier thread only; the pool starts another (notify.c).
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/creds.h"
 #include "supervisor/dns.h"
 #include "supervisor/notify.h"
@@ -117,6 +118,30 @@ static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd
 
 /* ---- the sandbox's /proc and /dev ------------------------------------------------------ */
 
+/* A reopen for a change of the object `fd` (O_PATH, ours to close) on a merged cow mount:
+ * its lower's object copied up first (fs_cow.h); anything else reopened as it is. Returns
+ * the new fd or -errno. */
+static int cow_reopen(struct supervisor *sup, const struct open_call *oc, int fd)
+{
+        const struct vfs_mount *m;
+        char path[PATH_MAX], self[48];
+        int r = fs_cow_where(sup, fd, &m, path);
+
+        if (r == 1) {
+                r = fs_cow_up(sup, oc->tid, m, path, COW_OWN_WRITABLE);
+                if (r < 0) {
+                        close(fd);
+                        return r;
+                }
+                close(fd);
+                fd = r;
+        }
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+        r = open_as(sup, oc, AT_FDCWD, self, oc->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW), 0);
+        close(fd);
+        return r;
+}
+
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
  * process holds; the kernel (and Landlock, for what it points to) judges that open. */
 /*
@@ -130,7 +155,7 @@ static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd
  */
 static int view_admits(struct supervisor *sup, const struct open_call *oc, int fd)
 {
-        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         char link[48], path[PATH_MAX];
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
@@ -213,12 +238,17 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
         dfd = open_as(sup, oc, base, parent, O_PATH | O_DIRECTORY, resolve);
         if (dfd < 0)
                 return dfd;
-        fd = open_as(sup, oc, dfd, slash + 1, oc->flags & ~O_NOFOLLOW, 0);
+        /* Where a cow mount is merged, a reopen that changes looks first: a file of its
+         * lower is copied up and the copy opened (Landlock refuses the lower's anyway). */
+        fd = open_as(sup, oc, dfd, slash + 1,
+                     fs_cow_any(sup) && writes(oc->flags) ? O_PATH : oc->flags & ~O_NOFOLLOW, 0);
         close(dfd);
         if (fd >= 0 && (r = view_admits(sup, oc, fd)) < 0) {
                 close(fd);
                 return r;
         }
+        if (fd >= 0 && fs_cow_any(sup) && writes(oc->flags))
+                fd = cow_reopen(sup, oc, fd);
         return fd;
 }
 
@@ -304,9 +334,24 @@ static int open_special(struct supervisor *sup, struct open_call *oc, const stru
 
 /* ---- the slow way: resolution in the view ----------------------------------------------- */
 
+/* A new file on a merged copy-on-write mount: made in the upper (fs_cow.h), its parent
+ * there replaced in *res. Returns 0 or -errno. */
+static int cow_create_ready(struct supervisor *sup, const struct open_call *oc,
+                            struct vfs_result *res)
+{
+        struct fs_cow_name cn;
+        bool whiteout;
+        int r;
+
+        fs_cow_name_take(res, &cn);
+        r = fs_cow_make_ready(sup, oc->tid, &cn, &res->parent_fd, res->name, &whiteout);
+        fs_cow_name_release(&cn);
+        return r;
+}
+
 static int open_slow(struct supervisor *sup, struct open_call *oc)
 {
-        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         char start[PATH_MAX], self[48];
         struct fs_as as;
         unsigned flags = 0;
@@ -335,6 +380,11 @@ static int open_slow(struct supervisor *sup, struct open_call *oc)
                         return -EACCES;
                 if (res.trailing_slash)
                         return -EISDIR;
+                if (res.parent_mount && res.parent_mount->emulated) {
+                        r = cow_create_ready(sup, oc, &res);
+                        if (r < 0)
+                                return r;
+                }
                 /* O_NOFOLLOW: a symlink put there since the walk is not followed. */
                 return open_as(sup, oc, res.parent_fd, res.name, oc->flags | O_NOFOLLOW,
                                RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
@@ -343,6 +393,15 @@ static int open_slow(struct supervisor *sup, struct open_call *oc)
         }
         if ((oc->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
                 return -EEXIST;
+        /* A change to what a merged copy-on-write mount's lower holds: to the upper's copy. */
+        if (res.mount && res.mount->emulated && !res.upper && !(oc->flags & O_PATH) &&
+            (writes(oc->flags) || (oc->flags & O_TRUNC)) && res.type != S_IFLNK) {
+                r = fs_cow_up(sup, oc->tid, res.mount, res.path, COW_OWN_WRITABLE);
+                if (r < 0)
+                        return r;
+                close(res.fd);
+                res.fd = r;
+        }
         if (oc->flags & O_PATH) {
                 if ((oc->flags & O_DIRECTORY) && res.type != S_IFDIR)
                         return -ENOTDIR;
@@ -365,9 +424,13 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
 {
         /* Without Landlock the kernel is no wall for hidden paths: always the view; nor
          * beneath a copy-on-write mount with a hidden path in it, whose overlay Landlock
-         * grants whole (sup.h, cow_hides). */
+         * grants whole (sup.h, cow_hides). Where a cow mount is merged by us, no open that
+         * changes anything: our Landlock domain may write the session's upper, which a
+         * symlink could lead the kernel's walk into before the check of what it found. */
+        if (fs_cow_any(sup) && writes(oc->flags))
+                return false;
         return sup->layers.landlock_abi && !sup->cow_hides && !(oc->flags & O_PATH) &&
-               !fs_starts_special(sup, oc->path, oc->base);
+               !fs_starts_special(sup, oc->path, oc->base) && fs_cow_fast_ok(sup, oc->path);
 }
 
 /* ---- the handler ------------------------------------------------------------------------- */
@@ -437,6 +500,11 @@ static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st
          * keep: such a call has the fast way only, and its answer is final — a path that
          * crosses a mount or starts on /proc or /dev is EXDEV, a hidden file EACCES.
          */
+        /* A symlink led into a merged copy-on-write mount: the merge says what is there. */
+        if (fast && fd >= 0 && fs_cow_found(sup, fd)) {
+                close(fd);
+                fd = -EXDEV;
+        }
         if (!oc->resolve && (fd == -EXDEV || fd == -ELOOP || fd == -EACCES || fd == -EAGAIN)) {
                 fd = open_slow(sup, oc);
                 fast = false;
@@ -567,7 +635,8 @@ int fs_open(struct supervisor *sup, struct call *call)
          * taken before the open copies it up, so that a host change during the copy shows
          * as a conflict rather than as the baseline (an outside review lost one so). Not
          * for O_CREAT | O_EXCL, which changes nothing that exists. */
-        if (sup->cow.n && ((oc.flags & O_ACCMODE) != O_RDONLY || (oc.flags & O_TRUNC)) &&
+        if (sup->cow.n && !fs_cow_any(sup) &&
+            ((oc.flags & O_ACCMODE) != O_RDONLY || (oc.flags & O_TRUNC)) &&
             (oc.flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL)) {
                 int pre = fs_look_find(sup, oc.tid, oc.base, oc.path,
                                        (oc.flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);

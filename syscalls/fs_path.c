@@ -16,6 +16,7 @@
  * else beneath /proc or /dev can be made or removed (EACCES, as for the program itself).
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/binder.h"
 #include "supervisor/grants.h"
 #include "supervisor/places.h"
@@ -50,6 +51,7 @@ struct place_arg {
         int parent;   /* O_PATH of the directory the name lives in */
         char path[PATH_MAX];
         char last[NAME_MAX + 2]; /* the last component, with a trailing '/' if it had one */
+        struct fs_cow_name cow;  /* on a copy-on-write mount the supervisor merges */
 };
 
 struct path_call {
@@ -229,7 +231,7 @@ static int parent_shm(struct supervisor *sup, const struct path_call *pc, struct
 /* The slow way: the name resolved in the view. */
 static int parent_slow(struct supervisor *sup, const struct path_call *pc, struct place_arg *pa)
 {
-        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
         char start[PATH_MAX];
@@ -270,6 +272,7 @@ static int parent_slow(struct supervisor *sup, const struct path_call *pc, struc
             grants_hidden_beneath(&sup->view, res.path))
                 return -EACCES;
         snprintf(pa->last, sizeof(pa->last), "%s%s", res.name, res.trailing_slash ? "/" : "");
+        fs_cow_name_take(&res, &pa->cow);
         fd = res.parent_fd;
         res.parent_fd = -1;
         return fd;
@@ -379,8 +382,13 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
         /* Without Landlock the kernel is no wall for hidden paths: always the view; nor is
          * it beneath a cow mount, whose overlay it grants whole (sup.h). */
         if (sup->layers.landlock_abi && !sup->cow_hides &&
-            !fs_starts_special(sup, pa->path, pa->base))
+            !fs_starts_special(sup, pa->path, pa->base) && fs_cow_fast_ok(sup, pa->path))
                 r = parent_fast(sup, pc, pa);
+        /* A symlink led into a merged copy-on-write mount: the merge says what is there. */
+        if (r >= 0 && fs_cow_found(sup, r)) {
+                close(r);
+                r = -EXDEV;
+        }
         /* A hidden directory, reached the fast way (O_PATH opens it: Landlock does not
          * judge that): the kernel would tell an existing name from a missing one (EEXIST,
          * EADDRINUSE) before Landlock refused the change. The view answers instead. */
@@ -419,7 +427,7 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
  * included). The result must be a file of the view. */
 static int follow_source(struct supervisor *sup, struct path_call *pc)
 {
-        _cleanup_vfs_result_ struct vfs_result res = {.fd = -1, .parent_fd = -1};
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         char start[PATH_MAX];
         struct fs_as as;
         int r = fs_base_path(sup, pc->p[0].base, start, sizeof(start));
@@ -458,8 +466,55 @@ static bool cow_dir_move(const struct supervisor *sup, const struct path_call *p
         return false;
 }
 
+static int perform_plain(struct supervisor *sup, const struct path_call *pc);
+
+/* The call on a copy-on-write mount the supervisor merges (fs_cow.h). A name made is made in
+ * the upper, by the program's own call there, once the upper is ready for it. */
+static int perform_cow(struct supervisor *sup, struct path_call *pc)
+{
+        struct place_arg *a = &pc->p[0], *b = &pc->p[1];
+        char name[NAME_MAX + 1];
+        bool whiteout;
+        int r;
+
+        switch (pc->op) {
+        case OP_UNLINK:
+        case OP_RMDIR:
+                return fs_cow_remove(sup, pc->tid, &a->cow, a->parent, a->last, pc->op == OP_RMDIR);
+        case OP_RENAME:
+                return fs_cow_rename(sup, pc->tid, &a->cow, &a->parent, a->last, &b->cow,
+                                     &b->parent, b->last, pc->flags);
+        case OP_LINK:
+                if (pc->link_source >= 0)
+                        return -EXDEV; /* linkat(AT_SYMLINK_FOLLOW): not merged yet */
+                return fs_cow_link(sup, pc->tid, &a->cow, a->parent, a->last, &b->cow, &b->parent,
+                                   b->last);
+        case OP_MKDIR:
+        case OP_MKNOD:
+        case OP_SYMLINK:
+        case OP_BIND:
+                break;
+        }
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(a->last, "/"), a->last);
+        r = fs_cow_make_ready(sup, pc->tid, &a->cow, &a->parent, name, &whiteout);
+        if (r == -EEXIST && pc->op == OP_BIND)
+                r = -EADDRINUSE;
+        if (r == 0)
+                r = perform_plain(sup, pc);
+        if (r == 0 && pc->op == OP_MKDIR)
+                fs_cow_made_dir(a->parent, name, whiteout);
+        return r;
+}
+
+static int perform(struct supervisor *sup, struct path_call *pc)
+{
+        if (pc->p[0].cow.mount || (pc->n > 1 && pc->p[1].cow.mount))
+                return perform_cow(sup, pc);
+        return perform_plain(sup, pc);
+}
+
 /* The call itself, as the program, on the directories found. Returns 0 or -errno. */
-static int perform(struct supervisor *sup, const struct path_call *pc)
+static int perform_plain(struct supervisor *sup, const struct path_call *pc)
 {
         const struct place_arg *a = &pc->p[0], *b = &pc->p[1];
         bool moved = false;
@@ -574,14 +629,19 @@ static int run(struct supervisor *sup, struct call *call, struct path_call *pc)
                         close(pc->p[i].base);
                 if (pc->p[i].parent >= 0)
                         close(pc->p[i].parent);
+                fs_cow_name_release(&pc->p[i].cow);
         }
         return r;
 }
 
 static void place(struct path_call *pc, int dirfd, uint64_t addr, unsigned arg)
 {
-        pc->p[pc->n++] = (struct place_arg){
-                .dirfd = dirfd, .addr = addr, .arg = arg, .base = -1, .parent = -1};
+        pc->p[pc->n++] = (struct place_arg){.dirfd = dirfd,
+                                            .addr = addr,
+                                            .arg = arg,
+                                            .base = -1,
+                                            .parent = -1,
+                                            .cow.lower = -1};
 }
 
 int fs_unix_bind(struct supervisor *sup, struct call *call, int sock, const char *path)

@@ -12,6 +12,7 @@ enum verdict {
         V_ERRNO,  /* denied in the kernel with the row's errno */
         V_KILL,   /* the process is killed */
         V_ARGS,   /* decided in the kernel by register arguments (filter.c) */
+        V_TRACE,  /* stopped for the tracer (an argument rule's only: fs_cow_traced) */
 };
 
 /* What a syscall touches; used by the trace decoders and later policy layers. */
@@ -72,6 +73,8 @@ int fs_meta_chmod(struct supervisor *sup, struct call *call);
 int fs_meta_chown(struct supervisor *sup, struct call *call);
 int fs_meta_utimes(struct supervisor *sup, struct call *call);
 int fs_meta_setxattr(struct supervisor *sup, struct call *call);
+int fs_cow_xattr_get(struct supervisor *sup, struct call *call);
+int fs_cow_getcwd(struct supervisor *sup, struct call *call);
 int fs_meta_removexattr(struct supervisor *sup, struct call *call);
 int fs_meta_truncate(struct supervisor *sup, struct call *call);
 int net_connect(struct supervisor *sup, struct call *call);

@@ -38,6 +38,11 @@ struct vfs_mount {
                          * and the masks only */
         char *origin;   /* where the entry comes from, for messages: "--ro /srv/x:/data" */
         int host_fd;    /* O_PATH of the host root once the view is open; -1 before */
+        /* A copy-on-write mount that the supervisor merges itself, where no mount namespace
+         * holds an overlay (supervisor/cow.c): `upper_fd` is the O_PATH of the session's
+         * upper directory, over `host_fd`, the lower (vfs/resolve.h). */
+        bool emulated;
+        int upper_fd;
         /* Set by vfs_view_add (0 before): strlen(sandbox) and its number of components, so
          * that a look-up passes over an entry of another length (a pattern: another depth)
          * without comparing; and a pattern's literal head (its components before the first

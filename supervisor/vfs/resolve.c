@@ -13,8 +13,15 @@
  * of the path: an absolute target restarts at the sandbox root, so no target reaches past
  * the view. Every step checks the hidden entries and the mount points on the sandbox path,
  * so hidden paths stay hidden however they are reached.
+ *
+ * On a copy-on-write mount the supervisor merges itself (no overlayfs: mount.h, `emulated`), a
+ * level holds the object of the layer that wins, and, for a merged directory, the lower's
+ * directory beside it. A step asks the upper first: a whiteout there is ENOENT, a directory
+ * marked opaque hides the lower beneath it; only a name the upper lacks is asked of the
+ * lower. The upper is the supervisor's alone to write, so what it says is what the merge is.
  */
 #include "supervisor/vfs/resolve.h"
+#include "supervisor/vfs/cowup.h"
 #include "supervisor/vfs/path.h"
 #include "supervisor/util.h"
 
@@ -37,6 +44,11 @@ struct level {
         mode_t type;
         size_t len; /* strlen(walk.path) at this level */
         const struct vfs_mount *mount;
+        /* On an emulated copy-on-write mount: `fd` is the upper's object, and `lower` the
+         * lower's directory at this path when both have one and the upper's is not opaque
+         * (else -1); `lower_owned` as `owned`. Not upper: `fd` is the lower's. */
+        bool upper, lower_owned;
+        int lower;
 };
 
 struct walk {
@@ -66,12 +78,19 @@ static void push(struct walk *w, struct level l)
         w->levels[w->depth++] = l;
 }
 
+static void level_close(struct level *l)
+{
+        if (l->owned && l->fd >= 0)
+                close(l->fd);
+        if (l->lower_owned && l->lower >= 0)
+                close(l->lower);
+}
+
 static void pop(struct walk *w)
 {
         struct level *l = top(w);
 
-        if (l->owned && l->fd >= 0)
-                close(l->fd);
+        level_close(l);
         w->depth--;
         w->path[top(w)->len] = '\0';
 }
@@ -79,9 +98,7 @@ static void pop(struct walk *w)
 static void walk_free(struct walk *w)
 {
         while (w->depth > 0) {
-                struct level *l = top(w);
-                if (l->owned && l->fd >= 0)
-                        close(l->fd);
+                level_close(top(w));
                 w->depth--;
         }
         free(w->levels);
@@ -102,28 +119,77 @@ static int open_component(int dirfd, const char *name)
         return fd < 0 ? -errno : fd;
 }
 
+/* Push `l` for the object `fd` (its type from fstat); `l.lower` is the walk's to close with
+ * it when `l.lower_owned`, also on error. */
+static int push_level(struct walk *w, int fd, struct level l)
+{
+        struct stat st;
+        int r;
+
+        l.fd = fd;
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                level_close(&l);
+                return r;
+        }
+        l.type = st.st_mode & S_IFMT;
+        push(w, l);
+        return 0;
+}
+
 static int push_host(struct walk *w, int fd, bool owned, const struct vfs_mount *m,
                      bool mount_point)
 {
-        struct stat st;
-
-        if (fstat(fd, &st) < 0) {
-                int r = -errno;
-                if (owned)
-                        close(fd);
-                return r;
-        }
-        push(w, (struct level){.fd = fd,
-                               .owned = owned,
-                               .mount_point = mount_point,
-                               .type = st.st_mode & S_IFMT,
-                               .mount = m});
-        return 0;
+        return push_level(
+                w, fd,
+                (struct level){
+                        .owned = owned, .mount_point = mount_point, .mount = m, .lower = -1});
 }
 
 static void push_synthetic(struct walk *w)
 {
-        push(w, (struct level){.fd = -1, .type = S_IFDIR, .mount = top(w)->mount});
+        push(w, (struct level){.fd = -1, .type = S_IFDIR, .mount = top(w)->mount, .lower = -1});
+}
+
+/*
+ * One name in a level of an emulated copy-on-write mount: the upper's object if it has one
+ * (a whiteout: -ENOENT), with the lower's directory beside a directory that is not opaque;
+ * else the lower's object, if the level has a lower directory. Pushed, or -errno.
+ */
+static int step_cow(struct walk *w, const char *name)
+{
+        struct level *t = top(w);
+        int lower = t->upper ? t->lower : t->fd, fd = -ENOENT;
+        struct level l = {.owned = true, .mount = t->mount, .lower = -1};
+        struct stat st;
+
+        if (t->upper) {
+                fd = open_component(t->fd, name);
+                if (fd >= 0) {
+                        if (fstat(fd, &st) < 0 || cowup_is_whiteout(&st)) {
+                                int r = cowup_is_whiteout(&st) ? -ENOENT : -errno;
+                                close(fd);
+                                return r;
+                        }
+                        l.upper = true;
+                        if (S_ISDIR(st.st_mode) && lower >= 0 && !cowup_is_opaque(fd)) {
+                                int lo = open_component(lower, name);
+                                struct stat ls;
+
+                                if (lo >= 0 && fstat(lo, &ls) == 0 && S_ISDIR(ls.st_mode))
+                                        l.lower = lo, l.lower_owned = true;
+                                else if (lo >= 0)
+                                        close(lo);
+                        }
+                        return push_level(w, fd, l);
+                }
+                if (fd != -ENOENT)
+                        return fd;
+        }
+        if (lower < 0)
+                return -ENOENT;
+        fd = open_component(lower, name);
+        return fd < 0 ? fd : push_level(w, fd, l);
 }
 
 /* Enter mount m at its mount point (already on w->path). */
@@ -135,6 +201,12 @@ static int enter_mount(struct walk *w, const struct vfs_mount *m)
         }
         if (m->host_fd < 0)
                 return -EBADF; /* vfs_view_open was not called */
+        if (m->emulated)
+                return push_level(w, m->upper_fd,
+                                  (struct level){.mount_point = true,
+                                                 .mount = m,
+                                                 .upper = true,
+                                                 .lower = m->host_fd});
         return push_host(w, m->host_fd, false, m, true);
 }
 
@@ -176,6 +248,8 @@ static int step_at(struct walk *w, const char *name, bool creating)
                 push_synthetic(w);
                 return 0;
         }
+        if (top(w)->mount && top(w)->mount->emulated && !above)
+                return step_cow(w, name);
         fd = open_component(top(w)->fd, name);
         if (fd >= 0 && above && (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
                 close(fd);
@@ -270,6 +344,27 @@ static int take_fd(struct level *l)
         return fd < 0 ? -errno : fd;
 }
 
+/* The parent's fds for a VFS_CREATE result: its object, and on an emulated copy-on-write
+ * mount the lower's directory beneath it (the object itself when it is the lower's). */
+static int take_parent(struct level *parent, struct vfs_result *out)
+{
+        int lower = parent->upper ? parent->lower : parent->fd;
+
+        out->parent_mount = parent->mount;
+        out->parent_upper = parent->upper;
+        if (parent->mount && parent->mount->emulated && lower >= 0 && parent->fd >= 0) {
+                out->parent_lower_fd = fcntl(lower, F_DUPFD_CLOEXEC, 0);
+                if (out->parent_lower_fd < 0)
+                        return -errno;
+        }
+        if (parent->fd >= 0) {
+                out->parent_fd = take_fd(parent);
+                if (out->parent_fd < 0)
+                        return out->parent_fd;
+        }
+        return 0;
+}
+
 static int finish(struct walk *w, struct vfs_result *out)
 {
         struct level *l = top(w);
@@ -278,6 +373,7 @@ static int finish(struct walk *w, struct vfs_result *out)
         out->type = l->type;
         out->mount = l->mount;
         out->mount_point = l->mount_point;
+        out->upper = l->upper;
         strcpy(out->path, w->path);
         if (l->fd >= 0) {
                 out->fd = take_fd(l);
@@ -296,13 +392,7 @@ static int finish_existing(struct walk *w, const char *name, struct vfs_result *
         if (r < 0)
                 return r;
         snprintf(out->name, sizeof(out->name), "%s", name);
-        out->parent_mount = parent->mount;
-        if (parent->fd >= 0) {
-                out->parent_fd = take_fd(parent);
-                if (out->parent_fd < 0)
-                        return out->parent_fd;
-        }
-        return 0;
+        return take_parent(parent, out);
 }
 
 /* VFS_CREATE, the last name is absent: its parent is on top, its would-be path is given. */
@@ -317,13 +407,7 @@ static int finish_absent(struct walk *w, const char *name, struct vfs_result *ou
         out->mount = parent->mount;
         strcpy(out->path, w->path);
         snprintf(out->name, sizeof(out->name), "%s", name);
-        out->parent_mount = parent->mount;
-        if (parent->fd >= 0) {
-                out->parent_fd = take_fd(parent);
-                if (out->parent_fd < 0)
-                        return out->parent_fd;
-        }
-        return 0;
+        return take_parent(parent, out);
 }
 
 /* On a dev or proc mount: what is left of the path goes to that view, unresolved. */
@@ -397,7 +481,7 @@ static int enter_root(struct walk *w)
         if (m)
                 return enter_mount(w, m);
         /* No mount at "/": the root is made up, with the mount points' ancestors in it. */
-        push(w, (struct level){.fd = -1, .type = S_IFDIR});
+        push(w, (struct level){.fd = -1, .type = S_IFDIR, .lower = -1});
         return 0;
 }
 
@@ -438,7 +522,7 @@ int vfs_resolve(const struct vfs_view *v, const char *start, const char *path, u
         struct walk w = {.v = v, .flags = flags};
         int r;
 
-        *out = (struct vfs_result){.fd = -1, .parent_fd = -1};
+        *out = (struct vfs_result){.fd = -1, .parent_fd = -1, .parent_lower_fd = -1};
         r = resolve(&w, start, path, out);
         walk_free(&w);
         if (r < 0)
@@ -452,6 +536,9 @@ void vfs_result_release(struct vfs_result *r)
                 close(r->fd);
         if (r->parent_fd >= 0)
                 close(r->parent_fd);
+        if (r->parent_lower_fd >= 0)
+                close(r->parent_lower_fd);
         r->fd = -1;
         r->parent_fd = -1;
+        r->parent_lower_fd = -1;
 }

@@ -40,7 +40,20 @@ struct vfs_result {
         int parent_fd;                        /* O_PATH of the parent; -1 if synthetic */
         const struct vfs_mount *parent_mount; /* the mount the parent is on */
         char name[NAME_MAX + 1];              /* the last component; "" when there is none */
+        /* On a copy-on-write mount the supervisor merges (mount.h, `emulated`): whether the
+         * object (`fd`) and its parent (`parent_fd`) are the upper layer's, and the parent's
+         * directory in the lower, O_PATH, when it has one that the upper does not hide
+         * (VFS_CREATE only; else -1). Everything else is as for any mount: `path` is the
+         * sandbox path, whichever layer holds the object. */
+        bool upper, parent_upper;
+        int parent_lower_fd;
 };
+
+/* A result that holds nothing yet (safe to release). */
+#define VFS_RESULT_INIT                                                                            \
+        {                                                                                          \
+                .fd = -1, .parent_fd = -1, .parent_lower_fd = -1                                   \
+        }
 
 /*
  * Resolve `path` in view `v` into *out (released with vfs_result_release, also on error).

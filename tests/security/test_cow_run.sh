@@ -209,16 +209,22 @@ sbx --cow "$ws" --ro "$ws/src" -- true || rc=$?
 [ $rc -eq 125 ] && grep -q 'beneath the copy-on-write' "$top/err" ||
         fail "--ro beneath --cow was not refused (exit $rc: $(cat "$top/err"))"
 
-# 7. Without a mount namespace: --cow refused, the default view says the workspace is the host's.
-rc=0
-(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
-        --state-dir "$state" --cow . -- true) 2>"$top/err" || rc=$?
-[ $rc -eq 125 ] && grep -q 'copy-on-write needs a mount namespace' "$top/err" ||
-        fail "--cow without a mount namespace was not refused (exit $rc: $(cat "$top/err"))"
-(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
-        --state-dir "$state" -- true) 2>"$top/err" || true
-grep -q 'writable, not copy-on-write' "$top/err" ||
-        fail "no warning that the workspace is writable: $(cat "$top/err")"
+# 7. Without a mount namespace the supervisor merges the layers itself (syscalls/fs_cow.h):
+# --cow and the default view's working directory are copy-on-write there too, the host
+# untouched (test_cow_workloads_emul and test_workload_cowemul_* do the real work).
+before=$(snap)
+for how in "--cow ." ""; do
+        rc=0
+        (cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -v --allow-degraded \
+                "${user[@]}" --state-dir "$state" $how -- sh -c \
+                'echo emul >emul.txt && rm -f src/main.c && cat emul.txt') >"$top/out" \
+                2>"$top/err" || rc=$?
+        [ $rc -eq 0 ] && grep -q '^emul$' "$top/out" ||
+                fail "without a mount namespace ($how): exit $rc: $(cat "$top/err")"
+        grep -q 'merged by stockade itself' "$top/err" ||
+                fail "-v does not say who merges ($how): $(cat "$top/err")"
+        [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
+done
 
 # 8. End to end, on a second tree: apply refused when the host changed since the run, naming
 # the file and writing nothing; apply of one path; --force; discard.

@@ -53,7 +53,10 @@ static void handlers_exist(void **state)
 
                 if (row->verdict == V_NOTIFY && !row->handler)
                         fail_msg("%s is NOTIFY without a handler", row->name);
-                if (row->verdict != V_NOTIFY && row->verdict != V_ARGS && row->handler)
+                /* the xattr getters and getcwd are notified only where a cow mount is
+                 * merged (filter.c) */
+                if (row->verdict != V_NOTIFY && row->verdict != V_ARGS && row->handler &&
+                    row->handler != fs_cow_xattr_get && row->handler != fs_cow_getcwd)
                         fail_msg("%s has a handler it can never reach", row->name);
                 if (row->verdict == V_ERRNO && row->err <= 0)
                         fail_msg("%s is ERRNO without an errno", row->name);

@@ -1,0 +1,512 @@
+/*
+ * The calls the kernel answers or performs itself, where a copy-on-write mount is merged by the
+ * supervisor (fs_cow.h): the xattr getters and getcwd, notified then (filter.c), and chdir,
+ * execve, execveat and O_PATH opens, stopped for the tracer then (fs_cow_traced).
+ */
+#include "syscalls/fs_cow.h"
+#include "syscalls/fs_common.h"
+#include "supervisor/notify.h"
+#include "supervisor/sup.h"
+#include "supervisor/tfd.h"
+#include "supervisor/tmem.h"
+#include "supervisor/trace.h"
+#include "supervisor/util.h"
+#include "syscalls/table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* overlayfs's own xattrs in an upper (`userxattr`): never the program's to see or set */
+#define OVERLAY_XATTRS "user.overlay."
+
+bool fs_cow_own_xattr(const char *name)
+{
+        return strncmp(name, OVERLAY_XATTRS, sizeof(OVERLAY_XATTRS) - 1) == 0;
+}
+
+/* A listxattr of the object `proc` names without overlayfs's own, into value[0..size) (the
+ * length needed when size is 0). Returns the length or -errno. */
+static long list_shown(const char *proc, char *value, size_t size)
+{
+        char *all = xcalloc(1, XATTR_LIST_MAX);
+        long n = listxattr(proc, all, XATTR_LIST_MAX), len = 0;
+
+        if (n < 0) {
+                n = -errno;
+                free(all);
+                return n;
+        }
+        for (long at = 0; at < n; at += (long)strlen(all + at) + 1) {
+                size_t k = strlen(all + at) + 1;
+
+                if (fs_cow_own_xattr(all + at))
+                        continue;
+                if (size && (size_t)len + k > size) {
+                        free(all);
+                        return -ERANGE;
+                }
+                if (size)
+                        memcpy(value + len, all + at, k);
+                len += (long)k;
+        }
+        free(all);
+        return len;
+}
+
+/*
+ * getxattr, lgetxattr, listxattr, llistxattr and their fd forms, which the kernel serves
+ * unless a mount is merged: the kernel would look in the lower alone (a file made in the run
+ * would not exist for them: `ls -l` asks for its ACL), and an upper directory's fd would show
+ * overlayfs's own attributes. The object is found in the view as stat finds it
+ * (fs_look_find), or is our copy of the caller's fd, and asked as the program.
+ */
+int fs_cow_xattr_get(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        int nr = (int)(call->row - syscall_table);
+        bool list = nr == SC_listxattr || nr == SC_llistxattr || nr == SC_flistxattr;
+        bool by_fd = nr == SC_fgetxattr || nr == SC_flistxattr;
+        bool nofollow = nr == SC_lgetxattr || nr == SC_llistxattr;
+        uint64_t buf_addr = list ? a[1] : a[2];
+        size_t size = (size_t)(list ? a[2] : a[3]);
+        pid_t tid = (pid_t)call->req->pid;
+        char path[PATH_MAX] = "", name[XATTR_NAME_MAX + 1] = "", proc[48];
+        _cleanup_free_ char *value = NULL;
+        const struct vfs_mount *m;
+        int base = AT_FDCWD, fd = -1;
+        struct fs_as as;
+        ssize_t n = 1;
+        long r = 0;
+
+        if (!by_fd) {
+                n = tmem_read_string(tid, a[0], path, sizeof(path));
+                r = n < 0 ? n : n == 0 ? -ENOENT : 0;
+        }
+        if (r == 0 && !list) {
+                n = tmem_read_string(tid, a[1], name, sizeof(name));
+                r = n < 0 ? (n == -ENAMETOOLONG ? -ERANGE : n) : n == 0 ? -ERANGE : 0;
+        }
+        if (r == 0 && by_fd)
+                r = fd = tfd_take(tid, (int)a[0]);
+        else if (r == 0 && path[0] != '/')
+                r = base = tfd_cwd(tid);
+        if (r >= 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r >= 0 && !by_fd) {
+                trace_call_path(call, 0, path);
+                r = fd = fs_look_find(sup, tid, base, path, nofollow ? AT_SYMLINK_NOFOLLOW : 0);
+        }
+        if (size > XATTR_SIZE_MAX)
+                size = XATTR_SIZE_MAX;
+        if (r >= 0 && size)
+                value = xcalloc(1, size);
+        if (r >= 0 && !list && fs_cow_own_xattr(name) && fs_cow_where(sup, fd, &m, path) == 2)
+                r = -ENODATA;
+        if (r >= 0)
+                r = fs_as_enter(sup, tid, false, &as);
+        if (r >= 0) {
+                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                if (list) {
+                        r = list_shown(proc, value, size);
+                } else {
+                        r = getxattr(proc, name, value, size);
+                        r = r < 0 ? -errno : r;
+                }
+                fs_as_leave(&as);
+        }
+        if (r > 0 && size && tmem_write(tid, buf_addr, value, (size_t)r) < 0)
+                r = -EFAULT;
+        if (fd >= 0)
+                close(fd);
+        if (base >= 0)
+                close(base);
+        if (r < 0)
+                call_fail(call, (int)-r);
+        else
+                call_return(call, r);
+        return 0;
+}
+
+/* getcwd where a mount is merged: a working directory in an upper (a directory made in the
+ * run, entered by its host path: fs_cow_chdir) reads as its sandbox path. */
+int fs_cow_getcwd(struct supervisor *sup, struct call *call)
+{
+        const __u64 *a = call->req->data.args;
+        pid_t tid = (pid_t)call->req->pid;
+        char path[PATH_MAX];
+        int cwd = tfd_cwd(tid);
+        long r = cwd < 0 ? cwd : 0;
+        size_t n;
+
+        if (r == 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
+                r = -ESRCH;
+        if (r == 0)
+                r = fs_base_path(sup, cwd, path, sizeof(path));
+        if (cwd >= 0)
+                close(cwd);
+        n = r == 0 ? strlen(path) + 1 : 0;
+        if (r == 0 && n > (size_t)a[1])
+                r = -ERANGE;
+        if (r == 0 && tmem_write(tid, a[0], path, n) < 0)
+                r = -EFAULT;
+        if (r < 0)
+                call_fail(call, (int)-r);
+        else
+                call_return(call, (int64_t)n);
+        return 0;
+}
+
+/* ---- the calls the kernel must perform: chdir, execve, execveat --------------------------- */
+
+/*
+ * Where a mount is merged, chdir, execve and execveat stop the caller for its tracer
+ * (SECCOMP_RET_TRACE: filter.c) rather than notify: the kernel must perform them (nothing
+ * else can move a process's working directory or replace its image), and the kernel's own
+ * walk would find the lower alone — a directory or a program made in the run would not
+ * exist, an edited script would run as it was. At the stop the path is resolved in the view
+ * (an exec judged as fs_exec judges it), and the path argument is pointed at the host path
+ * of what was found: written below the caller's stack pointer and its red zone, where
+ * nothing of the program lives during a system call. A thread of the program may rewrite
+ * that string before the kernel reads it: that buys it nothing, since Landlock judges what
+ * the kernel opens and fs_exec_verify kills a process that runs another file than the one
+ * judged; a directory entered elsewhere is one the kernel let it enter anyway.
+ */
+static int put_path(pid_t pid, struct user_regs_struct *regs, unsigned long long *arg,
+                    const char *host)
+{
+        size_t n = strlen(host) + 1;
+        unsigned long long at = (regs->rsp - 128 - n) & ~15ull;
+
+        if (tmem_write(pid, at, host, n) < 0)
+                return -EFAULT;
+        *arg = at;
+        return 0;
+}
+
+/* The host path the kernel should be given for the object `fd` the view found at sandbox
+ * path `path`: the upper's for an upper object, else the sandbox path itself (without a
+ * mount namespace the view is the identity elsewhere). */
+static int object_path(int fd, char *out);
+
+static int host_path_of(const struct supervisor *sup, int fd, const char *path, char *out)
+{
+        const struct vfs_mount *m;
+
+        if (fs_cow_where(sup, fd, &m, out) != 2) {
+                snprintf(out, PATH_MAX, "%s", path);
+                return 0;
+        }
+        return object_path(fd, out);
+}
+
+static int traced_chdir(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs)
+{
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
+        char path[PATH_MAX], start[PATH_MAX] = "/", host[PATH_MAX];
+        int base = -1, r;
+        ssize_t n = tmem_read_string(pid, regs->rdi, path, sizeof(path));
+        struct fs_as as;
+
+        if (n <= 0)
+                return n < 0 ? (int)n : -ENOENT;
+        if (path[0] != '/') {
+                base = tfd_cwd(pid);
+                r = base < 0 ? base : fs_base_path(sup, base, start, sizeof(start));
+                if (base >= 0)
+                        close(base);
+                if (r < 0)
+                        return r;
+        }
+        r = fs_as_enter(sup, pid, false, &as);
+        if (r < 0)
+                return r;
+        r = vfs_resolve(&sup->view, start, path, VFS_FOLLOW, &res);
+        fs_as_leave(&as);
+        if (r < 0)
+                return r;
+        if (res.kind == VFS_SPECIAL || res.kind == VFS_SYNTHETIC) {
+                bool rest = res.kind == VFS_SPECIAL && res.rest[0];
+
+                if (strlen(res.path) + 1 + (rest ? strlen(res.rest) : 0) >= sizeof(host))
+                        return -ENAMETOOLONG;
+                strcat(strcat(strcpy(host, res.path), rest ? "/" : ""), rest ? res.rest : "");
+                return put_path(pid, regs, &regs->rdi, host);
+        }
+        if (res.type != S_IFDIR)
+                return -ENOTDIR;
+        /* A directory the lower has too is entered there: the kernel's walk to an upper
+         * crosses the session store, which the program's ids may not search (stockade run
+         * as root for a command as nobody). Only a directory made in the run needs it. */
+        if (res.upper && res.mount && res.mount->emulated) {
+                int up, lo;
+
+                if (fs_cow_layers(sup, res.path, &up, &lo) > 0) {
+                        if (up >= 0)
+                                close(up);
+                        if (lo >= 0) {
+                                close(lo);
+                                return put_path(pid, regs, &regs->rdi, res.path);
+                        }
+                }
+        }
+        r = host_path_of(sup, res.fd, res.path, host);
+        return r < 0 ? r : put_path(pid, regs, &regs->rdi, host);
+}
+
+/* Whether the absolute `path` lies in an upper directory, by its host path. */
+static bool under_upper(const struct supervisor *sup, const char *path)
+{
+        for (size_t k = 0; k < sup->cow.n; k++)
+                if (fs_cow_path_under(path, sup->cow.m[k].upper))
+                        return true;
+        return false;
+}
+
+/* The host path of `fd`, which the kernel walks to it. */
+static int object_path(int fd, char *out)
+{
+        char proc[48];
+        ssize_t n;
+
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        n = readlink(proc, out, PATH_MAX - 1);
+        if (n <= 0 || out[0] != '/')
+                return -ENOENT;
+        out[n] = '\0';
+        return 0;
+}
+
+/*
+ * A script whose "#!" names an interpreter in a merged mount (a venv's `bin/pip` names
+ * `.venv/bin/python3`): the kernel would look for that interpreter in the lower alone. The
+ * supervisor does what binfmt_script does instead: the interpreter is exec'd, with the
+ * argument vector the kernel would give it — the "#!" name, its argument if any, the
+ * script's path (`script`, the host path judged), then the program's argv[1...] — built
+ * below the caller's stack pointer with the strings. One level: an interpreter that is
+ * itself such a script is the kernel's (ENOENT). Returns 1 when done, 0 when the script
+ * is left to the kernel (no interpreter of a merged mount), or -errno.
+ */
+static int script_in_merge(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
+                           int object, const char *script, bool at)
+{
+        unsigned long long argv = at ? regs->rdx : regs->rsi, p, sp = regs->rsp - 128, *nv;
+        char interp[PATH_MAX], iarg[256], ihost[PATH_MAX], sname[PATH_MAX];
+        const char *strs[4];
+        size_t n = 0, k = 0, cap = 64, len;
+        int ifd, r;
+
+        const struct vfs_mount *m;
+
+        fs_exec_shebang(sup, pid, object, interp, sizeof(interp), iarg, sizeof(iarg));
+        /* a script of the upper too: the kernel would give its host path to the
+         * interpreter, which the view does not show */
+        if (!interp[0] || (fs_cow_fast_ok(sup, interp) && !under_upper(sup, interp) &&
+                           fs_cow_where(sup, object, &m, sname) != 2))
+                return 0;
+        ifd = fs_look_find(sup, pid, AT_FDCWD, interp, 0);
+        if (ifd < 0)
+                return ifd;
+        r = object_path(ifd, ihost);
+        close(ifd);
+        if (r < 0)
+                return r;
+        /* the strings: the interpreter's host path (exec'd), the "#!" name, its argument,
+         * the script's path */
+        strs[k++] = ihost;
+        strs[k++] = interp;
+        if (iarg[0])
+                strs[k++] = iarg;
+        /* the script by its sandbox path, which the interpreter opens through the view */
+        snprintf(sname, sizeof(sname), "%s", script);
+        fs_cow_sandbox_path(sup, sname, sizeof(sname));
+        strs[k++] = sname;
+        nv = xcalloc(cap, sizeof(*nv));
+        for (size_t i = 0; i < k; i++) {
+                len = strlen(strs[i]) + 1;
+                sp -= len;
+                if (tmem_write(pid, sp, strs[i], len) < 0) {
+                        free(nv);
+                        return -EFAULT;
+                }
+                nv[i] = sp;
+        }
+        /* then the program's argv[1...], their addresses kept as they are (argv[0] is
+         * dropped, as binfmt_script drops it), and the NULL */
+        for (n = 1; argv; n++) {
+                if (tmem_read(pid, argv + 8 * n, &p, sizeof(p)) < 0) {
+                        free(nv);
+                        return -EFAULT;
+                }
+                if (k + n >= cap)
+                        nv = xrealloc(nv, (cap *= 2) * sizeof(*nv));
+                if (cap > (1u << 20)) {
+                        free(nv);
+                        return -E2BIG;
+                }
+                nv[k + n - 1] = p;
+                if (!p)
+                        break;
+        }
+        if (!argv)
+                nv[k] = 0, n = 1;
+        len = (k - 1 + n) * sizeof(*nv); /* the vector starts at nv[1] */
+        sp = (sp - len) & ~15ull;
+        r = tmem_write(pid, sp, nv + 1, len);
+        p = nv[0];
+        free(nv);
+        if (r < 0)
+                return -EFAULT;
+        if (at) {
+                regs->rdi = (unsigned long long)AT_FDCWD;
+                regs->rsi = p;
+                regs->rdx = sp;
+                regs->r8 = 0;
+        } else {
+                regs->rdi = p;
+                regs->rsi = sp;
+        }
+        fs_exec_script_named(sup, pid, sname);
+        return 1;
+}
+
+static int traced_exec(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs, bool at)
+{
+        unsigned long long *arg = at ? &regs->rsi : &regs->rdi;
+        unsigned flags = at ? (unsigned)regs->r8 : 0;
+        int dirfd = at ? (int)regs->rdi : AT_FDCWD, base = AT_FDCWD, object = -1, r;
+        char path[PATH_MAX], host[PATH_MAX];
+        const struct vfs_mount *m;
+        ssize_t n;
+
+        if (flags & ~(unsigned)(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+                return -EINVAL;
+        n = tmem_read_string(pid, *arg, path, sizeof(path));
+        if (n < 0)
+                return (int)n;
+        if (n == 0 && !(flags & AT_EMPTY_PATH))
+                return -ENOENT;
+        if (path[0] != '/') {
+                base = dirfd == AT_FDCWD ? tfd_cwd(pid) : tfd_take(pid, dirfd);
+                if (base < 0)
+                        return base;
+        }
+        r = fs_exec_judge(sup, pid, base, path, flags, &object);
+        if (base >= 0)
+                close(base);
+        if (r < 0)
+                return r;
+        /* fexecve (an fd of the program's): the kernel runs that file, which was judged.
+         * A path the kernel walks as the view did (nothing of a merged mount on the way)
+         * stays as the program gave it: a script's interpreter gets that name. Else the
+         * object's host path (a symlink of the upper, `.venv/bin/python`, leads out too). */
+        if (n == 0 || (!fs_cow_where(sup, object, &m, host) && fs_cow_fast_ok(sup, path) &&
+                       !under_upper(sup, path))) {
+                close(object);
+                return 0;
+        }
+        r = object_path(object, path);
+        if (r == 0)
+                r = script_in_merge(sup, pid, regs, object, path, at);
+        close(object);
+        if (r == 1)
+                return 0; /* the interpreter is exec'd instead, its path written */
+        if (r == 0 && at)
+                regs->rdi = (unsigned long long)AT_FDCWD;
+        return r < 0 ? r : put_path(pid, regs, arg, path);
+}
+
+/* An O_PATH open (which ADDFD cannot hand over: the kernel performs it) of a path that may
+ * lead into a merged mount. A path that cannot is left as it is. */
+static int traced_opath(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs, bool at)
+{
+        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
+        unsigned long long *arg = at ? &regs->rsi : &regs->rdi;
+        int flags = (int)(at ? regs->rdx : regs->rsi), dirfd = at ? (int)regs->rdi : AT_FDCWD;
+        char path[PATH_MAX], start[PATH_MAX] = "/", host[PATH_MAX];
+        const struct vfs_mount *m;
+        ssize_t n = tmem_read_string(pid, *arg, path, sizeof(path));
+        struct fs_as as;
+        int r;
+
+        if (n <= 0)
+                return n < 0 ? (int)n : 0; /* "": the kernel's ENOENT */
+        if (path[0] == '/' && fs_cow_fast_ok(sup, path) && !under_upper(sup, path))
+                return 0;
+        if (path[0] != '/') {
+                int base = dirfd == AT_FDCWD ? tfd_cwd(pid) : tfd_take(pid, dirfd);
+
+                if (base < 0)
+                        return 0; /* the kernel's own answer (EBADF, ENOTDIR) */
+                r = fs_cow_where(sup, base, &m, host)
+                            ? fs_base_path(sup, base, start, sizeof(start))
+                            : 1;
+                close(base);
+                if (r != 0)
+                        return r < 0 ? r : 0; /* on no merged mount: the kernel's */
+        }
+        r = fs_as_enter(sup, pid, false, &as);
+        if (r < 0)
+                return r;
+        r = vfs_resolve(&sup->view, start, path, (flags & O_NOFOLLOW) ? 0 : VFS_FOLLOW, &res);
+        fs_as_leave(&as);
+        if (r < 0)
+                return r;
+        if (res.kind == VFS_HOST) {
+                if ((flags & O_DIRECTORY) && res.type != S_IFDIR)
+                        return -ENOTDIR;
+                r = object_path(res.fd, host);
+        } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
+                bool rest = res.kind == VFS_SPECIAL && res.rest[0];
+
+                r = strlen(res.path) + 1 + (rest ? strlen(res.rest) : 0) < sizeof(host)
+                            ? 0
+                            : -ENAMETOOLONG;
+                if (r == 0)
+                        strcat(strcat(strcpy(host, res.path), rest ? "/" : ""),
+                               rest ? res.rest : "");
+        } else {
+                r = -ENOENT;
+        }
+        if (r == 0 && at)
+                regs->rdi = (unsigned long long)AT_FDCWD;
+        return r < 0 ? r : put_path(pid, regs, arg, host);
+}
+
+void fs_cow_traced(struct supervisor *sup, pid_t pid)
+{
+        struct user_regs_struct regs;
+        int r;
+
+        if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+                return;
+        switch (regs.orig_rax) {
+        case SYS_chdir:
+                r = traced_chdir(sup, pid, &regs);
+                break;
+        case SYS_execve:
+        case SYS_execveat:
+                r = traced_exec(sup, pid, &regs, regs.orig_rax == SYS_execveat);
+                break;
+        case SYS_open:
+        case SYS_openat:
+                r = traced_opath(sup, pid, &regs, regs.orig_rax == SYS_openat);
+                break;
+        default:
+                return;
+        }
+        if (r < 0) {
+                regs.orig_rax = (unsigned long long)-1; /* skipped: rax is the result */
+                regs.rax = (unsigned long long)r;
+        }
+        (void)ptrace(PTRACE_SETREGS, pid, 0, &regs);
+}
