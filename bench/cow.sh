@@ -26,6 +26,8 @@
 #   CASES [a b c d]    which cases to run (the start-up is always measured)
 #   CASE_TIMEOUT [600] seconds one run may take before it counts as failed
 #   BENCH_DIR [/var/tmp] where the scratch directory goes (needs ~2*BIG_MIB free)
+#   COW_EMUL [0]       1: without a mount namespace (STOCKADE_TEST_DISABLE=userns,ipcns),
+#                      the layers merged by the supervisor instead of overlayfs
 #
 # Exit status: 0 when every case ran on every side (a missed target is a result, not a
 # failure), 1 when a run failed, 2 on bad usage or a missing build or tool. Uses no network.
