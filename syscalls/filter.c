@@ -449,6 +449,22 @@ static bool pidns_row(const struct syscall_row *row)
         return row->handler == proc_target;
 }
 
+/* The calls the kernel resolves a path for, which stop for the tracer where a cow mount is
+ * merged (fs_cow_traced): it points them at the merge's object. */
+static bool cow_traced_row(const struct syscall_row *row)
+{
+        switch (row - syscall_table) {
+        case SC_chdir:
+        case SC_execve:
+        case SC_execveat:
+        case SC_statfs:
+        case SC_inotify_add_watch:
+                return true;
+        default:
+                return false;
+        }
+}
+
 /* The action of a row whose verdict does not depend on arguments. */
 uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row *row)
 {
@@ -462,8 +478,7 @@ uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row
                 return verdict_action(o, V_NOTIFY, 0, false, false);
         /* ... and chdir and exec stop for the tracer, which points them at the merge's
          * object (fs_cow_traced): the kernel must perform them itself */
-        if (o->cow_merged && (row - syscall_table == SC_chdir || row - syscall_table == SC_execve ||
-                              row - syscall_table == SC_execveat))
+        if (o->cow_merged && cow_traced_row(row))
                 return SECCOMP_RET_TRACE;
         /* A silent fallback stays ENOSYS in audit mode: run natively, clone3 would hide its
          * flags from the audit (they are in memory) and its child from --max-procs (only

@@ -1,7 +1,8 @@
 /*
  * The calls the kernel answers or performs itself, where a copy-on-write mount is merged by the
  * supervisor (fs_cow.h): the xattr getters and getcwd, notified then (filter.c), and chdir,
- * execve, execveat and O_PATH opens, stopped for the tracer then (fs_cow_traced).
+ * execve, execveat, O_PATH opens, statfs and inotify_add_watch, stopped for the tracer then
+ * (fs_cow_traced).
  */
 #include "syscalls/fs_cow.h"
 #include "syscalls/fs_common.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -425,13 +427,19 @@ static int traced_exec(struct supervisor *sup, pid_t pid, struct user_regs_struc
         return r < 0 ? r : put_path(pid, regs, arg, path);
 }
 
-/* An O_PATH open (which ADDFD cannot hand over: the kernel performs it) of a path that may
- * lead into a merged mount. A path that cannot is left as it is. */
-static int traced_opath(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs, bool at)
+/*
+ * A path the kernel resolves itself (an O_PATH open, which ADDFD cannot hand over; statfs;
+ * inotify_add_watch) that may lead into a merged mount: resolved in the view, the argument
+ * `arg` pointed at the host path of what was found (and a dirfd `dirfd_reg`, if any, made
+ * AT_FDCWD). A path that cannot lead there is left as it is. `follow`: a last symlink is
+ * followed; `dir`: the object must be a directory.
+ */
+static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
+                       unsigned long long *arg, unsigned long long *dirfd_reg, bool follow,
+                       bool dir)
 {
         _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
-        unsigned long long *arg = at ? &regs->rsi : &regs->rdi;
-        int flags = (int)(at ? regs->rdx : regs->rsi), dirfd = at ? (int)regs->rdi : AT_FDCWD;
+        int dirfd = dirfd_reg ? (int)*dirfd_reg : AT_FDCWD;
         char path[PATH_MAX], start[PATH_MAX] = "/", host[PATH_MAX];
         const struct vfs_mount *m;
         ssize_t n = tmem_read_string(pid, *arg, path, sizeof(path));
@@ -457,12 +465,12 @@ static int traced_opath(struct supervisor *sup, pid_t pid, struct user_regs_stru
         r = fs_as_enter(sup, pid, false, &as);
         if (r < 0)
                 return r;
-        r = vfs_resolve(&sup->view, start, path, (flags & O_NOFOLLOW) ? 0 : VFS_FOLLOW, &res);
+        r = vfs_resolve(&sup->view, start, path, follow ? VFS_FOLLOW : 0, &res);
         fs_as_leave(&as);
         if (r < 0)
                 return r;
         if (res.kind == VFS_HOST) {
-                if ((flags & O_DIRECTORY) && res.type != S_IFDIR)
+                if (dir && res.type != S_IFDIR)
                         return -ENOTDIR;
                 r = object_path(res.fd, host);
         } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
@@ -477,8 +485,8 @@ static int traced_opath(struct supervisor *sup, pid_t pid, struct user_regs_stru
         } else {
                 r = -ENOENT;
         }
-        if (r == 0 && at)
-                regs->rdi = (unsigned long long)AT_FDCWD;
+        if (r == 0 && dirfd_reg)
+                *dirfd_reg = (unsigned long long)AT_FDCWD;
         return r < 0 ? r : put_path(pid, regs, arg, host);
 }
 
@@ -497,9 +505,20 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid)
         case SYS_execveat:
                 r = traced_exec(sup, pid, &regs, regs.orig_rax == SYS_execveat);
                 break;
-        case SYS_open:
+        case SYS_open: /* O_PATH: filter.c */
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, !(regs.rsi & O_NOFOLLOW),
+                                regs.rsi & O_DIRECTORY);
+                break;
         case SYS_openat:
-                r = traced_opath(sup, pid, &regs, regs.orig_rax == SYS_openat);
+                r = traced_path(sup, pid, &regs, &regs.rsi, &regs.rdi, !(regs.rdx & O_NOFOLLOW),
+                                regs.rdx & O_DIRECTORY);
+                break;
+        case SYS_statfs:
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, false);
+                break;
+        case SYS_inotify_add_watch:
+                r = traced_path(sup, pid, &regs, &regs.rsi, NULL, !(regs.rdx & IN_DONT_FOLLOW),
+                                regs.rdx & IN_ONLYDIR);
                 break;
         default:
                 return;

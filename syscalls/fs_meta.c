@@ -344,6 +344,11 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
          * object is copied up first); an fd the program holds of the lower's object stays
          * read-only, as elsewhere outside the writable places. */
         r = fs_cow_any(sup) ? fs_cow_where(sup, target, &cm, cpath) : 0;
+        /* By an fd of the lower's object (opened for reading before any copy): the change
+         * goes to the copy, as overlayfs copies up beneath an open file; the program's fd
+         * still reads the lower's bytes, which the change did not touch. */
+        if (r == 1 && m->fd_form && m->op != META_TRUNCATE)
+                m->fd_form = false;
         if (r == 1 && !m->fd_form) {
                 r = fs_cow_up(sup, tid, cm, cpath,
                               m->op == META_CHOWN ? COW_OWN_OWNER : own_need(m));

@@ -217,9 +217,11 @@ for how in "--cow ." ""; do
         rc=0
         (cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -v --allow-degraded \
                 "${user[@]}" --state-dir "$state" $how -- sh -c \
-                'echo emul >emul.txt && rm -f src/main.c && cat emul.txt') >"$top/out" \
+                'echo emul >emul.txt && rm -f src/main.c && mkdir nd && cd nd &&
+                 stat -f -c %b . >/dev/null && printf "#!/bin/sh\necho ran\n" >t.sh &&
+                 chmod +x t.sh && ./t.sh && cat ../emul.txt') >"$top/out" \
                 2>"$top/err" || rc=$?
-        [ $rc -eq 0 ] && grep -q '^emul$' "$top/out" ||
+        [ $rc -eq 0 ] && grep -q '^emul$' "$top/out" && grep -q '^ran$' "$top/out" ||
                 fail "without a mount namespace ($how): exit $rc: $(cat "$top/err")"
         grep -q 'merged by stockade itself' "$top/err" ||
                 fail "-v does not say who merges ($how): $(cat "$top/err")"
