@@ -250,8 +250,10 @@ static int remove_upper(const struct cow_apply *a, const char *path, bool dir)
         if (slash && !parent_path)
                 abort();
         parent = cowdiff_open(a->upper_fd, parent_path ? parent_path : "", O_PATH | O_DIRECTORY);
-        if (parent < 0) /* gone, or a whiteout above: nothing of it is left */
-                return parent == -ENOENT || parent == -ENOTDIR ? 0 : parent;
+        /* gone, a whiteout above, or a symlink above (a directory the run replaced by one:
+         * what the lower had beneath is deleted, nothing of it is in the upper) */
+        if (parent < 0)
+                return parent == -ENOENT || parent == -ENOTDIR || parent == -ELOOP ? 0 : parent;
         r = unlink_lent(parent, slash ? slash + 1 : path, dir ? AT_REMOVEDIR : 0);
         /* a directory that still holds something, or a whiteout where one was, stays */
         return r == -ENOENT || (dir && (r == -ENOTEMPTY || r == -ENOTDIR)) ? 0 : r;
