@@ -347,7 +347,8 @@ static int install(int parent, const char *tmp, const char *name, bool swap, boo
         return sync_dir(parent);
 }
 
-/* The upper's regular file at `path`, copied to `tmp` in `parent` with its mode and times. */
+/* The upper's regular file at `path`, copied to `tmp` in `parent` with its mode, times and
+ * user.* xattrs. */
 static int make_file(const struct cow_apply *a, const char *path, int parent, const char *name,
                      const char *tmp)
 {
@@ -368,6 +369,8 @@ static int make_file(const struct cow_apply *a, const char *path, int parent, co
                 return -errno;
         take_owner(parent, name, tmp);
         r = vfs_copy_bytes(src, dst);
+        if (r >= 0)
+                vfs_copy_user_xattrs(src, dst); /* the file's, which the rename would lose */
         if (r >= 0 &&
             (fchmod(dst, host_mode(st.st_mode, old.st_mode)) < 0 ||
              futimens(dst, (struct timespec[]){st.st_atim, st.st_mtim}) < 0 || fsync(dst) < 0))

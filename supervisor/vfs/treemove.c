@@ -122,7 +122,9 @@ void vfs_copy_user_xattrs(int from, int to)
         for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
                 ssize_t v;
 
-                if (strncmp(names + i, "user.", 5) != 0)
+                /* overlayfs's own (an upper's whiteout and opaque marks) are never content */
+                if (strncmp(names + i, "user.", 5) != 0 ||
+                    strncmp(names + i, "user.overlay.", 13) == 0)
                         continue;
                 v = fgetxattr(from, names + i, value, sizeof(value));
                 if (v >= 0)

@@ -36,7 +36,8 @@ int treemove(int sdir, const char *sname, int ddir, const char *dname, int norep
  * and pwrite. For the apply of a session and the own copies of cow_owncopy.c too. Returns 0
  * or -errno. */
 int vfs_copy_bytes(int from, int to);
-/* The user.* extended attributes of `from` onto `to`, as far as they go (best effort). */
+/* The user.* extended attributes of `from` onto `to`, as far as they go (best effort), but
+ * overlayfs's own (user.overlay.*). */
 void vfs_copy_user_xattrs(int from, int to);
 
 /* The directory `name` in `parent` (".": parent itself) as a stream, not followed if a
