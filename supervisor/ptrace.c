@@ -19,6 +19,7 @@
 #include "supervisor/procscan.h"
 #include "supervisor/trace.h"
 #include "supervisor/signals.h"
+#include "supervisor/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,7 @@ static struct tracee *admit(struct supervisor *sup, pid_t tid)
         sup->n.tasks_seen++;
         t = tracee_add(&sup->tree, tid, pidfd);
         if (pidfd < 0)
-                t->tgid = procscan_tgid(tid); /* forgotten with its leader (on_exit) */
+                t->tgid = procscan_tgid(tid); /* forgotten with its leader (task_exited) */
         return t;
 }
 
@@ -185,7 +186,7 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
                 t->exec.valid = false; /* each exec is judged anew */
 }
 
-static void on_exit(struct supervisor *sup, pid_t pid, int status)
+static void task_exited(struct supervisor *sup, pid_t pid, int status)
 {
         if (pid == sup->watcher) {
                 sup->watcher = -1; /* reaped: the number is no longer ours */
@@ -233,8 +234,8 @@ static void defer_backtrace(pid_t tid, uint64_t id)
 }
 
 /* Tasks stopped at PTRACE_EVENT_SECCOMP, handled by ptrace_reap without the lock. */
-static pid_t seccomp_stops[64];
-static size_t n_seccomp;
+static pid_t *seccomp_stops;
+static size_t n_seccomp, cap_seccomp;
 
 static void handle_status(struct supervisor *sup, pid_t pid, int status)
 {
@@ -243,7 +244,7 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
         uint64_t bt;
 
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
-                on_exit(sup, pid, status);
+                task_exited(sup, pid, status);
                 return;
         }
         if (!WIFSTOPPED(status))
@@ -270,13 +271,14 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
                 on_exec(sup, t, pid);
                 break;
         case PTRACE_EVENT_SECCOMP:
-                /* chdir or exec on a merged cow mount: resolved without the lock */
-                if (n_seccomp < sizeof(seccomp_stops) / sizeof(seccomp_stops[0])) {
-                        seccomp_stops[n_seccomp++] = pid;
-                        return;
+                /* chdir or exec on a merged cow mount: resolved without the lock (an exec's
+                 * judgement takes it), the task left in its stop until then */
+                if (n_seccomp == cap_seccomp) {
+                        cap_seccomp = cap_seccomp ? 2 * cap_seccomp : 64;
+                        seccomp_stops = xrealloc(seccomp_stops, cap_seccomp * sizeof(pid_t));
                 }
-                fs_cow_traced(sup, pid); /* more at once than kept: here */
-                break;
+                seccomp_stops[n_seccomp++] = pid;
+                return;
         case PTRACE_EVENT_STOP:
                 if (t->attached && (bt = trace_bt_stop(sup, pid, sig)) != 0) {
                         /* Stopped for a backtrace: unwound after the lock is released. */

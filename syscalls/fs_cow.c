@@ -122,7 +122,9 @@ int fs_cow_where(const struct supervisor *sup, int fd, const struct vfs_mount **
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *vm = &sup->view.mounts[i];
 
-                if (vm->emulated && fs_cow_path_under(host, vm->sandbox)) {
+                /* not another mount beneath it (a --rw cache in a workspace that is home) */
+                if (vm->emulated && fs_cow_path_under(host, vm->sandbox) &&
+                    vfs_view_mount_of(&sup->view, host) == vm) {
                         snprintf(path, PATH_MAX, "%s", host);
                         *m = vm;
                         return 1;
