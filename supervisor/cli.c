@@ -116,7 +116,8 @@ const struct opt_def cli_run_opts[] = {
         {"cow", OPT_COW, V_STRING, "PATH[:SANDBOX]",
          "a copy-on-write view of PATH (at SANDBOX if given): the sandbox's changes land in a "
          "session, PATH stays as it is until `stockade apply` (repeatable; the default for the "
-         "current directory where a mount namespace can be made)"},
+         "current directory; without a mount namespace stockade merges the layers itself, and "
+         "SANDBOX needs one)"},
         {"session", OPT_SESSION, V_STRING, "NAME",
          "keep the copy-on-write changes in session NAME (made, or continued if it exists); "
          "without it a name is made and printed when the run changed anything"},
