@@ -570,8 +570,10 @@ static void grant_tree(struct grants *g, const struct vfs_view *hidden, const ch
 /* Whether the host path `path` is a copy-on-write mount's or lies beneath one. */
 static bool beneath_cow(const struct vfs_view *v, const char *path)
 {
+        /* (one the supervisor merges is no overlay: a place beneath it, a --rw cache in a
+         * workspace that is the home directory, keeps its own grant) */
         for (size_t i = 0; i < v->n_mounts; i++)
-                if (v->mounts[i].mode == VFS_COW &&
+                if (v->mounts[i].mode == VFS_COW && !v->mounts[i].emulated &&
                     (vfs_path_has_prefix(path, v->mounts[i].sandbox) ||
                      (v->mounts[i].host && vfs_path_has_prefix(path, v->mounts[i].host))))
                         return true;

@@ -227,6 +227,16 @@ for how in "--cow ." ""; do
                 fail "-v does not say who merges ($how): $(cat "$top/err")"
         [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
 done
+# A --rw directory beneath the merged workspace (a package cache in a home directory) stays
+# writable: its Landlock grant was once skipped as if an overlay covered it.
+ws4=$top/ws4
+mkdir -p "$ws4/rwsub"
+rc=0
+(cd "$ws4" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
+        --state-dir "$state" --rw ./rwsub -- sh -c 'echo through >rwsub/f && echo merged >m') \
+        2>"$top/err" || rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$ws4/rwsub/f" 2>/dev/null)" = through ] && [ ! -e "$ws4/m" ] ||
+        fail "--rw beneath the merged workspace: exit $rc, rwsub/f $(cat "$ws4/rwsub/f" 2>&1), m $(ls "$ws4/m" 2>&1): $(cat "$top/err")"
 
 # 8. End to end, on a second tree: apply refused when the host changed since the run, naming
 # the file and writing nothing; apply of one path; --force; discard.
