@@ -27,6 +27,8 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/fscrypt.h>
+#include <linux/fsverity.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 #ifndef SIOCGIWNAME
@@ -44,6 +46,9 @@
 #include <termios.h>
 
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
+/* fs/ext4/ext4.h's own number for FS_IOC_SETVERSION, not in the uapi headers */
+#define EXT4_IOC_SETVERSION   _IOW('f', 4, long)
+#define EXT4_IOC32_SETVERSION _IOW('f', 4, int)
 /* The open flags that make an open more than a directory's for reading: with these clear
  * and O_DIRECTORY set, the kernel opens a directory read-only or fails. */
 #define OPENDIR_MASK ((uint64_t)(O_DIRECTORY | O_ACCMODE | O_CREAT | O_TRUNC | O_TMPFILE | O_PATH))
@@ -125,6 +130,16 @@ const struct arg_rule filter_arg_rules[] = {
          * reading: a change (ctime) to a --ro or copy-on-write file (outside review). */
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_SETVERSION, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC32_SETVERSION, V_ERRNO, EPERM, false, W_ALWAYS},
+        /* ext4's own number for it, _IOW('f', 4, long), and its 32-bit form (a second
+         * outside attack): ext4 serves both */
+        {SC_ioctl, 1, C_EQ, INT_MASK, EXT4_IOC_SETVERSION, V_ERRNO, EPERM, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, EXT4_IOC32_SETVERSION, V_ERRNO, EPERM, false, W_ALWAYS},
+        /* ... and the other changes an owner may make through a read-only fd, where the file
+         * system has the feature: an encryption policy on an empty directory, fs-verity
+         * (which makes the file read-only for good) */
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_SET_ENCRYPTION_POLICY, V_ERRNO, EPERM, false,
+         W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_ENABLE_VERITY, V_ERRNO, EPERM, false, W_ALWAYS},
         {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
 
         /* Turning on SIGIO (O_ASYNC, FIOASYNC) or choosing its signal (F_SETSIG, SIGKILL

@@ -324,6 +324,8 @@ int fs_cow_make_ready(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn,
         int r;
 
         *whiteout = false;
+        if (cowup_is_tmp(name))
+                return -EACCES; /* the copy-up's temporaries' names are never the program's */
         if (cn->exists && !cn->upper)
                 return -EEXIST;
         if (cn->exists)
@@ -510,6 +512,8 @@ int fs_cow_rename(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int 
 
         if (a->mount != b->mount)
                 return -EXDEV;
+        if (cowup_is_tmp(nb))
+                return -EACCES; /* as for a name made (fs_cow_make_ready) */
         if (flags & ~(unsigned)RENAME_NOREPLACE)
                 return flags & RENAME_EXCHANGE ? -EXDEV : -EINVAL;
         r = merged_stat(a, *pa, na, &sa);

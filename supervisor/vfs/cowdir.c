@@ -4,6 +4,7 @@
  * the second of each name dropped, whiteouts dropped; then records cut from it by position.
  */
 #include "supervisor/vfs/cowdir.h"
+#include "supervisor/vfs/cowup.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/treemove.h"
 
@@ -131,6 +132,8 @@ static int read_layer(struct build *b, int fd, enum layer layer, uint64_t *dotdo
                         *dotdot = de->d_ino;
                         continue;
                 }
+                if (cowup_is_tmp(de->d_name))
+                        continue; /* a copy-up in progress (cowup.h): no name of the merge */
                 type = de->d_type;
                 if (layer == UPPER)
                         r = upper_kind(dir, de, &type, &whiteout);

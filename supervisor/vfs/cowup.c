@@ -41,7 +41,7 @@ static uid_t fs_uid(void)
         return (uid_t)syscall(SYS_setfsuid, -1);
 }
 
-static bool is_tmp(const char *name)
+bool cowup_is_tmp(const char *name)
 {
         return strncmp(name, COWUP_TMP_PREFIX, strlen(COWUP_TMP_PREFIX)) == 0;
 }
@@ -213,17 +213,30 @@ static void own(int parent, const char *tmp, const struct stat *st)
                 (void)fchownat(parent, tmp, (uid_t)-1, st->st_gid, AT_SYMLINK_NOFOLLOW);
 }
 
-/* Owner, mode, times of the finished temporary (by name: only we write the upper). The mode
- * after the owner, as chown(2) clears set-ID bits; the times last, as every change before
- * moves them. Set-ID bits of a non-directory only as root (cowup.h says why). */
+/* Owner, mode, times of the finished temporary. The mode after the owner, as chown(2) clears
+ * set-ID bits; the times last, as every change before moves them. Set-ID bits of a
+ * non-directory only as root (cowup.h says why). Through an O_PATH fd of the name, never
+ * following it, and only if it is still of the type made: the program cannot name our
+ * temporaries (vfs/resolve.c, fs_cow.c), but were one swapped for a symlink, a chmod by name
+ * would follow it as the supervisor, onto any file (an outside attack did so when the
+ * names were visible). */
 static int finish(int parent, const char *tmp, const struct stat *st)
 {
         const struct timespec times[2] = {st->st_atim, st->st_mtim};
         const bool keep_id = S_ISDIR(st->st_mode) || fs_uid() == 0;
+        _cleanup_close_ int fd = openat(parent, tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat now;
+        char p[32];
 
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &now) < 0)
+                return -errno;
+        if ((now.st_mode & S_IFMT) != (st->st_mode & S_IFMT))
+                return -ESTALE;
         own(parent, tmp, st);
         if (!S_ISLNK(st->st_mode) &&
-            fchmodat(parent, tmp, st->st_mode & (keep_id ? 07777 : 01777), 0) < 0)
+            chmod(fd_path(fd, p), st->st_mode & (keep_id ? 07777 : 01777)) < 0)
                 return -errno;
         return utimensat(parent, tmp, times, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
@@ -572,7 +585,7 @@ static int sweep(int dir, int depth)
 
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                if (is_tmp(de->d_name)) {
+                if (cowup_is_tmp(de->d_name)) {
                         struct op o = {.kind = OP_REMOVE,
                                        .name = de->d_name,
                                        .flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0};
@@ -605,7 +618,7 @@ static int only_whiteouts(int u)
         for (struct dirent *de; r == 1 && (de = cowdiff_readdir(d, &e));) {
                 struct stat st;
 
-                if (is_tmp(de->d_name))
+                if (cowup_is_tmp(de->d_name))
                         continue; /* a copy-up in progress: not an entry of the merged view */
                 if (de->d_type != DT_CHR && de->d_type != DT_UNKNOWN)
                         r = 0;

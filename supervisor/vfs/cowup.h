@@ -32,6 +32,9 @@
 
 /* The prefix of the temporary names (cowup_sweep removes what a crash left). */
 #define COWUP_TMP_PREFIX ".stockade-cowup."
+/* Whether `name` is one of the copy-up's temporaries: no name of the merged view, never the
+ * program's to see, make or rename to (vfs/resolve.c, vfs/cowdir.c, syscalls/fs_cow.c). */
+bool cowup_is_tmp(const char *name);
 
 /* Whether st is a whiteout: a character device 0:0. */
 bool cowup_is_whiteout(const struct stat *st);

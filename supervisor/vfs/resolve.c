@@ -163,6 +163,8 @@ static int step_cow(struct walk *w, const char *name)
         struct level l = {.owned = true, .mount = t->mount, .lower = -1};
         struct stat st;
 
+        if (cowup_is_tmp(name))
+                return -ENOENT; /* a copy-up in progress: no name of the merge */
         if (t->upper) {
                 fd = open_component(t->fd, name);
                 if (fd >= 0) {

@@ -229,6 +229,47 @@ for how in "--cow ." ""; do
 done
 # A --rw directory beneath the merged workspace (a package cache in a home directory) stays
 # writable: its Landlock grant was once skipped as if an overlay covered it.
+# The copy-up's temporaries (.stockade-cowup.*) are no names of the merge: not listed while a
+# large file is copied up, not made, not a rename's target (a second outside attack swapped one
+# for a symlink during the copy, and the supervisor's chmod of it followed the symlink onto a
+# file of its choice).
+ws5=$top/ws5
+mkdir -p "$ws5"
+head -c 64M /dev/zero >"$ws5/big"
+echo secret >"$top/victim"
+chmod 600 "$top/victim"
+rc=0
+(cd "$ws5" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- python3 -c '
+import os, threading
+seen = set()
+done = threading.Event()
+def lister():
+    while not done.is_set():
+        for n in os.listdir("."):
+            if n.startswith(".stockade-cowup."):
+                seen.add(n)
+t = threading.Thread(target=lister)
+t.start()
+with open("big", "r+b") as f:
+    f.write(b"x")
+done.set()
+t.join()
+print("seen", len(seen))
+for what, fn in (("made", lambda: open(".stockade-cowup.1.1", "w")),
+                 ("renamed to", lambda: os.rename("big", ".stockade-cowup.2.2"))):
+    try:
+        fn()
+        print(what, "allowed")
+    except OSError as e:
+        print(what, "refused", e.errno)
+') >"$top/out" 2>"$top/err" || rc=$?
+[ $rc -eq 0 ] && grep -qx 'seen 0' "$top/out" && grep -qx 'made refused 13' "$top/out" &&
+        grep -qx 'renamed to refused 13' "$top/out" ||
+        fail "the copy-up's temporary names: exit $rc: $(cat "$top/out" "$top/err")"
+[ "$(stat -c %a "$top/victim")" = 600 ] || fail "a file outside changed mode"
+rm -rf "$ws5"
+
 ws4=$top/ws4
 mkdir -p "$ws4/rwsub"
 rc=0

@@ -690,6 +690,7 @@ probe("ftruncate-ro", "ro.txt", lambda fd: os.ftruncate(fd, 0))
 # The inode generation, which an owner may set on a read-only fd (FS_IOC_SETVERSION)
 import fcntl, struct
 probe("setversion", "sub/one.txt", lambda fd: fcntl.ioctl(fd, 0x40087602, struct.pack("l", 12345)))
+probe("setversion-ext4", "sub/one.txt", lambda fd: fcntl.ioctl(fd, 0x40086604, struct.pack("l", 54321)))
 # A reopen for writing through /proc/self/fd of a read-only and of an O_PATH fd: an outside
 # attack wrote the host file so where the supervisor merges the layers; it must be a change
 # in the session, as any write.
@@ -759,6 +760,7 @@ grep -qx 'fchmod ok' <<<"$out" && want+=$'\nM sub/one.txt (mode 644 -> 777)'
 grep -qx 'futimens ok' <<<"$out" && want+=$'\nM sub/two.txt (times)'
 grep -qx 'ftruncate-ro ok' <<<"$out" && fail "ftruncate of a read-only fd succeeded: $out"
 grep -qx 'setversion ok' <<<"$out" && fail "FS_IOC_SETVERSION on a read-only fd succeeded: $out"
+grep -qx 'setversion-ext4 ok' <<<"$out" && fail "EXT4_IOC_SETVERSION on a read-only fd succeeded: $out"
 grep -qx 'reopen-ro ok' <<<"$out" && grep -qx 'reopen-path ok' <<<"$out" &&
         grep -qx 'seen reopened reopened' <<<"$out" ||
         fail "a reopen for writing through /proc/self/fd did not land in the session: $out"
