@@ -137,6 +137,12 @@ static int seize(struct supervisor *sup, pid_t pid, struct error *err)
                 return make_error(err, -r,
                                   "run: --allow-exec and --no-exec-writable need ptrace, to "
                                   "check what an exec runs (PTRACE_SEIZE failed)");
+        /* The filter stops chdir and exec for a tracer that is not there: ENOSYS for all. */
+        if (sup->fopts.cow_traced)
+                return make_error(err, -r,
+                                  "run: the copy-on-write workspace without a mount namespace "
+                                  "needs ptrace (PTRACE_SEIZE failed); --rw . or --ro . run "
+                                  "without it");
         /* Degraded: the tree is the sandbox's session, found in /proc (procscan.c). */
         error_warn("warning: no ptrace (%s): the tree is tracked through /proc\n",
                    sup->layers.why_ptrace);
@@ -277,6 +283,8 @@ static pid_t fork_shim(struct supervisor *sup, const struct spawn_plan *plan, in
         pid_t self = getpid(), pid;
 
         sup->fopts.cow_merged = sup->cow_merged;
+        /* (seize() fails the run if ptrace then turns out to be missing) */
+        sup->fopts.cow_traced = sup->cow_merged;
         r = filter_build(&sup->fopts, &prog);
         if (r < 0)
                 return make_error(err, -r, "build the seccomp filter");

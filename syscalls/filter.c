@@ -493,7 +493,7 @@ uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row
                 return verdict_action(o, V_NOTIFY, 0, false, false);
         /* ... and chdir and exec stop for the tracer, which points them at the merge's
          * object (fs_cow_traced): the kernel must perform them itself */
-        if (o->cow_merged && cow_traced_row(row))
+        if (o->cow_traced && cow_traced_row(row))
                 return SECCOMP_RET_TRACE;
         /* A silent fallback stays ENOSYS in audit mode: run natively, clone3 would hide its
          * flags from the audit (they are in memory) and its child from --max-procs (only
@@ -531,7 +531,7 @@ bool filter_rule_applies(const struct filter_opts *o, const struct arg_rule *r)
         case W_READS:
                 return o->kernel_reads;
         case W_COW:
-                return o->cow_merged;
+                return o->cow_traced;
         }
         return true;
 }

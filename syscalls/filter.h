@@ -38,6 +38,9 @@ struct filter_opts {
         /* A copy-on-write mount is merged by the supervisor (syscalls/fs_cow.h): the xattr
          * getters by path, which the kernel would answer from the lower alone, are notified. */
         bool cow_merged;
+        /* ... for the tracer: chdir, exec, O_PATH opens, statfs, inotify_add_watch stop for
+         * it (fs_cow_traced); a run that then cannot ptrace is refused (spawn.c, seize). */
+        bool cow_traced;
         /* --trace-level all: what the kernel would decide (allow, errno) is notified, and the
          * supervisor decides it the same way from the registers (notify.c). Kill stays in the
          * kernel. Except the shim's hand-off write, which carries `handoff_key` as its 4th

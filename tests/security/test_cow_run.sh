@@ -227,6 +227,13 @@ for how in "--cow ." ""; do
                 fail "-v does not say who merges ($how): $(cat "$top/err")"
         [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
 done
+# Without ptrace the kernel would be left to find chdir's and exec's paths in the lower only:
+# refused, saying so.
+rc=0
+(cd "$ws" && STOCKADE_TEST_DISABLE=mntns,ptrace "$stockade" run --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- true) 2>"$top/err" || rc=$?
+[ $rc -eq 125 ] && grep -q 'without a mount namespace needs ptrace' "$top/err" ||
+        fail "merged cow without ptrace was not refused (exit $rc: $(cat "$top/err"))"
 # A --rw directory beneath the merged workspace (a package cache in a home directory) stays
 # writable: its Landlock grant was once skipped as if an overlay covered it.
 # The copy-up's temporaries (.stockade-cowup.*) are no names of the merge: not listed while a
