@@ -433,15 +433,21 @@ static int link_twin(const struct cow_apply *a, const struct cow_change *c, int 
                 return r;
         if (!S_ISREG(st.st_mode) || st.st_nlink < 2)
                 return 0;
-        for (const struct cow_change *o = a->diff->v; o < c; o++) {
+        for (const struct cow_change *o = a->diff->v; o < a->diff->v + a->diff->n; o++) {
                 _cleanup_close_ int fd = -1;
+                bool written =
+                        o < c && a->sel[o - a->diff->v] == SEL_YES &&
+                        (o->op == COW_ADD || o->op == COW_TYPE || (o->op == COW_MOD && o->content));
 
-                /* Only a file this apply wrote: a host file kept (=, a mode, a rename) may
-                 * have names outside the tree, which a link would join. */
-                if (o->type != 'f' ||
-                    !(o->op == COW_ADD || o->op == COW_TYPE || (o->op == COW_MOD && o->content)) ||
-                    a->sel[o - a->diff->v] != SEL_YES || upper_stat(a, o->path, &ot) < 0 ||
-                    ot.st_ino != st.st_ino || ot.st_dev != st.st_dev)
+                /* A file this apply wrote before, or a host file the run linked to without
+                 * changing it (=: `ln HOSTFILE new`), whose content the host still has: the
+                 * new name joins it, as natively (its other names, outside the tree too,
+                 * are the ones `ln` joined in the run: the session's upper copy stood for
+                 * them). Not one kept with another mode or renamed: that is no longer the
+                 * file the run linked. */
+                if (o == c || o->type != 'f' || (!written && o->op != COW_SAME) ||
+                    upper_stat(a, o->path, &ot) < 0 || ot.st_ino != st.st_ino ||
+                    ot.st_dev != st.st_dev)
                         continue;
                 r = host_has(a, o->path, o->path);
                 if (r <= 0)
