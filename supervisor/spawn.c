@@ -102,7 +102,9 @@ static int take_listener(int sock, pid_t pid, unsigned *flags)
         return fd;
 }
 
-/* The child failed before exec; it printed why. Pass its exit code on. */
+/* The child failed before exec; it printed why. Pass its exit code on. Unless we stopped it
+ * (our reason is in *err already): its exit, on the EOF we gave it, says nothing, and it
+ * may come before our kill or not (a refusal's line was lost half the time). */
 static int child_failed(struct supervisor *sup, pid_t pid, struct error *err)
 {
         int status = 0;
@@ -110,7 +112,7 @@ static int child_failed(struct supervisor *sup, pid_t pid, struct error *err)
         kill(pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
-        if (WIFEXITED(status) && WEXITSTATUS(status)) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) && !err->msg[0]) {
                 err->exit_code = WEXITSTATUS(status);
                 err->printed = true;
         }

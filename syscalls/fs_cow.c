@@ -409,11 +409,12 @@ static int merged_empty(const struct fs_cow_name *cn)
         return r < 0 ? r : r ? 0 : -ENOTEMPTY;
 }
 
-int fs_cow_remove(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn, int parent,
+int fs_cow_remove(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn, int *pparent,
                   const char *last, bool dir)
 {
         char name[NAME_MAX + 1];
         bool slash = strip(last, name), in_lower;
+        int parent = *pparent;
         struct stat st, lst;
         int r = merged_stat(cn, parent, name, &st);
 
@@ -440,8 +441,8 @@ int fs_cow_remove(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn, int
         }
         if (!in_lower)
                 return 0;
-        r = parent_up(sup, cn, &parent);
-        return r < 0 ? r : cowup_whiteout(parent, name);
+        r = parent_up(sup, cn, pparent); /* the caller's fd is replaced (and closed) */
+        return r < 0 ? r : cowup_whiteout(*pparent, name);
 }
 
 /*

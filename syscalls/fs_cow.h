@@ -70,9 +70,10 @@ int fs_cow_make_ready(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn,
 /* A directory just made over a whiteout hides what the lower has there. */
 void fs_cow_made_dir(int parent, const char *name, bool whiteout);
 
-/* unlink or rmdir (`dir`) of `last` (a trailing '/' allowed) in `parent`, on a merged mount.
- * Returns 0 or -errno. */
-int fs_cow_remove(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn, int parent,
+/* unlink or rmdir (`dir`) of `last` (a trailing '/' allowed) in *parent, on a merged mount
+ * (*parent may be replaced by the upper's directory, the old fd closed). Returns 0 or
+ * -errno. */
+int fs_cow_remove(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn, int *parent,
                   const char *last, bool dir);
 /* rename(2) of a name on a merged mount to another of the same mount: a file (or a directory
  * made in the run) moves within the upper; a directory the lower has is EXDEV, as overlayfs

@@ -480,7 +480,8 @@ static int perform_cow(struct supervisor *sup, struct path_call *pc)
         switch (pc->op) {
         case OP_UNLINK:
         case OP_RMDIR:
-                return fs_cow_remove(sup, pc->tid, &a->cow, a->parent, a->last, pc->op == OP_RMDIR);
+                return fs_cow_remove(sup, pc->tid, &a->cow, &a->parent, a->last,
+                                     pc->op == OP_RMDIR);
         case OP_RENAME:
                 return fs_cow_rename(sup, pc->tid, &a->cow, &a->parent, a->last, &b->cow,
                                      &b->parent, b->last, pc->flags);
