@@ -622,32 +622,10 @@ int fs_cow_link(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int pa
         return r;
 }
 
-/* One name of a canonical path in `dir`, O_PATH, not followed; -1 when absent. */
-static int component(int dir, const char *name)
-{
-        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                                          RESOLVE_NO_MAGICLINKS};
-
-        return dir < 0 ? -1 : sys_openat2(dir, name, &how);
-}
-
-static bool is_dir(int fd, bool *whiteout)
-{
-        struct stat st;
-
-        *whiteout = false;
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return false;
-        *whiteout = cowup_is_whiteout(&st);
-        return S_ISDIR(st.st_mode);
-}
-
 int fs_cow_layers(const struct supervisor *sup, const char *path, int *upper, int *lower)
 {
         const struct vfs_mount *m = NULL;
-        char rel[PATH_MAX], *save = NULL, *name;
-        int up, lo;
+        int r;
 
         *upper = *lower = -1;
         for (size_t i = 0; i < sup->view.n_mounts && !m; i++)
@@ -656,41 +634,6 @@ int fs_cow_layers(const struct supervisor *sup, const char *path, int *upper, in
                         m = &sup->view.mounts[i];
         if (!m || vfs_view_mount_of(&sup->view, path) != m)
                 return 0;
-        up = fcntl(m->upper_fd, F_DUPFD_CLOEXEC, 0);
-        lo = fcntl(m->host_fd, F_DUPFD_CLOEXEC, 0);
-        if (up < 0 || lo < 0 || cowup_is_opaque(up)) {
-                if (lo >= 0)
-                        close(lo);
-                lo = -1;
-        }
-        snprintf(rel, sizeof(rel), "%s", rel_of(m, path));
-        for (name = strtok_r(rel, "/", &save); name && (up >= 0 || lo >= 0);
-             name = strtok_r(NULL, "/", &save)) {
-                int nu = component(up, name), nl;
-                bool wu, wl;
-
-                if (nu >= 0 && !is_dir(nu, &wu)) {
-                        /* a whiteout, or not a directory: nothing of the merge lies below */
-                        close(nu);
-                        nu = -1;
-                        if (up >= 0)
-                                close(up);
-                        if (lo >= 0)
-                                close(lo);
-                        up = lo = -1;
-                        break;
-                }
-                nl = nu >= 0 && cowup_is_opaque(nu) ? -1 : component(lo, name);
-                if (nl >= 0 && !is_dir(nl, &wl)) {
-                        close(nl);
-                        nl = -1;
-                }
-                if (up >= 0)
-                        close(up);
-                if (lo >= 0)
-                        close(lo);
-                up = nu, lo = nl;
-        }
-        *upper = up, *lower = lo;
-        return up >= 0 || lo >= 0 ? 1 : -ENOENT;
+        r = cowup_layers(m->upper_fd, m->host_fd, rel_of(m, path), upper, lower);
+        return r < 0 ? r : 1;
 }

@@ -477,6 +477,19 @@ static int walk(int upper, int lower, const char *rel, bool make, struct pos *p)
 
 /* ---- the API ---------------------------------------------------------------------------- */
 
+int cowup_layers(int upper, int lower, const char *rel, int *u, int *l)
+{
+        struct pos p;
+        int r = walk(upper, lower, rel, false, &p);
+
+        *u = *l = -1;
+        if (r < 0)
+                return r;
+        *u = p.u;
+        *l = p.l;
+        return 0;
+}
+
 int cowup_dir(int upper, int lower, const char *rel)
 {
         struct pos p;

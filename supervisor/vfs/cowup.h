@@ -64,6 +64,11 @@ bool cowup_is_opaque(int fd);
  * else, a symlink included (never followed), in whichever tree the merged view takes it from;
  * a path is looked up before anything is made, so an error leaves the upper as it was.
  */
+/* The directory `rel` of the merged view, found as cowup_dir finds it but made nowhere: the
+ * upper's (O_PATH, -1 when the upper has none there) and the lower's (-1 when it has none or
+ * the upper hides it: an opaque directory, a whiteout or an upper directory over a file).
+ * Returns 0, or -errno (ENOENT, ENOTDIR) with both -1. */
+int cowup_layers(int upper, int lower, const char *rel, int *u, int *l);
 int cowup_dir(int upper, int lower, const char *rel);
 
 /*
