@@ -195,75 +195,7 @@ static int put_path(pid_t pid, struct user_regs_struct *regs, unsigned long long
         return 0;
 }
 
-/* The host path the kernel should be given for the object `fd` the view found at sandbox
- * path `path`: the upper's for an upper object, else the sandbox path itself (without a
- * mount namespace the view is the identity elsewhere). */
 static int object_path(int fd, char *out);
-
-static int host_path_of(const struct supervisor *sup, int fd, const char *path, char *out)
-{
-        const struct vfs_mount *m;
-
-        if (fs_cow_where(sup, fd, &m, out) != 2) {
-                snprintf(out, PATH_MAX, "%s", path);
-                return 0;
-        }
-        return object_path(fd, out);
-}
-
-static int traced_chdir(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs)
-{
-        _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
-        char path[PATH_MAX], start[PATH_MAX] = "/", host[PATH_MAX];
-        int base = -1, r;
-        ssize_t n = tmem_read_string(pid, regs->rdi, path, sizeof(path));
-        struct fs_as as;
-
-        if (n <= 0)
-                return n < 0 ? (int)n : -ENOENT;
-        if (path[0] != '/') {
-                base = tfd_cwd(pid);
-                r = base < 0 ? base : fs_base_path(sup, base, start, sizeof(start));
-                if (base >= 0)
-                        close(base);
-                if (r < 0)
-                        return r;
-        }
-        r = fs_as_enter(sup, pid, false, &as);
-        if (r < 0)
-                return r;
-        r = vfs_resolve(&sup->view, start, path, VFS_FOLLOW, &res);
-        fs_as_leave(&as);
-        if (r < 0)
-                return r;
-        if (res.kind == VFS_SPECIAL || res.kind == VFS_SYNTHETIC) {
-                bool rest = res.kind == VFS_SPECIAL && res.rest[0];
-
-                if (strlen(res.path) + 1 + (rest ? strlen(res.rest) : 0) >= sizeof(host))
-                        return -ENAMETOOLONG;
-                strcat(strcat(strcpy(host, res.path), rest ? "/" : ""), rest ? res.rest : "");
-                return put_path(pid, regs, &regs->rdi, host);
-        }
-        if (res.type != S_IFDIR)
-                return -ENOTDIR;
-        /* A directory the lower has too is entered there: the kernel's walk to an upper
-         * crosses the session store, which the program's ids may not search (stockade run
-         * as root for a command as nobody). Only a directory made in the run needs it. */
-        if (res.upper && res.mount && res.mount->emulated) {
-                int up, lo;
-
-                if (fs_cow_layers(sup, res.path, &up, &lo) > 0) {
-                        if (up >= 0)
-                                close(up);
-                        if (lo >= 0) {
-                                close(lo);
-                                return put_path(pid, regs, &regs->rdi, res.path);
-                        }
-                }
-        }
-        r = host_path_of(sup, res.fd, res.path, host);
-        return r < 0 ? r : put_path(pid, regs, &regs->rdi, host);
-}
 
 /* Whether the absolute `path` lies in an upper directory, by its host path. */
 static bool under_upper(const struct supervisor *sup, const char *path)
@@ -427,40 +359,53 @@ static int traced_exec(struct supervisor *sup, pid_t pid, struct user_regs_struc
         return r < 0 ? r : put_path(pid, regs, arg, path);
 }
 
+/* Whether the upper's directory `res` found is a merged one: the lower has it too. */
+static bool merged_dir(const struct supervisor *sup, const struct vfs_result *res)
+{
+        int up, lo;
+
+        if (!res->upper || !res->mount || !res->mount->emulated ||
+            fs_cow_layers(sup, res->path, &up, &lo) <= 0)
+                return false;
+        if (up >= 0)
+                close(up);
+        if (lo >= 0)
+                close(lo);
+        return lo >= 0;
+}
+
 /*
- * A path the kernel resolves itself (an O_PATH open, which ADDFD cannot hand over; statfs;
- * inotify_add_watch) that may lead into a merged mount: resolved in the view, the argument
- * `arg` pointed at the host path of what was found (and a dirfd `dirfd_reg`, if any, made
- * AT_FDCWD). A path that cannot lead there is left as it is. `follow`: a last symlink is
- * followed; `dir`: the object must be a directory.
+ * A path the kernel resolves itself (chdir; an O_PATH open, which ADDFD cannot hand over;
+ * statfs; inotify_add_watch): resolved in the view, the argument `arg` pointed at the host
+ * path of what was found (and a dirfd `dirfd_reg`, if any, made AT_FDCWD). Every such path,
+ * not only those spelt beneath a merged mount: a symlink elsewhere may lead into one.
+ * `follow`: a last symlink is followed; `dir`: the object must be a directory; `lower_first`:
+ * a merged directory is given by the lower's path (chdir: the kernel's walk to an upper
+ * crosses the session store, which the program's ids may not search, stockade run as root
+ * for a command as nobody; only a directory made in the run needs the upper's).
  */
 static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
                        unsigned long long *arg, unsigned long long *dirfd_reg, bool follow,
-                       bool dir)
+                       bool dir, bool lower_first)
 {
         _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         int dirfd = dirfd_reg ? (int)*dirfd_reg : AT_FDCWD;
         char path[PATH_MAX], start[PATH_MAX] = "/", host[PATH_MAX];
-        const struct vfs_mount *m;
         ssize_t n = tmem_read_string(pid, *arg, path, sizeof(path));
         struct fs_as as;
         int r;
 
         if (n <= 0)
                 return n < 0 ? (int)n : 0; /* "": the kernel's ENOENT */
-        if (path[0] == '/' && fs_cow_fast_ok(sup, path) && !under_upper(sup, path))
-                return 0;
         if (path[0] != '/') {
                 int base = dirfd == AT_FDCWD ? tfd_cwd(pid) : tfd_take(pid, dirfd);
 
                 if (base < 0)
                         return 0; /* the kernel's own answer (EBADF, ENOTDIR) */
-                r = fs_cow_where(sup, base, &m, host)
-                            ? fs_base_path(sup, base, start, sizeof(start))
-                            : 1;
+                r = fs_base_path(sup, base, start, sizeof(start));
                 close(base);
-                if (r != 0)
-                        return r < 0 ? r : 0; /* on no merged mount: the kernel's */
+                if (r < 0)
+                        return r;
         }
         r = fs_as_enter(sup, pid, false, &as);
         if (r < 0)
@@ -472,7 +417,11 @@ static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struc
         if (res.kind == VFS_HOST) {
                 if (dir && res.type != S_IFDIR)
                         return -ENOTDIR;
-                r = object_path(res.fd, host);
+                r = 0;
+                if (lower_first && merged_dir(sup, &res))
+                        strcpy(host, res.path); /* the same size */
+                else
+                        r = object_path(res.fd, host);
         } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
                 bool rest = res.kind == VFS_SPECIAL && res.rest[0];
 
@@ -499,7 +448,7 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid)
                 return;
         switch (regs.orig_rax) {
         case SYS_chdir:
-                r = traced_chdir(sup, pid, &regs);
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, true, true);
                 break;
         case SYS_execve:
         case SYS_execveat:
@@ -507,18 +456,18 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid)
                 break;
         case SYS_open: /* O_PATH: filter.c */
                 r = traced_path(sup, pid, &regs, &regs.rdi, NULL, !(regs.rsi & O_NOFOLLOW),
-                                regs.rsi & O_DIRECTORY);
+                                regs.rsi & O_DIRECTORY, false);
                 break;
         case SYS_openat:
                 r = traced_path(sup, pid, &regs, &regs.rsi, &regs.rdi, !(regs.rdx & O_NOFOLLOW),
-                                regs.rdx & O_DIRECTORY);
+                                regs.rdx & O_DIRECTORY, false);
                 break;
         case SYS_statfs:
-                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, false);
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, false, false);
                 break;
         case SYS_inotify_add_watch:
                 r = traced_path(sup, pid, &regs, &regs.rsi, NULL, !(regs.rdx & IN_DONT_FOLLOW),
-                                regs.rdx & IN_ONLYDIR);
+                                regs.rdx & IN_ONLYDIR, false);
                 break;
         default:
                 return;

@@ -211,13 +211,18 @@ sbx --cow "$ws" --ro "$ws/src" -- true || rc=$?
 
 # 7. Without a mount namespace the supervisor merges the layers itself (syscalls/fs_cow.h):
 # --cow and the default view's working directory are copy-on-write there too, the host
-# untouched (test_cow_workloads_emul and test_workload_cowemul_* do the real work).
+# untouched (test_cow_workloads_emul and test_workload_cowemul_* do the real work). The new
+# directory is entered through a symlink outside the workspace too: the kernel's walk would
+# find the lower only.
+ln -s "$ws" "$top/wslink"
+export WSLINK=$top/wslink
 before=$(snap)
 for how in "--cow ." ""; do
         rc=0
         (cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -v --allow-degraded \
                 "${user[@]}" --state-dir "$state" $how -- sh -c \
-                'echo emul >emul.txt && rm -f src/main.c && mkdir nd && cd nd &&
+                'echo emul >emul.txt && rm -f src/main.c && mkdir nd && cd "$WSLINK/nd" && stat -f -c %b "$WSLINK/nd" >/dev/null &&
+                 cd "$OLDPWD" && cd nd &&
                  stat -f -c %b . >/dev/null && printf "#!/bin/sh\necho ran\n" >t.sh &&
                  chmod +x t.sh && ./t.sh && cat ../emul.txt') >"$top/out" \
                 2>"$top/err" || rc=$?
