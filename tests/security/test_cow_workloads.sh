@@ -24,17 +24,13 @@
 #   4. `stockade apply NAME` makes the host tree what the native run made (the same walk,
 #      directories' times aside: apply renames files into them);
 #   5. the session is empty afterwards, and discarded.
-# What today's apply does otherwise (found by this test; the same for both implementations)
-# is printed as KNOWN and not counted, unless STOCKADE_COW_STRICT=1: a changed file loses its
-# user.* xattrs; a name the run hard-linked to a host file it left alone becomes a copy; a
-# directory that became a symlink is applied, then apply fails (ELOOP, exit 125).
+# (Three differences of apply this test found — a changed file's user.* xattrs lost, a hard
+# link to an unchanged host file made a copy, a directory that became a symlink failing the
+# apply — are fixed, and fail it.)
 # STOCKADE_TEST_KEEP=1 keeps the outputs ($top/NAME.{nat,got,diff,...}) for a look.
-# Left out on purpose, for the emulation's exec/chdir step (docs/plans/cow-without-mntns.md,
-# "The calls the kernel resolves", step 3 of its order of work): executing a file created
-# during the run (`gcc hello.c && ./a.out`) and `cd` into a directory created during the run.
-# The scripts below neither run a file made in the run nor chdir into a new directory (every
-# path is given from the workspace's root). Neither do they rename a directory the host has
-# (the overlay moves it by copying, the emulation's first step answers EXDEV).
+# Not here: executing a file made in the run and `cd` into a directory made in the run
+# (test_cow_run's section 7 and test_workload_cowemul_* do that without a mount namespace),
+# and renaming a directory the host has (test_workload_*_mv).
 # Run as root, stockade runs with --user root (the workspace is root's); the native side runs
 # as the caller. Passes as root and as an unprivileged user (TMPDIR a directory it can write).
 # The workloads are sh scripts in single quotes, expanded by the sandbox's shell:
@@ -225,17 +221,6 @@ norm_out() {
                 { print }'
 }
 
-# Known differences of today's apply (docs/sessions.md), found by this test: reported, not
-# counted, unless STOCKADE_COW_STRICT=1. Each is named in the report's note.
-knowns=0
-known() {
-        if [ "${STOCKADE_COW_STRICT:-0}" = 1 ]; then
-                fail "$*"
-        else
-                echo "KNOWN (not counted; STOCKADE_COW_STRICT=1 counts it) [$wl]: $*" >&2
-                knowns=$((knowns + 1))
-        fi
-}
 
 # same WHAT EXPECTED GOT: a failure with the difference when they differ.
 same() {
@@ -783,5 +768,5 @@ rc=0
 echo "workload security: done"
 
 wl=end
-echo "$mode: $fails failure(s); $knowns known difference(s) of today's apply, not counted"
+echo "$mode: $fails failure(s)"
 [ $fails -eq 0 ]
