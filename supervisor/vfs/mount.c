@@ -255,6 +255,8 @@ void vfs_mount_free(struct vfs_mount *m)
         free(m->origin);
         if (m->host_fd >= 0)
                 close(m->host_fd);
+        if (m->emulated && m->upper_fd >= 0) /* upper_fd is 0 where a mount is not merged */
+                close(m->upper_fd);
         *m = (struct vfs_mount){.host_fd = -1};
 }
 

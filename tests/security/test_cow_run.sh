@@ -230,6 +230,8 @@ for how in "--cow ." ""; do
                 fail "without a mount namespace ($how): exit $rc: $(cat "$top/err")"
         grep -q 'merged by stockade itself' "$top/err" ||
                 fail "-v does not say who merges ($how): $(cat "$top/err")"
+        # The upper directory's fd was once left open at the end (the view was freed first).
+        grep -q 'no fd leaked' "$top/err" || fail "the merged run leaked an fd ($how): $(cat "$top/err")"
         [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
 done
 # Without ptrace the kernel would be left to find chdir's and exec's paths in the lower only:
