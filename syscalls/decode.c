@@ -562,8 +562,10 @@ size_t decode_value(char *out, size_t size, enum decode_kind k, uint64_t v, cons
                 return clone_flags(out, size, v);
         case D_NSFLAGS:
                 return flags(out, size, 0, v, clonef, ARRAY_SIZE(clonef), "0");
-        case D_IOCTL:
-                return named(out, size, iv, ioctls, ARRAY_SIZE(ioctls));
+        case D_IOCTL: /* an unknown number in hex: its type and number bytes show there */
+                return lookup(iv, ioctls, ARRAY_SIZE(ioctls))
+                               ? named(out, size, iv, ioctls, ARRAY_SIZE(ioctls))
+                               : put(out, size, snprintf(out, size, "%#x", (unsigned)iv));
         case D_PRCTL:
                 return named(out, size, iv, prctls, ARRAY_SIZE(prctls));
         case D_PERSONALITY:

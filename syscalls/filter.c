@@ -26,10 +26,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/fscrypt.h>
 #include <linux/fsverity.h>
 #include <linux/netlink.h>
+#include <linux/random.h>
 #include <linux/sockios.h>
 #ifndef SIOCGIWNAME
 #define SIOCGIWNAME 0x8B01 /* linux/wireless.h */
@@ -46,6 +48,8 @@
 #include <termios.h>
 
 #define INT_MASK 0xffffffffull /* int arguments: the kernel ignores the upper half */
+/* An ioctl number's type byte (_IOC_TYPE), whatever its direction and size */
+#define IOC_TYPE_MASK ((uint64_t)_IOC_TYPEMASK << _IOC_TYPESHIFT)
 /* fs/ext4/ext4.h's own number for FS_IOC_SETVERSION, not in the uapi headers */
 #define EXT4_IOC_SETVERSION   _IOW('f', 4, long)
 #define EXT4_IOC32_SETVERSION _IOW('f', 4, int)
@@ -119,7 +123,9 @@ const struct arg_rule filter_arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGSTAMP_OLD, V_KERNEL, 0, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGSTAMPNS_OLD, V_KERNEL, 0, false, W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, SIOCOUTQNSD, V_KERNEL, 0, false, W_ALWAYS},
-        {SC_ioctl, 1, C_EQ, 0xffffff00ull, 0x8900, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGSTAMP_NEW, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, SIOCGSTAMPNS_NEW, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, IOC_TYPE_MASK, 0x8900, V_ERRNO, EOPNOTSUPP, false, W_ALWAYS},
         /* Inode flags and project attributes (chattr): neither Landlock nor the metadata
          * handlers see them, and uid 0 may set NODUMP, SYNC, NOATIME... on any root-owned
          * host file it can open (outside review F2). file_setattr is EPERM in the table. */
@@ -140,7 +146,27 @@ const struct arg_rule filter_arg_rules[] = {
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_SET_ENCRYPTION_POLICY, V_ERRNO, EPERM, false,
          W_ALWAYS},
         {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_ENABLE_VERITY, V_ERRNO, EPERM, false, W_ALWAYS},
-        {SC_ioctl, 0, C_ALWAYS, 0, 0, V_KERNEL, 0, false, W_ALWAYS},
+        /* What else reaches the kernel is a list, not whatever no rule above names: a file
+         * system's own ioctls (btrfs makes a subvolume in a directory its owner opened for
+         * reading, ext4 migrates a file's blocks, a FUSE server gets any number), a virtual
+         * console's keyboard modes, a namespace's or a pidfd's. What programs issue: the
+         * terminal's and the generic fd's ('T', numbers below 0x80: termios, window size,
+         * job control, ptys, FIONREAD, FIONBIO, FIOCLEX...), cloning a file's blocks into a
+         * file opened for writing (cp --reflink), and reading a file's flags, version,
+         * extents and block size, or the entropy count. The others fail as an fd that does
+         * not know them would (ENOTTY): programs take their fallback. docs/policy.md. */
+        {SC_ioctl, 1, C_EQ, IOC_TYPE_MASK | 0x80, 'T' << 8, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FICLONE, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FICLONERANGE, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_GETFLAGS, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC32_GETFLAGS, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_GETVERSION, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC32_GETVERSION, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_FSGETXATTR, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FS_IOC_FIEMAP, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, FIGETBSZ, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 1, C_EQ, INT_MASK, RNDGETENTCNT, V_KERNEL, 0, false, W_ALWAYS},
+        {SC_ioctl, 0, C_ALWAYS, 0, 0, V_ERRNO, ENOTTY, false, W_ALWAYS},
 
         /* Turning on SIGIO (O_ASYNC, FIOASYNC) or choosing its signal (F_SETSIG, SIGKILL
          * included) on a description whose owner a HOST process set: the signal goes to that

@@ -278,6 +278,11 @@ int main(int argc, char **argv)
                 flags |= FS_NODUMP_FL;
                 return done(op, ioctl(fd, FS_IOC_SETFLAGS, &flags));
         }
+        if (!strcmp(op, "ioctl")) { /* ioctl(fd, NUMBER, buffer) on PATH opened for reading */
+                static char buf[4096];
+                fd = open_or_die(path, O_RDONLY | O_NONBLOCK);
+                return done(op, syscall(SYS_ioctl, fd, strtoul(arg, NULL, 0), buf));
+        }
         if (!strcmp(op, "openat2") || !strcmp(op, "openat2_suid")) {
                 /* a truncating write, or a setuid create: the mode is in memory */
                 struct {

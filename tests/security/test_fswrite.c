@@ -26,7 +26,9 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -436,6 +438,56 @@ static void inode_flags_refused(void **state)
         assert_int_equal(before, after);
 }
 
+/* What an ioctl(PATH opened for reading, number) gives natively: 0 or errno. */
+static int native_ioctl(const char *path, unsigned long nr)
+{
+        static char buf[4096];
+        int fd = open(path, O_RDONLY | O_NONBLOCK), r;
+
+        assert_true(fd >= 0);
+        r = syscall(SYS_ioctl, fd, nr, buf) < 0 ? errno : 0;
+        close(fd);
+        return r;
+}
+
+/* Only a list of ioctls reaches the kernel (filter.c): a file system's own, a namespace's, a
+ * console's fail with ENOTTY, whatever the fd; the listed ones give what they give natively.
+ * Each refused one is one the kernel serves here (checked natively first): a namespace's
+ * type, and the file system's label, which reads the host's (ext4 here). */
+static void ioctls_outside_the_list_refused(void **state)
+{
+        static const struct {
+                const char *path;
+                unsigned long nr;
+                bool listed;
+        } cases[] = {
+                {"/proc/self/ns/net", _IO(0xb7, 0x3), false}, /* NS_GET_NSTYPE */
+                {NULL, FS_IOC_GETFSLABEL, false},
+                {NULL, _IO('f', 18), false}, /* ext4's EXT4_IOC_PRECACHE_EXTENTS */
+                {NULL, FS_IOC_GETFLAGS, true},
+                {NULL, FIGETBSZ, true},
+                {NULL, FIONREAD, true},
+                {NULL, TCGETS, true},
+        };
+        int refused_served = 0;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+                const char *path = cases[i].path ? cases[i].path : victim;
+                int native = native_ioctl(path, cases[i].nr);
+                char nr[32];
+
+                snprintf(nr, sizeof(nr), "%#lx", cases[i].nr);
+                if (cases[i].listed) {
+                        expect(NULL, (const char *[]){"ioctl", path, nr, NULL}, native);
+                        continue;
+                }
+                refused_served += native != ENOTTY;
+                expect(NULL, (const char *[]){"ioctl", path, nr, NULL}, ENOTTY);
+        }
+        /* NS_GET_NSTYPE is served on every kernel since 4.11: the refusal is the filter's */
+        assert_true(refused_served > 0);
+}
+
 /* openat2 keeps its flags and mode in memory, where the filter cannot see them: the
  * supervisor copies them once and judges the open like any other (fs_open.c). */
 static void openat2_refused(void **state)
@@ -533,6 +585,7 @@ int main(void)
                 cmocka_unit_test_setup(setid_bits_refused, fresh),
                 cmocka_unit_test_setup(openat2_refused, fresh),
                 cmocka_unit_test_setup(inode_flags_refused, fresh),
+                cmocka_unit_test_setup(ioctls_outside_the_list_refused, fresh),
                 cmocka_unit_test_setup(chmod_back_mode_000_directory, fresh),
                 cmocka_unit_test_setup(user_nobody_cannot_chmod_others_file, fresh),
                 cmocka_unit_test_setup(user_root_cannot_chmod_outside, fresh),

@@ -74,6 +74,7 @@ static const struct call_case calls[] = {
          "ioctl(..., TIOCSTI, ...)"},
         {__NR_ioctl, {5, FS_IOC_SETFLAGS, 0}, "ioctl(5, FS_IOC_SETFLAGS, NULL)", NULL},
         {__NR_ioctl, {1, 0xdeadbeef, 0}, "ioctl(1, 0xdeadbeef, NULL)", NULL},
+        {__NR_ioctl, {3, 0xb703, 0}, "ioctl(3, 0xb703, NULL)", NULL}, /* not 46851 */
         {__NR_prctl,
          {PR_SET_DUMPABLE, 0, 0, 0, 0},
          "prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)",

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <linux/audit.h>
+#include <linux/fs.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -85,6 +86,19 @@ static const uint64_t arg_values[] = {
         O_ASYNC | O_NONBLOCK,
         O_NONBLOCK,
         0x100000000ull | O_ASYNC,
+        /* ioctl numbers around the list's edges: a 'T' of each direction and size, the
+         * first number past the terminal's, TUN's 'T', the socket type's sized form */
+        TIOCGPTN,
+        TIOCGWINSZ | 0x100000000ull,
+        _IO('T', 0x7f),
+        _IO('T', 0x80),
+        _IOW('T', 202, int),
+        FICLONE,
+        FS_IOC_GETFLAGS,
+        FS_IOC_SETFLAGS,
+        _IOR(0x89, 0x06, long long[2]),
+        _IOR(0x89, 0x08, long long[2]),
+        _IO('f', 18),
 };
 
 /* args[2] is compared only by the second condition of a rule (F_SETFL's O_ASYNC,
@@ -193,6 +207,22 @@ static void decisions(void **state)
                 {"ioctl", 0, 0x100000000ull | TIOCSTI, ERR(EPERM), NOTIF},
                 {"ioctl", 0, TIOCLINUX, ERR(EPERM), NOTIF},
                 {"ioctl", 0, TCGETS, ALLOW, ALLOW},
+                /* The ioctl list: the terminal's and the generic fd's, a few reads, clones */
+                {"ioctl", 0, TIOCGPTN, ALLOW, ALLOW},
+                {"ioctl", 0, FIONREAD, ALLOW, ALLOW},
+                {"ioctl", 0, FIOCLEX, ALLOW, ALLOW},
+                {"ioctl", 0, FICLONE, ALLOW, ALLOW},
+                {"ioctl", 0, FS_IOC_GETFLAGS, ALLOW, ALLOW},
+                {"ioctl", 0, SIOCGSTAMP_NEW, ALLOW, ALLOW},
+                /* ... and nothing else: btrfs's subvolume, ext4's own, TUN's 'T', a virtual
+                 * console's keyboard mode, a namespace's, a sized socket-device number */
+                {"ioctl", 0, _IOW(0x94, 14, char[4096]), ERR(ENOTTY), NOTIF},
+                {"ioctl", 0, _IO('f', 18), ERR(ENOTTY), NOTIF},
+                {"ioctl", 0, _IOW('T', 202, int), ERR(ENOTTY), NOTIF},
+                {"ioctl", 0, 0x4B45, ERR(ENOTTY), NOTIF},
+                {"ioctl", 0, _IO(0xb7, 0x1), ERR(ENOTTY), NOTIF},
+                {"ioctl", 0, 0x100000000ull | _IO('f', 18), ERR(ENOTTY), NOTIF},
+                {"ioctl", 0, _IOR(0x89, 0x08, long long[2]), ERR(EOPNOTSUPP), NOTIF},
                 {"socket", AF_UNIX, SOCK_STREAM, ALLOW, ALLOW},
                 {"socket", AF_INET, SOCK_STREAM | SOCK_CLOEXEC, ALLOW, ALLOW},
                 {"socket", AF_INET6, SOCK_DGRAM, ALLOW, ALLOW},
