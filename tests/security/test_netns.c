@@ -426,7 +426,8 @@ static void sandbox_server_unreachable(void **state)
 /* A socket connected through a rule is a socket of the host's namespace (the supervisor's
  * twin). Disconnected (connect AF_UNSPEC) and made a server (bind 0.0.0.0, 127.0.0.1, or
  * listen alone), it must not serve the host: refused on the way, or not reachable. The
- * control: under --net host the host reaches it. */
+ * control: under --net host the host reaches it, where the kernel lets a disconnected socket
+ * listen at all. */
 static void twin_cannot_serve_host(void **state)
 {
         const char *binds[] = {"-", "0.0.0.0", "127.0.0.1"};
@@ -437,12 +438,25 @@ static void twin_cannot_serve_host(void **state)
 
         (void)state;
         snprintf(rule, sizeof(rule), "tcp/127.0.0.1:%d", lsns[L_TCP].port);
-        port = bg_start(host_net, "$A reuse-serve 127.0.0.1 $T - \"$W\"");
-        host_exchange(NULL, false, port, reply, sizeof(reply));
-        r = bg_finish();
-        if (strcmp(reply, "SANDBOX\n") != 0)
-                fail_msg("control: under --net host the host did not reach the server:\n%s",
-                         r->out);
+        port = bg_start_or_end(host_net, "$A reuse-serve 127.0.0.1 $T - \"$W\"", true);
+        if (port > 0) {
+                host_exchange(NULL, false, port, reply, sizeof(reply));
+                r = bg_finish();
+                if (strcmp(reply, "SANDBOX\n") != 0)
+                        fail_msg("control: under --net host the host did not reach the "
+                                 "server:\n%s",
+                                 r->out);
+        } else if (strcmp(bg.r.out, "connected\nerr:EINVAL\n") == 0) {
+                /* Newer kernels (6.18 here) keep a disconnected TCP socket from binding or
+                 * listening again: the attack cannot start natively, the checks below still
+                 * hold the sandbox to "refused or not reachable". */
+                fprintf(stderr, "note: this kernel refuses listen after connect(AF_UNSPEC) "
+                                "natively; the sandbox's runs are still checked\n");
+        } else {
+                fail_msg("control: under --net host the server neither served nor was refused "
+                         "by the kernel:\n%s\nstderr:\n%s",
+                         bg.r.out, bg.r.err);
+        }
         for (size_t i = 0; i < sizeof(binds) / sizeof(binds[0]); i++) {
                 size_t n = strlen(fails);
 
