@@ -1,6 +1,7 @@
 /* What the network handlers share (syscalls/net.h). */
 #include "syscalls/net.h"
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/creds.h"
 #include "supervisor/dns.h"
 #include "supervisor/places.h"
@@ -464,15 +465,19 @@ int net_unix_kind(const void *addr, int len, char *path)
 }
 
 /* Open the socket file `path` names, as the program would reach it. Returns the O_PATH fd
- * or -errno (ENOENT, EACCES, ELOOP for a magic link such as /proc/self/cwd/...). */
-static int open_path(struct supervisor *sup, int base, const char *path)
+ * or -errno (ENOENT, EACCES, ELOOP for a magic link such as /proc/self/cwd/...). Where a
+ * copy-on-write mount is merged (fs_cow.h) the kernel's walk would find the lower alone, not
+ * a socket the run bound (in the upper): the view finds it, as it does for stat. */
+static int open_path(struct supervisor *sup, pid_t tid, int base, const char *path)
 {
         struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
         struct creds_saved saved;
-        int fd, r = creds_enter(sup->cfg, &saved);
-
         uint64_t resolve = how.resolve;
+        int fd, r;
 
+        if (fs_cow_any(sup))
+                return fs_look_find(sup, tid, base, path, 0);
+        r = creds_enter(sup->cfg, &saved);
         if (r < 0)
                 return r;
         if (base == AT_FDCWD) /* in the sandbox's mount namespace, if it has one */
@@ -484,15 +489,29 @@ static int open_path(struct supervisor *sup, int base, const char *path)
         return r;
 }
 
+/* A socket the run bound on a merged copy-on-write mount lies in the session's upper, beneath
+ * the state directory that the places hide from every other way in: the view's walk found it
+ * (open_path), and its sandbox path is what the view must show. */
+static bool in_merged_upper(const struct supervisor *sup, int fd)
+{
+        const struct vfs_mount *m;
+        char path[PATH_MAX];
+
+        return fs_cow_any(sup) && fs_cow_where(sup, fd, &m, path) == 2 &&
+               fs_view_shows_path(sup, path);
+}
+
 int net_unix_judge(struct supervisor *sup, struct call *call, int base, const char *path,
                    struct net_unix_dest *d)
 {
-        int target = open_path(sup, base, path), r;
+        int target = open_path(sup, (pid_t)call->req->pid, base, path), r;
 
         d->target = -1;
         if (target < 0)
                 return target;
         r = places_hidden(&sup->places, target);
+        if (r != 0 && in_merged_upper(sup, target))
+                r = 0;
         if (r != 0) {
                 /* Hidden (or not judgeable: the same answer). */
                 close(target);

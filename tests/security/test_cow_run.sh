@@ -234,6 +234,30 @@ for how in "--cow ." ""; do
         grep -q 'no fd leaked' "$top/err" || fail "the merged run leaked an fd ($how): $(cat "$top/err")"
         [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
 done
+# Unix sockets bound in the merged workspace (a dev server's, a test harness's) are bound in
+# the upper, where the kernel's walk of connect's and sendto's path cannot find them: the
+# view's walk does (they were ENOENT, then EACCES as inside the hidden session store).
+before=$(snap)
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- python3 -c '
+import os, socket
+os.mkdir("sockdir")
+for p in ["s.sock", "src/s.sock", os.path.abspath("src/deep/t.sock"), "sockdir/s.sock"]:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(p)
+    s.listen()
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(p)
+    a, _ = s.accept()
+    c.send(b"hi")
+    print("stream", p, a.recv(2).decode())
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+d.bind("dg.sock")
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"dg", "dg.sock")
+print("dgram", d.recv(2).decode())' 2>&1) || fail "unix sockets in the merged workspace: $out"
+[ "$(echo "$out" | grep -c '^stream .* hi$')" -eq 4 ] && echo "$out" | grep -qx 'dgram dg' ||
+        fail "unix sockets in the merged workspace: $out"
+[ "$(snap)" = "$before" ] || fail "unix sockets in the merged workspace changed the host tree"
 # Without ptrace the kernel would be left to find chdir's and exec's paths in the lower only:
 # refused, saying so.
 rc=0
