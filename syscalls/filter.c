@@ -506,6 +506,22 @@ static bool cow_traced_row(const struct syscall_row *row)
         }
 }
 
+/* The *at forms of the xattr reads and file_getattr (kernel 6.13 and 6.17), which the kernel
+ * would answer from the lower tree alone, or from a hidden file, where a cow mount is merged.
+ * No libc wraps them yet and their callers fall back on ENOSYS to getxattr and listxattr, which
+ * the view answers (fs_cow_xattr_get). */
+static bool cow_enosys_row(const struct syscall_row *row)
+{
+        switch (row - syscall_table) {
+        case SC_getxattrat:
+        case SC_listxattrat:
+        case SC_file_getattr:
+                return true;
+        default:
+                return false;
+        }
+}
+
 /* The action of a row whose verdict does not depend on arguments. */
 uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row *row)
 {
@@ -517,6 +533,8 @@ uint32_t filter_row_action(const struct filter_opts *o, const struct syscall_row
                 return verdict_action(o, V_KERNEL, 0, false, false);
         if (o->cow_merged && (row->handler == fs_cow_xattr_get || row->handler == fs_cow_getcwd))
                 return verdict_action(o, V_NOTIFY, 0, false, false);
+        if (o->cow_merged && cow_enosys_row(row))
+                return verdict_action(o, V_ERRNO, ENOSYS, false, false);
         /* ... and chdir and exec stop for the tracer, which points them at the merge's
          * object (fs_cow_traced): the kernel must perform them itself */
         if (o->cow_traced && cow_traced_row(row))

@@ -258,6 +258,31 @@ print("dgram", d.recv(2).decode())' 2>&1) || fail "unix sockets in the merged wo
 [ "$(echo "$out" | grep -c '^stream .* hi$')" -eq 4 ] && echo "$out" | grep -qx 'dgram dg' ||
         fail "unix sockets in the merged workspace: $out"
 [ "$(snap)" = "$before" ] || fail "unix sockets in the merged workspace changed the host tree"
+# getxattrat, listxattrat and file_getattr would be answered by the kernel from the lower alone
+# (and from files the view hides): ENOSYS where the workspace is merged, and getxattr, which
+# the view answers, sees an attribute set in the run on a file made in the run.
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- python3 -c '
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+open("xnew", "w").close()
+try:
+    os.setxattr("xnew", "user.k", b"v")
+    print("getxattr", os.getxattr("xnew", "user.k").decode())
+except OSError as e:
+    print("getxattr", errno.errorcode[e.errno])
+buf = ctypes.create_string_buffer(64)
+args = (ctypes.c_uint64 * 2)(ctypes.addressof(buf), 64)
+for name, nr, a in [("getxattrat", 464, (-100, b"xnew", 0, b"user.k", args, 16)),
+                    ("listxattrat", 465, (-100, b"xnew", 0, buf, 64)),
+                    ("file_getattr", 468, (-100, b"xnew", buf, 64, 0))]:
+    r = libc.syscall(nr, *a)
+    print(name, r if r >= 0 else errno.errorcode[ctypes.get_errno()])' 2>&1) ||
+        fail "xattr reads in the merged workspace: $out"
+grep -qx 'getxattr \(v\|ENOTSUP\)' <<<"$out" && grep -qx 'getxattrat ENOSYS' <<<"$out" &&
+        grep -qx 'listxattrat ENOSYS' <<<"$out" && grep -qx 'file_getattr ENOSYS' <<<"$out" ||
+        fail "xattr reads in the merged workspace (want getxattr v, the *at forms ENOSYS): $out"
+[ -e "$ws/xnew" ] && fail "xattr reads in the merged workspace: xnew reached the host tree"
 # Without ptrace the kernel would be left to find chdir's and exec's paths in the lower only:
 # refused, saying so.
 rc=0

@@ -469,6 +469,30 @@ static void pidns_names_in_kernel(void **state)
         assert_int_equal(filter_decide(&ns, &d), ERR(EPERM));
 }
 
+/* Where a cow mount is merged the xattr reads are the view's (notified), and their *at forms
+ * and file_getattr, which the kernel would answer from the lower alone, are ENOSYS. */
+static void merged_cow_rows(void **state)
+{
+        static const char *const enosys[] = {"getxattrat", "listxattrat", "file_getattr"};
+        struct filter_opts merged = {.cow_merged = true, .kernel_looks = true},
+                           plain = {.kernel_looks = true};
+        struct seccomp_data d = {.arch = AUDIT_ARCH_X86_64};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(enosys) / sizeof(*enosys); i++) {
+                d.nr = syscall_by_name(enosys[i])->nr;
+                if (filter_decide(&merged, &d) != ERR(ENOSYS) || filter_decide(&plain, &d) != ALLOW)
+                        fail_msg("%s: merged %#x, without %#x", enosys[i],
+                                 filter_decide(&merged, &d), filter_decide(&plain, &d));
+        }
+        d.nr = __NR_getxattr;
+        assert_int_equal(filter_decide(&merged, &d), NOTIF);
+        assert_int_equal(filter_decide(&plain, &d), ALLOW);
+        d.nr = syscall_by_name("setxattrat")->nr; /* notified either way */
+        assert_int_equal(filter_decide(&merged, &d), NOTIF);
+        assert_int_equal(filter_decide(&plain, &d), NOTIF);
+}
+
 /* Without a private IPC namespace, SysV IPC is refused in the kernel (shmdt excepted);
  * with one, it runs in the kernel. POSIX message queues stay refused either way. */
 static void sysv_ipc(void **state)
@@ -713,6 +737,7 @@ int main(void)
                 cmocka_unit_test(fast_looks),
                 cmocka_unit_test(fast_reads),
                 cmocka_unit_test(pidns_names_in_kernel),
+                cmocka_unit_test(merged_cow_rows),
                 cmocka_unit_test(net_rules),
                 cmocka_unit_test(twin_filter_options),
                 cmocka_unit_test(kernel_enforces),
