@@ -384,6 +384,26 @@ static bool merged_dir(const struct supervisor *sup, const struct vfs_result *re
  * crosses the session store, which the program's ids may not search, stockade run as root
  * for a command as nobody; only a directory made in the run needs the upper's).
  */
+/* Whether the view's walk finds `path` (from the view path `start`), a name beneath /proc or
+ * /dev: 0, or its -errno. */
+static int special_shown(struct supervisor *sup, pid_t pid, const char *start, const char *path,
+                         bool follow)
+{
+        char full[PATH_MAX];
+        int fd;
+
+        if (path[0] != '/') {
+                if ((size_t)snprintf(full, sizeof(full), "%s/%s", start, path) >= sizeof(full))
+                        return -ENAMETOOLONG;
+                path = full;
+        }
+        fd = fs_look_find(sup, pid, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
 static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
                        unsigned long long *arg, unsigned long long *dirfd_reg, bool follow,
                        bool dir, bool lower_first)
@@ -400,8 +420,10 @@ static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struc
         if (path[0] != '/') {
                 int base = dirfd == AT_FDCWD ? tfd_cwd(pid) : tfd_take(pid, dirfd);
 
+                /* Failed closed: left to the kernel, a number that is an fd again when it
+                 * walks (a sibling thread's open) would be walked from outside the view. */
                 if (base < 0)
-                        return 0; /* the kernel's own answer (EBADF, ENOTDIR) */
+                        return base;
                 r = fs_base_path(sup, base, start, sizeof(start));
                 close(base);
                 if (r < 0)
@@ -424,6 +446,14 @@ static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struc
                         r = object_path(res.fd, host);
         } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
                 bool rest = res.kind == VFS_SPECIAL && res.rest[0];
+
+                /* The kernel would walk /proc and /dev names through a magic link
+                 * (/proc/self/root/..., /proc/self/cwd/..., /proc/self/fd/N/...) into the
+                 * host's tree, and /proc/PID of a process outside the sandbox: the view's walk
+                 * refuses both (ELOOP, ENOENT) and finds the rest as the kernel will. */
+                r = rest ? special_shown(sup, pid, start, path, follow) : 0;
+                if (r < 0)
+                        return r;
 
                 r = strlen(res.path) + 1 + (rest ? strlen(res.rest) : 0) < sizeof(host)
                             ? 0

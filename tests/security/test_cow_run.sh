@@ -173,6 +173,34 @@ grep -qx 'dot mkdir File exists' <<<"$out" && grep -qx 'dot rmdir Invalid argume
         fail "mkdir(\".\") or rmdir(\".\") the slow way: $out"
 [ -z "$(find "$state" -path '*/work/*' -prune -o \( -name 'moved*' -o -name 'hid*' \) -print)" ] ||
         fail "a hidden path reached a session"
+# 5b'. Merged by stockade (no mount namespace covers hid): chdir, O_PATH, statfs and inotify
+# are performed by the kernel on the path the tracer gives it. Beneath a magic link
+# (/proc/self/root/..., /proc/self/cwd/...) the kernel's walk would reach the hidden paths:
+# the view refuses them. Judged by the inode the program got; the control is the magic link
+# itself, the program's own directory.
+probe_ml='
+import os, sys
+ws = os.getcwd()
+for p in ["/proc/self/root" + ws + "/hid", "/proc/self/cwd/hid", "/proc/self/cwd/hid.txt",
+          "/proc/self/root" + ws + "/hid.txt", "/proc/self/cwd"]:
+    try: fd = os.open(p, os.O_PATH); print(p, "O_PATH ino", os.fstat(fd).st_ino); os.close(fd)
+    except OSError as e: print(p, "O_PATH", e.strerror)
+    try:
+        os.chdir(p); fd = os.open(".", os.O_PATH)
+        print(p, "chdir ino", os.fstat(fd).st_ino); os.close(fd); os.chdir(ws)
+    except OSError as e: print(p, "chdir", e.strerror)
+    try: os.statvfs(p); print(p, "statfs ok")
+    except OSError as e: print(p, "statfs", e.strerror)'
+oml=$(cd "$ws3" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" --hide "$ws3/hid" --hide "$ws3/hid.txt" -- python3 -c "$probe_ml" \
+        2>"$top/err") || true
+grep -qx "/proc/self/cwd O_PATH ino $(stat -c %i "$ws3")" <<<"$oml" ||
+        fail "merged: the control, an O_PATH open of /proc/self/cwd, failed: $oml $(cat "$top/err")"
+for p in hid hid.txt; do
+        ! grep -q "ino $(stat -c %i "$ws3/$p")\$" <<<"$oml" ||
+                fail "merged: a walk beneath a magic link reached the hidden $p: $oml"
+done
+! grep -q "hid.* statfs ok" <<<"$oml" || fail "merged: statfs beneath a magic link reached hid: $oml"
 # 5c. Hidden paths beneath the cow directory that no mount covers: one that is a symlink
 # (~/.aws -> dotfiles/aws; its real path too), one made on the host after the start. Judged
 # by what reached the host's pipe.
