@@ -114,19 +114,32 @@ static int make_dirs(const char *path)
                 }
 }
 
-/* Whether `path` lies in a writable mount of the view other than the shared /var/tmp. */
-static bool store_writable(const struct vfs_view *v, const char *path)
+/*
+ * Whether a program of this view may write `path`: 0 no; 1 through a writable mount of the
+ * view other than the shared /var/tmp (a workspace that is the home directory); 2 only
+ * through /var/tmp, or another place that Landlock grants whole (places.h: a home there, as
+ * on CI).
+ */
+static int store_writable(const struct supervisor *sup, const struct vfs_view *v, const char *path)
 {
+        int r = 0;
+
         for (size_t i = 0; i < v->n_mounts; i++) {
                 const struct vfs_mount *m = &v->mounts[i];
 
-                if ((m->mode == VFS_RW || m->mode == VFS_COW) &&
-                    strcmp(m->sandbox, "/var/tmp") != 0 &&
-                    (vfs_path_has_prefix(path, m->sandbox) ||
-                     (m->host && vfs_path_has_prefix(path, m->host))))
-                        return true; /* a remapped one (remap.c) is writable at its host's */
+                if ((m->mode != VFS_RW && m->mode != VFS_COW) ||
+                    !(vfs_path_has_prefix(path, m->sandbox) ||
+                      (m->host && vfs_path_has_prefix(path, m->host))))
+                        continue; /* a remapped one (remap.c) is writable at its host's */
+                if (strcmp(m->sandbox, "/var/tmp") != 0)
+                        return 1;
+                r = 2;
         }
-        return false;
+        for (size_t i = 0; i < sup->places.n && !r; i++)
+                if (sup->places.v[i].kind == PLACE_TREE &&
+                    vfs_path_has_prefix(path, sup->places.v[i].path))
+                        r = 2;
+        return r;
 }
 
 int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *err)
@@ -138,14 +151,22 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
 
         /* The default session store, hidden in a run without copy-on-write too when it lies
          * in a place the run may write (a workspace that is the home directory): a program
-         * that could write there could forge what `stockade apply` writes. Not for /var/tmp
-         * (a home there: CI): hiding there would keep every program from making a file
-         * directly in /var/tmp, which a temporary-file user does (README). */
-        if (session_state_dir(NULL, def) == 0 &&
-            store_writable(view, realpath(def, canon) ? canon : def) &&
-            vfs_mount_init_literal(&m, VFS_HIDDEN, realpath(def, canon) ? canon : def, NULL,
-                                   "the session store") == 0)
-                vfs_view_add(view, &m);
+         * that could write there could forge what `stockade apply` writes. Beneath /var/tmp
+         * (a home there: CI) by the view alone, whose emulation performs every write: carved
+         * out of Landlock's grants, /var/tmp would be granted by its entries, and no program
+         * could make a file directly in it, which a temporary-file user does (README). A run
+         * with copy-on-write and no --state-dir hides it below, walls and all: the second wall
+         * for its own session is worth that (it says so: "cannot create entries directly"). */
+        if ((sup->cfg->state_dir || !has_cow(view)) && session_state_dir(NULL, def) == 0) {
+                const char *store = realpath(def, canon) ? canon : def;
+                int w = store_writable(sup, view, store);
+
+                if (w &&
+                    vfs_mount_init_literal(&m, VFS_HIDDEN, store, NULL, "the session store") == 0) {
+                        m.view_only = w == 2;
+                        vfs_view_add(view, &m);
+                }
+        }
         if (!has_cow(view))
                 return 0;
         r = session_state_dir(sup->cfg->state_dir, c->state);

@@ -90,10 +90,12 @@ static bool entry_beneath(const struct vfs_mount *m, const char *path)
 
 int grants_hidden_named_beneath(const struct vfs_view *v, const char *path)
 {
+        int r = 0;
+
         for (size_t i = 0; i < v->n_mounts; i++)
                 if (v->mounts[i].mode == VFS_HIDDEN && entry_beneath(&v->mounts[i], path))
-                        return 1;
-        return 0;
+                        r = v->mounts[i].view_only ? 2 : r ? r : 1;
+        return r;
 }
 
 /* With `absent_too`, an entry counts whether it exists or not (a pattern that matches nothing

@@ -88,7 +88,8 @@ uint64_t grants_read_access(void);
 
 /* Whether some hidden entry of `v` that exists on the host lies strictly beneath `path`. */
 int grants_hidden_beneath(const struct vfs_view *v, const char *path);
-/* Whether some hidden entry of `v`, there or not, lies strictly beneath `path`. */
+/* Whether some hidden entry of `v`, there or not, lies strictly beneath `path`: 2 where one
+ * of them is view_only (mount.h), 1 where only others do, 0 where none does. */
 int grants_hidden_named_beneath(const struct vfs_view *v, const char *path);
 
 #endif

@@ -112,6 +112,10 @@ struct supervisor {
          * the fast ways of the name changes ask the view about the name (fs_path.c). Where
          * none does, those cost nothing: Landlock refuses every such name. */
         bool hidden_in_writable;
+        /* One of them is hidden by the view alone (view_only: the default session store in
+         * /var/tmp), where Landlock grants the whole tree: no open that changes anything
+         * takes the fast way, which would truncate such a file before the view's judgement. */
+        bool view_only_in_writable;
         uint64_t cow_access;
         dev_t proc_dev, dev_dev; /* st_dev of /proc and /dev: paths there resolve in the view */
         dev_t devpts_dev;        /* st_dev of /dev/pts: the sandbox's ptys are there */

@@ -720,9 +720,14 @@ int walls_setup(struct supervisor *sup, struct error *err)
                         !sup->binds[i].mask && !sup->binds[i].overlay && !sup->binds[i].remap;
         if (masks_add(sup, err) < 0)
                 return -1;
-        for (size_t i = 0; i < sup->places.n && !sup->hidden_in_writable; i++)
-                sup->hidden_in_writable = sup->places.v[i].kind == PLACE_TREE &&
-                                          grants_hidden_named_beneath(view, sup->places.v[i].path);
+        for (size_t i = 0; i < sup->places.n; i++) {
+                int h = sup->places.v[i].kind == PLACE_TREE
+                                ? grants_hidden_named_beneath(view, sup->places.v[i].path)
+                                : 0;
+
+                sup->hidden_in_writable |= h != 0;
+                sup->view_only_in_writable |= h == 2;
+        }
         return 0;
 }
 

@@ -118,28 +118,36 @@ static int open_as(struct supervisor *sup, const struct open_call *oc, int dirfd
 
 /* ---- the sandbox's /proc and /dev ------------------------------------------------------ */
 
+/* The object `fd` (O_PATH, ours to close), judged already, opened with the call's flags
+ * through our own /proc, as the program. Returns the new fd or -errno. */
+static int reopen(struct supervisor *sup, const struct open_call *oc, int fd)
+{
+        char self[48];
+        int r;
+
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+        r = open_as(sup, oc, AT_FDCWD, self, oc->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW), 0);
+        close(fd);
+        return r;
+}
+
 /* A reopen for a change of the object `fd` (O_PATH, ours to close) on a merged cow mount:
  * its lower's object copied up first (fs_cow.h); anything else reopened as it is. Returns
  * the new fd or -errno. */
 static int cow_reopen(struct supervisor *sup, const struct open_call *oc, int fd)
 {
         const struct vfs_mount *m;
-        char path[PATH_MAX], self[48];
+        char path[PATH_MAX];
         int r = fs_cow_where(sup, fd, &m, path);
 
         if (r == 1) {
                 r = fs_cow_up(sup, oc->tid, m, path, COW_OWN_WRITABLE);
-                if (r < 0) {
-                        close(fd);
-                        return r;
-                }
                 close(fd);
+                if (r < 0)
+                        return r;
                 fd = r;
         }
-        snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-        r = open_as(sup, oc, AT_FDCWD, self, oc->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW), 0);
-        close(fd);
-        return r;
+        return reopen(sup, oc, fd);
 }
 
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
@@ -238,18 +246,25 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
         dfd = open_as(sup, oc, base, parent, O_PATH | O_DIRECTORY, resolve);
         if (dfd < 0)
                 return dfd;
-        /* Where a cow mount is merged, a reopen that changes looks first: a file of its
-         * lower is copied up and the copy opened (Landlock refuses the lower's anyway). */
-        fd = open_as(sup, oc, dfd, slash + 1,
-                     fs_cow_any(sup) && writes(oc->flags) ? O_PATH : oc->flags & ~O_NOFOLLOW, 0);
+        /* Judged before it is opened as asked: an open that truncates acts at once, and
+         * Landlock refuses only what it carves out (not a path the view alone hides, such
+         * as the session store in /var/tmp, whose file an outside review truncated so).
+         * Where a cow mount is merged, a reopen that changes copies a file of its lower up
+         * and opens the copy (Landlock refuses the lower's anyway). */
+        if ((oc->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+                close(dfd);
+                return -EEXIST; /* the kernel's answer: a magic link is never followed so */
+        }
+        fd = open_as(sup, oc, dfd, slash + 1, O_PATH, 0);
         close(dfd);
-        if (fd >= 0 && (r = view_admits(sup, oc, fd)) < 0) {
+        if (fd < 0)
+                return fd;
+        r = view_admits(sup, oc, fd);
+        if (r < 0) {
                 close(fd);
                 return r;
         }
-        if (fd >= 0 && fs_cow_any(sup) && writes(oc->flags))
-                fd = cow_reopen(sup, oc, fd);
-        return fd;
+        return fs_cow_any(sup) && writes(oc->flags) ? cow_reopen(sup, oc, fd) : reopen(sup, oc, fd);
 }
 
 /* /dev/tty: the caller's controlling terminal. The sandbox's own pty is the only one it can
@@ -426,8 +441,9 @@ static bool fast_candidate(struct supervisor *sup, const struct open_call *oc)
          * beneath a copy-on-write mount with a hidden path in it, whose overlay Landlock
          * grants whole (sup.h, cow_hides). Where a cow mount is merged by us, no open that
          * changes anything: our Landlock domain may write the session's upper, which a
-         * symlink could lead the kernel's walk into before the check of what it found. */
-        if (fs_cow_any(sup) && writes(oc->flags))
+         * symlink could lead the kernel's walk into before the check of what it found. Nor
+         * where the view alone hides a path Landlock lets the sandbox write (sup.h). */
+        if ((fs_cow_any(sup) || sup->view_only_in_writable) && writes(oc->flags))
                 return false;
         return sup->layers.landlock_abi && !sup->cow_hides && !(oc->flags & O_PATH) &&
                !fs_starts_special(sup, oc->path, oc->base) && fs_cow_fast_ok(sup, oc->path);

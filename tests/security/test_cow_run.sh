@@ -13,6 +13,7 @@ top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-cow.XXXXXX")
 # The removal must not decide the verdict (set -e would make a failing trap the exit code),
 # but a tree it cannot remove is worth a word: something may still be working in it.
 cleanup() {
+        [ -z "${vh:-}" ] || rm -rf -- "$vh"
         chmod -R u+rwx -- "$top" 2>/dev/null || true # overlayfs's work/work is mode 000
         rm -rf -- "$top" 2>&1 || {
                 echo "warning: $top could not be removed; left in it:" >&2
@@ -222,6 +223,73 @@ mkdir -p "$fh/.local/state/stockade/sessions" "$fh/work" # (no new entry directl
 [ -e "$fh/work/made-by-rw-run" ] || fail "the --rw run did not run (the store check proves nothing)"
 [ -z "$(ls -A "$fh/.local/state/stockade/sessions")" ] ||
         fail "a --rw run wrote the session store: $(ls -A "$fh/.local/state/stockade/sessions")"
+
+# ... and where the home lies in /var/tmp (CI's), which the default view lets every run
+# write: hidden by the view alone there (carved out of Landlock, /var/tmp would be granted by
+# its entries and no file could be made directly in it). Every way of changing a file is
+# tried by absolute path from a workspace elsewhere; an open that truncates once acted before
+# the view's judgement (the fast way, and a reopen of an O_PATH fd through /proc/self/fd).
+vh=$(mktemp -d /var/tmp/stockade-vh.XXXXXX)
+chmod 755 "$vh"
+vs=$vh/.local/state/stockade/sessions
+mkdir -p "$vs" "$vh/work"
+echo orig >"$vs/existing"
+chmod 644 "$vs/existing"
+echo mine >"$vh/work/mine"
+cat >"$vh/work/probe.py" <<'PY'
+import ctypes, os, sys
+S, direct = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+def t(name, f):
+    try:
+        f()
+        print(name, "changed")
+    except OSError as e:
+        print(name, "refused", e.errno)
+def opath():
+    return os.open(S + "/existing", os.O_PATH)
+def linkat_empty():
+    if libc.linkat(opath(), b"", -100, b"linked", 0x1000) != 0:
+        raise OSError(ctypes.get_errno(), "linkat")
+t("mkdir", lambda: os.mkdir(S + "/forged"))
+t("create", lambda: open(S + "/f", "x").write("x"))
+t("trunc", lambda: open(S + "/existing", "w").write("forged"))
+t("append", lambda: open(S + "/existing", "a").write("forged"))
+t("rdonly-trunc", lambda: os.open(S + "/existing", os.O_RDONLY | os.O_TRUNC))
+t("truncate", lambda: os.truncate(S + "/existing", 1))
+t("chmod", lambda: os.chmod(S + "/existing", 0o777))
+t("utime", lambda: os.utime(S + "/existing", (1, 1)))
+t("setxattr", lambda: os.setxattr(S + "/existing", "user.x", b"1"))
+t("symlink", lambda: os.symlink("/etc/passwd", S + "/sl"))
+t("link", lambda: os.link("mine", S + "/hl"))
+t("rename-in", lambda: os.rename("mine", S + "/moved"))
+t("rename-out", lambda: os.rename(S + "/existing", "stolen"))
+t("mkfifo", lambda: os.mkfifo(S + "/fifo"))
+t("unlink", lambda: os.unlink(S + "/existing"))
+t("reopen-trunc", lambda: open("/proc/self/fd/%d" % opath(), "w"))
+t("reopen-chmod", lambda: os.chmod("/proc/self/fd/%d" % opath(), 0o777))
+t("fd-chmod", lambda: os.chmod(opath(), 0o777))
+t("fd-utime", lambda: os.utime(opath(), (2, 2)))
+t("reopen-truncate", lambda: os.truncate("/proc/self/fd/%d" % opath(), 0))
+t("linkat-empty", linkat_empty)
+os.chdir(os.path.dirname(S))
+t("relative", lambda: open(os.path.basename(S) + "/g", "x").write("x"))
+open(direct, "x").write("x")
+print("probe-done")
+PY
+for how in "" mntns; do
+        vout=$(cd "$vh/work" && HOME=$vh STOCKADE_TEST_DISABLE=$how "$stockade" run -q --allow-degraded \
+                "${user[@]}" --rw . -- python3 probe.py "$vs" "$vh/direct" 2>&1) || true
+        grep -qx probe-done <<<"$vout" && [ -e "$vh/direct" ] ||
+                fail "the store probe in /var/tmp did not run (${how:-namespace}): $vout"
+        [ "$(ls -A "$vs")" = existing ] && [ "$(cat "$vs/existing")" = orig ] &&
+                [ "$(stat -c %a "$vs/existing")" = 644 ] ||
+                fail "a run wrote the session store in /var/tmp (${how:-namespace}): $(ls -lA "$vs"): $vout"
+        ! grep -q changed <<<"$vout" || fail "a change in the store was answered as done: $vout"
+        rm -f "$vh/direct" "$vh/work/linked"
+        rm -rf "${vs:?}"/* && echo orig >"$vs/existing" && chmod 644 "$vs/existing"
+done
+rm -rf "$vh"
 
 # The slow way only where a hidden path lies beneath (the default view's patterns, other
 # users' homes among them, do not reach beneath a workspace).
