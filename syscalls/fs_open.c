@@ -126,7 +126,7 @@ static int reopen(struct supervisor *sup, const struct open_call *oc, int fd)
         int r;
 
         snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-        r = open_as(sup, oc, AT_FDCWD, self, oc->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW), 0);
+        r = open_as(sup, oc, AT_FDCWD, self, oc->flags & ~(O_EXCL | O_NOFOLLOW), 0);
         close(fd);
         return r;
 }
@@ -150,8 +150,20 @@ static int cow_reopen(struct supervisor *sup, const struct open_call *oc, int fd
         return reopen(sup, oc, fd);
 }
 
-/* /proc/PID/...: a magic link only as the last component, where it names an object the
- * process holds; the kernel (and Landlock, for what it points to) judges that open. */
+/* Whether the lower layer of `m`, a copy-on-write mount we merge, holds the object `st` at
+ * sandbox path `path` (beneath m). */
+static bool lower_at(const struct vfs_mount *m, const char *path, const struct stat *st)
+{
+        const char *rel = path + strlen(m->sandbox);
+        struct stat low;
+
+        while (*rel == '/')
+                rel++;
+        return m->emulated && m->host_fd >= 0 &&
+               fstatat(m->host_fd, rel, &low, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
+               low.st_dev == st->st_dev && low.st_ino == st->st_ino;
+}
+
 /*
  * What a magic link led to (a reopen through /proc/PID/fd/N, exe, cwd, root, map_files):
  * an object the program holds, but one it may hold only because the kernel opened it O_PATH,
@@ -159,9 +171,12 @@ static int cow_reopen(struct supervisor *sup, const struct open_call *oc, int fd
  * again in the view, that path must lead to this very object. A hidden file, the host's
  * /dev/shm, another procfs or anything outside the view does not; nor does anything on
  * procfs at all (the /proc view is reached by name only). Pipes, sockets and the like, which
- * have no path, pass: they are the program's own.
+ * have no path, pass: they are the program's own. On a copy-on-write mount we merge, an
+ * object of the lower whose path the view now shows as the upper's copy (a file written, or a
+ * directory given an upper, since the program opened it: the workspace's root always has
+ * one) passes as that copy, which *fd becomes, as overlayfs reopens the copy.
  */
-static int view_admits(struct supervisor *sup, const struct open_call *oc, int fd)
+static int view_admits(struct supervisor *sup, const struct open_call *oc, int *fd)
 {
         _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         char link[48], path[PATH_MAX];
@@ -173,11 +188,11 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int f
         ssize_t n;
         int r;
 
-        if (fstat(fd, &st) < 0)
+        if (fstat(*fd, &st) < 0)
                 return -errno;
-        if (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+        if (fstatfs(*fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
                 return -EACCES;
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", *fd);
         n = readlink(link, path, sizeof(path) - 1);
         if (n < 0)
                 return -errno;
@@ -218,7 +233,17 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int f
         }
         if (r < 0)
                 return r == -ENOENT ? -EACCES : r;
-        return seen.st_dev == st.st_dev && seen.st_ino == st.st_ino ? 0 : -EACCES;
+        if (seen.st_dev == st.st_dev && seen.st_ino == st.st_ino)
+                return 0;
+        if (res.kind == VFS_HOST && res.upper && lower_at(res.mount, res.path, &st)) {
+                r = fcntl(res.fd, F_DUPFD_CLOEXEC, 0);
+                if (r < 0)
+                        return -errno;
+                close(*fd);
+                *fd = r;
+                return 0;
+        }
+        return -EACCES;
 }
 
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
@@ -251,15 +276,16 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
          * as the session store in /var/tmp, whose file an outside review truncated so).
          * Where a cow mount is merged, a reopen that changes copies a file of its lower up
          * and opens the copy (Landlock refuses the lower's anyway). */
-        if ((oc->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+        if ((oc->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) || (oc->flags & O_NOFOLLOW)) {
                 close(dfd);
-                return -EEXIST; /* the kernel's answer: a magic link is never followed so */
+                /* the kernel's answers: a magic link is never followed so */
+                return oc->flags & O_EXCL ? -EEXIST : -ELOOP;
         }
         fd = open_as(sup, oc, dfd, slash + 1, O_PATH, 0);
         close(dfd);
         if (fd < 0)
                 return fd;
-        r = view_admits(sup, oc, fd);
+        r = view_admits(sup, oc, &fd);
         if (r < 0) {
                 close(fd);
                 return r;

@@ -617,6 +617,49 @@ ln -s link-real "$top/own/link-ws"
 [ -z "$(ls -A "$top/lstate/sessions" 2>/dev/null)" ] ||
         fail "--rw through a symlink made a session: $(ls "$top/lstate/sessions")"
 
+# 15. Reopens through a magic link answer as the kernel does (natively, on a copy; under
+# --rw .; merged by stockade): the checks before the reopen once made O_NOFOLLOW open the
+# file and O_CREAT open a directory, and in the merge an fd opened before its file's copy-up,
+# and the workspace's root (which always has an upper), could not be reopened (EACCES).
+ro=$top/own/reopen
+mkdir -p "$ro/native" "$ro/ws"
+cat >"$ro/probe.py" <<'PY'
+import errno, os
+def t(name, f):
+    try:
+        r = f()
+        print(name, "ok", "" if r is None else r)
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+os.mkdir("sub")
+open("f", "w").write("orig\n")
+fd = os.open("f", os.O_RDONLY)
+p = "/proc/self/fd/%d" % fd
+t("read", lambda: open(p).read().strip())
+t("excl", lambda: os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+t("nofollow", lambda: os.open(p, os.O_NOFOLLOW))
+t("directory", lambda: os.open(p, os.O_DIRECTORY))
+t("creat-file", lambda: os.close(os.open(p, os.O_CREAT | os.O_RDONLY)))
+t("creat-dir", lambda: os.open("/proc/self/cwd", os.O_CREAT | os.O_RDONLY))
+t("cwd", lambda: sorted(os.listdir("/proc/self/cwd")))
+open("f", "a").write("more\n")
+t("after-write", lambda: open(p).read().split())
+t("write-through", lambda: open(p, "a").write("third\n"))
+t("content", lambda: open("f").read().split())
+os.chdir("sub")
+t("sub-cwd", lambda: os.listdir("/proc/self/cwd"))
+PY
+cp "$ro/probe.py" "$ro/native/"
+(cd "$ro/native" && python3 probe.py) >"$ro/want" 2>&1
+for how in rw merged; do
+        rm -rf "${ro:?}/ws" && mkdir "$ro/ws" && cp "$ro/probe.py" "$ro/ws/"
+        env=() flags=(--rw .)
+        [ $how = merged ] && env=(STOCKADE_TEST_DISABLE=mntns) flags=(--allow-degraded)
+        (cd "$ro/ws" && env "${env[@]}" "$stockade" run -q "${user[@]}" --state-dir "$state" \
+                "${flags[@]}" -- python3 probe.py) >"$ro/got" 2>&1 || true
+        diff "$ro/want" "$ro/got" >"$ro/diff" || fail "reopens through magic links ($how) differ from a native run: $(cat "$ro/diff")"
+done
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
