@@ -329,25 +329,36 @@ bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last)
 }
 
 /*
- * A directory renamed to a name beneath which the view hides a path (one that does not exist
- * yet: those that do are carved out of every grant) would bring that path into being with
- * the program's content: an outside review planted ~/.cache/huggingface/token, a hard link
- * of a file it could read, and read the token the host wrote there later. Refused for the
- * destination, and for both names of an exchange. Unsure of the path: refused.
+ * A name beneath which the view hides a path, given another object or taken away. Refused:
+ * - a rename's destination (both names of an exchange): a directory renamed there would
+ *   bring a hidden path not made yet into being with the program's content (an outside
+ *   review planted ~/.cache/huggingface/token, a hard link of a file it could read, and read
+ *   the token the host wrote there later); a symlink made there would lead it where the
+ *   program chose (the session store not made yet: the next run's sessions in a directory
+ *   of the program's, a second review);
+ * - a rename's source with a hidden path beneath that exists, and an unlink (of a symlink
+ *   on the way to one): it would get a name the view does not hide, and a new directory
+ *   could take the old name, which the host then trusts (the default session store in
+ *   /var/tmp, hidden by the view alone: that review moved ~/.local/state away and forged a
+ *   session that `stockade apply` wrote). An rmdir needs an empty directory: nothing there.
+ * Landlock refuses most of these where it carves the path out, not where the view alone
+ * hides it. Unsure of the path: refused.
  */
-static bool renamed_over_hidden(const struct supervisor *sup, const struct path_call *pc,
-                                const struct place_arg *pa, int dir)
+static bool moves_hidden(const struct supervisor *sup, const struct path_call *pc,
+                         const struct place_arg *pa, int dir)
 {
+        bool to = pc->op == OP_SYMLINK ||
+                  (pc->op == OP_RENAME && (pa == &pc->p[1] || (pc->flags & RENAME_EXCHANGE)));
         char path[PATH_MAX];
         int r;
 
-        if (!sup->hidden_in_writable || pc->op != OP_RENAME ||
-            (pa != &pc->p[1] && !(pc->flags & RENAME_EXCHANGE)))
+        if (!sup->hidden_in_writable || (!to && pc->op != OP_RENAME && pc->op != OP_UNLINK))
                 return false;
         r = name_path(sup, dir, pa->last, path);
         if (r != 0)
                 return r < 0;
-        return grants_hidden_named_beneath(&sup->view, path) != 0;
+        return pc->op == OP_RENAME && !to ? grants_hidden_beneath(&sup->view, path) != 0
+                                          : grants_hidden_named_beneath(&sup->view, path) != 0;
 }
 
 /*
@@ -413,7 +424,7 @@ static int find_parent(struct supervisor *sup, const struct path_call *pc, struc
                         return m < 0 ? m : pc->op == OP_LINK ? -EXDEV : -EBUSY;
                 }
         }
-        if (r >= 0 && renamed_over_hidden(sup, pc, pa, r)) {
+        if (r >= 0 && moves_hidden(sup, pc, pa, r)) {
                 close(r);
                 r = -EACCES;
         }
