@@ -250,6 +250,15 @@ static void note_dirs(struct supervisor *sup, const struct vfs_mount *m, const c
         cow_note_path(sup, p);
 }
 
+int fs_cow_dir_up(struct supervisor *sup, const struct vfs_mount *m, const char *path)
+{
+        const char *rel = rel_of(m, path);
+
+        if (rel[0])
+                note_dirs(sup, m, path);
+        return cowup_dir(m->upper_fd, m->host_fd, rel);
+}
+
 /* The same for the directories above the object at `path`. */
 static void note_parents(struct supervisor *sup, const struct vfs_mount *m, const char *path)
 {

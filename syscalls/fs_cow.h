@@ -52,6 +52,10 @@ int fs_cow_where(const struct supervisor *sup, int fd, const struct vfs_mount **
 /* In place: a host path in an upper directory becomes its sandbox path (fs_sandbox_path). */
 void fs_cow_sandbox_path(const struct supervisor *sup, char *path, size_t size);
 
+/* The directory at sandbox path `path` of merged mount `m` made in the upper if it is not
+ * there yet (cowup_dir: its mode, times and owner as the lower's, so that the session shows
+ * no change), noted for apply first. Returns an O_PATH fd of the upper's, or -errno. */
+int fs_cow_dir_up(struct supervisor *sup, const struct vfs_mount *m, const char *path);
 /*
  * Before a change to the lower object at sandbox path `path` of merged mount `m`: the
  * program must be allowed to make it natively (`need`: write permission, or being the

@@ -382,7 +382,9 @@ static bool merged_dir(const struct supervisor *sup, const struct vfs_result *re
  * `follow`: a last symlink is followed; `dir`: the object must be a directory; `lower_first`:
  * a merged directory is given by the lower's path (chdir: the kernel's walk to an upper
  * crosses the session store, which the program's ids may not search, stockade run as root
- * for a command as nobody; only a directory made in the run needs the upper's).
+ * for a command as nobody; only a directory made in the run needs the upper's); `watch`: a
+ * merged directory is given by the upper's, made if need be (inotify: every change the run
+ * makes in it lands in the upper's, and a watch on the lower's would see none of them).
  */
 /* Whether the view's walk finds `path` (from the view path `start`), a name beneath /proc or
  * /dev: 0, or its -errno. */
@@ -406,7 +408,7 @@ static int special_shown(struct supervisor *sup, pid_t pid, const char *start, c
 
 static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
                        unsigned long long *arg, unsigned long long *dirfd_reg, bool follow,
-                       bool dir, bool lower_first)
+                       bool dir, bool lower_first, bool watch)
 {
         _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         int dirfd = dirfd_reg ? (int)*dirfd_reg : AT_FDCWD;
@@ -440,10 +442,19 @@ static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struc
                 if (dir && res.type != S_IFDIR)
                         return -ENOTDIR;
                 r = 0;
-                if (lower_first && merged_dir(sup, &res))
+                if (lower_first && merged_dir(sup, &res)) {
                         strcpy(host, res.path); /* the same size */
-                else
+                } else if (watch && res.type == S_IFDIR && res.mount && res.mount->emulated &&
+                           !res.upper) {
+                        int up = fs_cow_dir_up(sup, res.mount, res.path);
+
+                        if (up < 0)
+                                return up;
+                        r = object_path(up, host);
+                        close(up);
+                } else {
                         r = object_path(res.fd, host);
+                }
         } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
                 bool rest = res.kind == VFS_SPECIAL && res.rest[0];
 
@@ -478,7 +489,7 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid)
                 return;
         switch (regs.orig_rax) {
         case SYS_chdir:
-                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, true, true);
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, true, true, false);
                 break;
         case SYS_execve:
         case SYS_execveat:
@@ -486,18 +497,18 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid)
                 break;
         case SYS_open: /* O_PATH: filter.c */
                 r = traced_path(sup, pid, &regs, &regs.rdi, NULL, !(regs.rsi & O_NOFOLLOW),
-                                regs.rsi & O_DIRECTORY, false);
+                                regs.rsi & O_DIRECTORY, false, false);
                 break;
         case SYS_openat:
                 r = traced_path(sup, pid, &regs, &regs.rsi, &regs.rdi, !(regs.rdx & O_NOFOLLOW),
-                                regs.rdx & O_DIRECTORY, false);
+                                regs.rdx & O_DIRECTORY, false, false);
                 break;
         case SYS_statfs:
-                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, false, false);
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, false, false, false);
                 break;
         case SYS_inotify_add_watch:
                 r = traced_path(sup, pid, &regs, &regs.rsi, NULL, !(regs.rdx & IN_DONT_FOLLOW),
-                                regs.rdx & IN_ONLYDIR, false);
+                                regs.rdx & IN_ONLYDIR, false, true);
                 break;
         default:
                 return;

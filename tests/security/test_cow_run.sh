@@ -272,6 +272,9 @@ t("fd-chmod", lambda: os.chmod(opath(), 0o777))
 t("fd-utime", lambda: os.utime(opath(), (2, 2)))
 t("reopen-truncate", lambda: os.truncate("/proc/self/fd/%d" % opath(), 0))
 t("linkat-empty", linkat_empty)
+H = S[:-len("/.local/state/stockade/sessions")]  # the sandbox's HOME may be another
+t("rename-state", lambda: os.rename(H + "/.local/state", H + "/.local/st2"))
+t("rename-local", lambda: os.rename(H + "/.local", H + "/l2"))
 os.chdir(os.path.dirname(S))
 t("relative", lambda: open(os.path.basename(S) + "/g", "x").write("x"))
 open(direct, "x").write("x")
@@ -286,8 +289,26 @@ for how in "" mntns; do
                 [ "$(stat -c %a "$vs/existing")" = 644 ] ||
                 fail "a run wrote the session store in /var/tmp (${how:-namespace}): $(ls -lA "$vs"): $vout"
         ! grep -q changed <<<"$vout" || fail "a change in the store was answered as done: $vout"
+        [ -d "$vh/.local/state" ] && [ ! -L "$vh/.local/state" ] && [ ! -e "$vh/.local/st2" ] &&
+                [ ! -e "$vh/l2" ] || fail "a run moved the store's directories (${how:-namespace}): $(ls -la "$vh" "$vh/.local")"
         rm -f "$vh/direct" "$vh/work/linked"
         rm -rf "${vs:?}"/* && echo orig >"$vs/existing" && chmod 644 "$vs/existing"
+done
+# A home with no store yet (CI's first run): nothing may be put where the store will be made
+# (a symlink to the program's directory took the next runs' sessions there).
+mkdir -p "$vh/fresh/.local/bin" "$vh/work/evil/stockade/sessions/forged"
+for how in "" mntns; do
+        vout=$(cd "$vh/work" && HOME=$vh/fresh STOCKADE_TEST_DISABLE=$how "$stockade" run -q \
+                --allow-degraded "${user[@]}" --rw . -- sh -c '
+                ln -s "$PWD/evil" "$1/.local/state" && echo planted-link
+                mkdir -p "$1/.local/state" && mv evil/stockade "$1/.local/state/" && echo moved-in
+                ln -s "$PWD/evil/stockade" "$1/.local/state/stockade" && echo planted-store
+                echo fresh-done' sh "$vh/fresh" 2>&1) || true
+        grep -qx fresh-done <<<"$vout" || fail "the fresh-home probe did not run (${how:-namespace}): $vout"
+        [ ! -e "$vh/fresh/.local/state/stockade" ] && [ ! -L "$vh/fresh/.local/state" ] &&
+                [ -d "$vh/work/evil/stockade/sessions/forged" ] ||
+                fail "a run planted the store in a fresh home (${how:-namespace}): $vout"
+        rm -rf "$vh/fresh/.local/state"
 done
 rm -rf "$vh"
 
@@ -330,6 +351,35 @@ for how in "--cow ." ""; do
         grep -q 'no fd leaked' "$top/err" || fail "the merged run leaked an fd ($how): $(cat "$top/err")"
         [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
 done
+# An inotify watch on a directory your tree has (a dev server's reload on save) sees the
+# run's changes there: it is put on the session's copy of the directory, made for it (a watch
+# on yours saw nothing), and the session shows no change for that.
+wsess=inotify-$$
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" --session "$wsess" -- python3 -c '
+import ctypes, os, select, struct, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+for d in (b"src", b"src/deep"):
+    if libc.inotify_add_watch(fd, d, 0x2 | 0x80 | 0x100 | 0x200) < 0:
+        print("watch failed", d, ctypes.get_errno())
+subprocess.run(["sh", "-c", "echo more >>src/main.c; echo n >src/deep/new.txt; rm src/deep/new.txt"])
+seen, buf = set(), b""
+while select.select([fd], [], [], 1)[0]:
+    buf += os.read(fd, 65536)
+i = 0
+while i < len(buf):
+    wd, mask, cookie, n = struct.unpack_from("iIII", buf, i)
+    seen.add("%s %x" % (buf[i + 16:i + 16 + n].rstrip(b"\0").decode(), mask))
+    i += 16 + n
+print(" ".join(sorted(seen)))
+' 2>&1) || true
+for ev in "main.c 2" "new.txt 100" "new.txt 2" "new.txt 200"; do
+        grep -q "$ev" <<<"$out" || fail "merged: inotify missed '$ev' in a directory of your tree: $out"
+done
+d=$("$stockade" diff "$wsess" --state-dir "$state" 2>&1) || true
+[ "$d" = "M src/main.c" ] || fail "merged: the watched directories show as changes: $d"
+"$stockade" discard "$wsess" --state-dir "$state" >/dev/null 2>&1 || true
 # Unix sockets bound in the merged workspace (a dev server's, a test harness's) are bound in
 # the upper, where the kernel's walk of connect's and sendto's path cannot find them: the
 # view's walk does (they were ENOENT, then EACCES as inside the hidden session store).
