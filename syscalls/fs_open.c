@@ -246,6 +246,41 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int *
         return -EACCES;
 }
 
+/*
+ * For a reopen of `host` (/proc/PID/fd/N) that led to the object `obj`: the caller's own fd N,
+ * taken, when it is a description of that very object (not O_PATH) whose access mode covers
+ * what `oc` asks — access the program holds already, so nothing is granted. Such a reopen
+ * shares the description, as BSD's /dev/fd does (its offset; O_TRUNC does not truncate), where
+ * Linux would make a new one. Returns our copy, or -1.
+ */
+static int held_description(const struct open_call *oc, const char *host, int obj)
+{
+        const char *last = strrchr(host, '/');
+        int want = oc->flags & O_ACCMODE, fd, fl;
+        struct stat a, b;
+        char *end;
+        long n;
+
+        if (!last || last - host < 3 || strncmp(last - 3, "/fd", 3) != 0 || want == O_ACCMODE)
+                return -1;
+        n = strtol(last + 1, &end, 10);
+        if (end == last + 1 || *end || n < 0 || n > INT_MAX)
+                return -1;
+        fd = tfd_take(oc->tid, (int)n);
+        if (fd < 0)
+                return -1;
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || (fl & O_PATH) ||
+            ((fl & O_ACCMODE) != O_RDWR && (fl & O_ACCMODE) != want && want != O_RDONLY) ||
+            (want == O_RDONLY && (fl & O_ACCMODE) == O_WRONLY) || fstat(fd, &a) < 0 ||
+            fstat(obj, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+            ((oc->flags & O_DIRECTORY) && !S_ISDIR(a.st_mode))) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
  * process holds, judged again by view_admits. */
 static int open_proc(struct supervisor *sup, const struct open_call *oc,
@@ -286,9 +321,16 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
         if (fd < 0)
                 return fd;
         r = view_admits(sup, oc, &fd);
-        if (r < 0) {
-                close(fd);
-                return r;
+        /* A description the caller holds already: the file you gave as its stdout, outside
+         * the view or in the copy-on-write workspace (where a write must reach your file, as
+         * `> build.log` asked, not a copy in the session). */
+        if (r < 0 || (fs_cow_any(sup) && writes(oc->flags))) {
+                int held = held_description(oc, sp->host, fd);
+
+                if (held >= 0 || r < 0) {
+                        close(fd);
+                        return held >= 0 ? held : r;
+                }
         }
         return fs_cow_any(sup) && writes(oc->flags) ? cow_reopen(sup, oc, fd) : reopen(sup, oc, fd);
 }

@@ -710,6 +710,28 @@ for how in rw merged; do
         diff "$ro/want" "$ro/got" >"$ro/diff" || fail "reopens through magic links ($how) differ from a native run: $(cat "$ro/diff")"
 done
 
+# 16. The files you give the command as its stdin, stdout and stderr are yours, in the
+# copy-on-write workspace too: `> /dev/stdout`, `> /dev/stderr` and `/dev/stdin` reach them
+# (they were EACCES, the reopen's path not being the view's; merged, a write went to a copy
+# in the session). The read-only stdin is not made writable so: refused, or (merged) written
+# to the session's copy, as any write of a workspace file.
+io=$top/own/stdio
+for how in overlay merged; do
+        rm -rf "$io" && mkdir -p "$io" && echo given >"$io/in.txt"
+        env=() flags=()
+        [ $how = merged ] && env=(STOCKADE_TEST_DISABLE=mntns) flags=(--allow-degraded)
+        (cd "$io" && env "${env[@]}" "$stockade" run -q "${user[@]}" --state-dir "$state" \
+                --session "stdio-$how-$$" "${flags[@]}" -- sh -c 'echo one; echo two >/dev/stdout;
+                echo three >/dev/stderr; cat /dev/stdin; echo x >/dev/stdin; echo end' \
+                <"$io/in.txt" >"$io/out.log" 2>"$io/err.log") || true
+        [ "$(cat "$io/out.log")" = "$(printf 'one\ntwo\ngiven\nend')" ] &&
+                grep -qx three "$io/err.log" && [ "$(cat "$io/in.txt")" = given ] ||
+                fail "stdio reopened ($how): out: $(cat "$io/out.log") err: $(cat "$io/err.log")"
+        d=$("$stockade" diff "stdio-$how-$$" --state-dir "$state" 2>&1) || true
+        [ -z "$(grep -vx 'M in.txt' <<<"$d")" ] || fail "stdio reopened ($how): the session has changes: $d"
+        "$stockade" discard "stdio-$how-$$" --state-dir "$state" >/dev/null 2>&1 || true
+done
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
