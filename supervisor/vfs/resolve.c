@@ -178,7 +178,7 @@ static int step_cow(struct walk *w, const char *name)
                                 return r;
                         }
                         l.upper = true;
-                        if (S_ISDIR(st.st_mode) && lower >= 0 && !cowup_is_opaque(fd)) {
+                        if (S_ISDIR(st.st_mode) && lower >= 0 && !cowup_is_opaque_stat(fd, &st)) {
                                 int lo = open_component(lower, name);
                                 struct stat ls;
 
