@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XATTR_OPAQUE "user.overlay.opaque"
@@ -165,15 +166,43 @@ int cowup_whiteout(int dirfd, const char *name)
         return mknodat(dirfd, name, S_IFCHR, makedev(0, 0)) < 0 ? -errno : 0;
 }
 
+#define OPAQUE_KNOWN  512 /* slots; a collision only costs a getxattr */
+#define OPAQUE_SETTLE 2   /* seconds a ctime must lie back to be remembered */
+
+struct opaque_known {
+        dev_t dev;
+        ino_t ino;
+        struct timespec ctime;
+        unsigned gen;
+        bool used, opaque;
+};
+
+static struct opaque_known opaque_known[OPAQUE_KNOWN];
+static unsigned opaque_gen = 1; /* bumped by every mark we set: 0 is no answer's */
+static pthread_mutex_t opaque_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every remembered opaque answer forgotten (cowup_is_opaque_stat): a mark is being set. */
+static void opaque_forget(void)
+{
+        pthread_mutex_lock(&opaque_lock);
+        opaque_gen = opaque_gen + 1 ? opaque_gen + 1 : 1;
+        pthread_mutex_unlock(&opaque_lock);
+}
+
 int cowup_set_opaque(int fd)
 {
         struct stat st;
+        int r;
 
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
-        return as_owner(fd, &(struct op){.kind = OP_SET_OPAQUE});
+        /* before and after: an answer read meanwhile is not kept */
+        opaque_forget();
+        r = as_owner(fd, &(struct op){.kind = OP_SET_OPAQUE});
+        opaque_forget();
+        return r;
 }
 
 /* 1 opaque, 0 not, or -errno: an opaque directory unread would show the lower's names. */
@@ -185,6 +214,59 @@ static int opaque(int fd)
 bool cowup_is_opaque(int fd)
 {
         return opaque(fd) == 1;
+}
+
+static size_t opaque_slot(const struct stat *st)
+{
+        uint64_t h = ((uint64_t)st->st_dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)st->st_ino;
+
+        return (size_t)((h * 0x9e3779b97f4a7c15ull) >> 32) % OPAQUE_KNOWN;
+}
+
+static bool opaque_key(const struct opaque_known *k, const struct stat *st, unsigned gen)
+{
+        return k->used && k->gen == gen && k->dev == st->st_dev && k->ino == st->st_ino &&
+               k->ctime.tv_sec == st->st_ctim.tv_sec && k->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* Whether `st`'s ctime is old enough that a later change cannot leave it as it is. */
+static bool settled(const struct stat *st)
+{
+        struct timespec now;
+
+        return clock_gettime(CLOCK_REALTIME, &now) == 0 &&
+               st->st_ctim.tv_sec + OPAQUE_SETTLE < now.tv_sec;
+}
+
+bool cowup_is_opaque_stat(int fd, const struct stat *st)
+{
+        struct opaque_known *k = &opaque_known[opaque_slot(st)];
+        unsigned gen;
+        bool hit, o = false;
+        int r;
+
+        pthread_mutex_lock(&opaque_lock);
+        gen = opaque_gen;
+        hit = opaque_key(k, st, gen);
+        if (hit)
+                o = k->opaque;
+        pthread_mutex_unlock(&opaque_lock);
+        if (hit)
+                return o;
+        r = opaque(fd); /* no lock held across it */
+        o = r == 1;
+        if (r < 0 || !settled(st))
+                return o; /* an error (a caller who may not read it) is no answer to keep */
+        pthread_mutex_lock(&opaque_lock);
+        if (gen == opaque_gen) /* no mark set meanwhile */
+                *k = (struct opaque_known){.dev = st->st_dev,
+                                           .ino = st->st_ino,
+                                           .ctime = st->st_ctim,
+                                           .gen = gen,
+                                           .used = true,
+                                           .opaque = o};
+        pthread_mutex_unlock(&opaque_lock);
+        return o;
 }
 
 /* ---- making an object ------------------------------------------------------------------ */

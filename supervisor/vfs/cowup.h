@@ -52,6 +52,17 @@ int cowup_set_opaque(int fd);
 bool cowup_is_opaque(int fd);
 
 /*
+ * The same for a directory whose fstat the caller holds (`st`, taken before this call), with
+ * an answer remembered per (device, inode, ctime): the view's walk asks it of every upper
+ * directory on every path beneath a merged mount. Only a directory whose ctime lies a few
+ * seconds back is remembered: setting or removing the mark, by anyone, moves the ctime to
+ * now, so the key no longer matches (the racy-git rule: a change within the clock's tick of
+ * the ctime read would keep it). The supervisor's own marks (cowup_set_opaque) forget every
+ * answer as well. Shared by the notifier threads, under a lock held for no file system call.
+ */
+bool cowup_is_opaque_stat(int fd, const struct stat *st);
+
+/*
  * Make sure the directory `rel` of the merged view exists in the upper, with every parent,
  * and return an O_PATH | O_CLOEXEC fd of it, or -errno. `upper` and `lower` are
  * fds (O_PATH is enough) of the two roots; `rel` is relative, without "." or ".." or empty

@@ -35,7 +35,9 @@
 #define VFS_MAXSYMLINKS 40 /* the kernel's MAXSYMLINKS */
 #define VFS_FLAGS       (VFS_FOLLOW | VFS_EMPTY_PATH | VFS_CREATE)
 
-enum { STEP_SPECIAL = 1 };
+/* STEP_SPECIAL: the path goes on in a /dev or /proc view. WALK_RESTART: a walk that began at
+ * a merged mount's root (begin_at_mount) went above it: walk again from the sandbox root. */
+enum { STEP_SPECIAL = 1, WALK_RESTART = 2 };
 
 struct level {
         int fd;     /* O_PATH of this level's object; -1 for a synthetic directory */
@@ -60,6 +62,8 @@ struct walk {
         char *buf;     /* owns the pending path once a symlink has been expanded */
         const char *p; /* what is left to walk */
         const struct vfs_mount *special;
+        bool at_mount;    /* levels[0] is a merged mount's root, not the sandbox root */
+        bool no_shortcut; /* the walk from the root, all of it (after a WALK_RESTART) */
         char path[PATH_MAX]; /* canonical sandbox path of the top level */
 };
 
@@ -174,7 +178,7 @@ static int step_cow(struct walk *w, const char *name)
                                 return r;
                         }
                         l.upper = true;
-                        if (S_ISDIR(st.st_mode) && lower >= 0 && !cowup_is_opaque(fd)) {
+                        if (S_ISDIR(st.st_mode) && lower >= 0 && !cowup_is_opaque_stat(fd, &st)) {
                                 int lo = open_component(lower, name);
                                 struct stat ls;
 
@@ -293,6 +297,8 @@ static int follow(struct walk *w, const char *rest)
                 return -ENAMETOOLONG;
         if (n == 0)
                 return -ENOENT;
+        if (target[0] == '/' && w->at_mount)
+                return WALK_RESTART; /* the levels below the mount's root were never made */
         pop(w);
         if (target[0] == '/')
                 while (w->depth > 1)
@@ -438,6 +444,8 @@ static int walk_run(struct walk *w, struct vfs_result *out)
                 if (c.n == 1 && c.s[0] == '.')
                         continue;
                 if (c.n == 2 && c.s[0] == '.' && c.s[1] == '.') {
+                        if (w->depth == 1 && w->at_mount)
+                                return WALK_RESTART;
                         if (w->depth > 1) /* "/.." is "/" */
                                 pop(w);
                         continue;
@@ -461,7 +469,7 @@ static int walk_run(struct walk *w, struct vfs_result *out)
                 if (S_ISLNK(top(w)->type) &&
                     (!c.last || (w->flags & VFS_FOLLOW) || (c.slash && !creating))) {
                         r = follow(w, w->p);
-                        if (r < 0)
+                        if (r != 0)
                                 return r;
                         continue;
                 }
@@ -485,6 +493,109 @@ static int enter_root(struct walk *w)
         /* No mount at "/": the root is made up, with the mount points' ancestors in it. */
         push(w, (struct level){.fd = -1, .type = S_IFDIR, .lower = -1});
         return 0;
+}
+
+/*
+ * Whether the walk would pass the components strictly between the mount point of `seg` (NULL:
+ * the made-up root) and the next mount point on the way without a word: p[0..len) of them,
+ * relative to seg's root. It opens each of them in the one before as the caller (step_at,
+ * above a mount point), so one openat2 of them all, symlinks refused, asks the kernel the
+ * same (the search rights of each directory on the way); anything but a directory found
+ * says no here, and the whole walk then tells what it makes of it (a made-up directory, an
+ * error).
+ */
+static bool segment_plain(const struct vfs_mount *seg, const char *p, size_t len)
+{
+        struct open_how how = {
+                .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        char rel[PATH_MAX];
+        int fd;
+
+        if (!seg)
+                return true; /* made-up directories all the way: nothing on the host asked */
+        if (seg->mode == VFS_DEV || seg->mode == VFS_PROC || seg->emulated || seg->host_fd < 0)
+                return false;
+        if (len == 0)
+                return true;
+        memcpy(rel, p, len);
+        rel[len] = '\0';
+        fd = sys_openat2(seg->host_fd, rel, &how);
+        if (fd < 0)
+                return false;
+        close(fd);
+        return true;
+}
+
+/*
+ * Whether the walk from the sandbox root down to `p`, the mount point of a merged mount,
+ * would reach that mount's root as a plain directory: no prefix hidden, every mount on the
+ * way an ordinary one, every directory between them found (segment_plain).
+ */
+static bool ancestors_plain(const struct vfs_view *v, const char *p)
+{
+        const struct vfs_mount *seg = vfs_view_mount_at(v, "/"), *m;
+        size_t n = strlen(p), from = 1, last = 1;
+        char q[PATH_MAX];
+
+        for (size_t i = 1; i <= n; i++) {
+                if (p[i] != '/' && p[i] != '\0')
+                        continue;
+                memcpy(q, p, i);
+                q[i] = '\0';
+                if (vfs_view_hidden(v, q))
+                        return false;
+                if (i == n)
+                        break;
+                m = vfs_view_mount_at(v, q);
+                if (m) {
+                        /* the components between the last mount point and this one's name */
+                        if (!segment_plain(seg, p + from, last > from ? last - 1 - from : 0))
+                                return false;
+                        seg = m;
+                        from = i + 1;
+                }
+                last = i + 1; /* where the next component starts */
+        }
+        return segment_plain(seg, p + from, last > from ? last - 1 - from : 0);
+}
+
+/*
+ * The shortcut of a path beneath a merged mount: the walk begins at the mount's root instead
+ * of walking (and opening, and closing) every directory above it from the sandbox root, when
+ * the path names the mount point literally, something follows it, and the walk down to it
+ * would have been plain (ancestors_plain). The levels below are not made: a ".." above the
+ * mount's root or an absolute symlink makes the walk start again from the root
+ * (WALK_RESTART). 1 begun, 0 not (nothing done), or -errno.
+ */
+static int begin_at_mount(struct walk *w)
+{
+        const struct vfs_mount *best = NULL, *m;
+        size_t n = 0;
+        int r;
+
+        for (size_t i = 0; i < w->v->n_mounts; i++) {
+                const struct vfs_mount *vm = &w->v->mounts[i];
+                size_t k = vm->sandbox ? strlen(vm->sandbox) : 0;
+
+                if (!vm->emulated || k <= 1 || k <= n || strncmp(w->p, vm->sandbox, k) != 0 ||
+                    w->p[k] != '/')
+                        continue;
+                best = vm;
+                n = k;
+        }
+        if (!best || w->p[n + strspn(w->p + n, "/")] == '\0')
+                return 0;
+        m = vfs_view_mount_at(w->v, best->sandbox);
+        if (m != best || best->host_fd < 0 || best->upper_fd < 0 ||
+            !ancestors_plain(w->v, best->sandbox))
+                return 0;
+        memcpy(w->path, best->sandbox, n + 1);
+        w->at_mount = true;
+        w->p += n;
+        r = enter_mount(w, best);
+        return r < 0 ? r : 1;
 }
 
 static int resolve(struct walk *w, const char *start, const char *path, struct vfs_result *out)
@@ -512,7 +623,11 @@ static int resolve(struct walk *w, const char *start, const char *path, struct v
                         strcat(strcat(w->buf, "/"), path);
                 w->p = w->buf;
         }
-        r = enter_root(w);
+        r = w->no_shortcut ? 0 : begin_at_mount(w);
+        if (r == 0)
+                r = enter_root(w);
+        else if (r == 1)
+                r = 0;
         if (r == STEP_SPECIAL)
                 return finish_special(w, out);
         return r < 0 ? r : walk_run(w, out);
@@ -527,6 +642,11 @@ int vfs_resolve(const struct vfs_view *v, const char *start, const char *path, u
         *out = (struct vfs_result){.fd = -1, .parent_fd = -1, .parent_lower_fd = -1};
         r = resolve(&w, start, path, out);
         walk_free(&w);
+        if (r == WALK_RESTART) { /* nothing in *out yet: the walk had not finished */
+                w = (struct walk){.v = v, .flags = flags, .no_shortcut = true};
+                r = resolve(&w, start, path, out);
+                walk_free(&w);
+        }
         if (r < 0)
                 vfs_result_release(out);
         return r < 0 ? r : 0;

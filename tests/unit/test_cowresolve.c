@@ -121,6 +121,9 @@ static int setup(void **state)
         mk_file("upper/newdir/n", "nn");
         mk_link("odir/new", "upper/ulink");
         mk_link("../a", "upper/newdir/up");
+        mk_dir("s");
+        mk_link("/s/w/a", "upper/abs");
+        mk_link("../../s", "upper/out");
         return 0;
 }
 
@@ -273,11 +276,117 @@ static void parents(void **state)
         free_view(&v);
 }
 
+/* The lower and upper of setup as a merged mount at /s/w beneath a read-only root of T (which
+ * has a directory s), with `hide` hidden as well when not NULL. */
+static void make_deep_view(struct vfs_view *v, const char *hide)
+{
+        char h[PATH_MAX];
+        struct vfs_mount m;
+        struct error err = {0};
+        size_t k;
+
+        assert_int_equal(vfs_mount_init(&m, VFS_RO, "/", T, "test"), 0);
+        vfs_view_add(v, &m);
+        path_of(h, "lower");
+        assert_int_equal(vfs_mount_init(&m, VFS_COW, "/s/w", h, "test"), 0);
+        vfs_view_add(v, &m);
+        if (hide) {
+                assert_int_equal(vfs_mount_init(&m, VFS_HIDDEN, hide, NULL, "test"), 0);
+                vfs_view_add(v, &m);
+        }
+        assert_int_equal(vfs_view_open(v, NULL, &err), 0);
+        for (k = 0; k < v->n_mounts && strcmp(v->mounts[k].sandbox, "/s/w") != 0; k++)
+                ;
+        assert_true(k < v->n_mounts);
+        path_of(h, "upper");
+        v->mounts[k].upper_fd = open(h, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(v->mounts[k].upper_fd >= 0);
+        v->mounts[k].emulated = true;
+}
+
+static void free_deep_view(struct vfs_view *v)
+{
+        for (size_t k = 0; k < v->n_mounts; k++)
+                if (v->mounts[k].emulated)
+                        close(v->mounts[k].upper_fd);
+        vfs_view_free(v);
+}
+
+static void check_cases(const struct vfs_view *v, const struct ccase *cases, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                const struct ccase *c = &cases[i];
+                struct vfs_result res;
+                char host[PATH_MAX];
+                int r = vfs_resolve(v, "/", c->path, c->flags, &res);
+
+                if (r != c->err)
+                        fail_msg("%s: %s, want %s", c->path, strerror(-r), strerror(-c->err));
+                if (r == 0) {
+                        if (strcmp(res.path, c->sandbox) != 0)
+                                fail_msg("%s: path %s, want %s", c->path, res.path, c->sandbox);
+                        if (strcmp(host_of(res.fd, host), c->host) != 0)
+                                fail_msg("%s: host %s, want %s", c->path, host, c->host);
+                        if (res.upper != c->upper)
+                                fail_msg("%s: upper %d, want %d", c->path, res.upper, c->upper);
+                }
+                vfs_result_release(&res);
+        }
+}
+
+/*
+ * A walk beneath a merged mount begins at the mount's root (resolve.c, begin_at_mount): the
+ * answers are those of the walk from the sandbox root, also where the path (a "..", an
+ * absolute symlink, a relative one leading out) leaves the mount, and where the way down to
+ * the mount is hidden.
+ */
+static void at_mount(void **state)
+{
+        static const struct ccase cases[] = {
+                {"/s/w/a", 0, 0, "/s/w/a", "upper/a", true},
+                {"/s/w/d/x", 0, 0, "/s/w/d/x", "lower/d/x", false},
+                {"/s/w//d/./y", 0, -ENOENT, NULL, NULL, false},
+                {"/s/w", 0, 0, "/s/w", "upper", true},
+                {"/s/w/..", 0, 0, "/s", "s", false},
+                {"/s/w/../w/d/x", 0, 0, "/s/w/d/x", "lower/d/x", false},
+                {"/s/w/d/../../../s/w/a", 0, 0, "/s/w/a", "upper/a", true},
+                {"/s/w/abs", VFS_FOLLOW, 0, "/s/w/a", "upper/a", true},
+                {"/s/w/abs", 0, 0, "/s/w/abs", "upper/abs", true},
+                {"/s/w/out", VFS_FOLLOW, 0, "/s", "s", false},
+                {"/s/w/out/w/newdir/n", 0, 0, "/s/w/newdir/n", "upper/newdir/n", true},
+        };
+        static const struct ccase hidden[] = {
+                {"/s/w/a", 0, -ENOENT, NULL, NULL, false},
+                {"/s/w/../w/a", 0, -ENOENT, NULL, NULL, false},
+        };
+        struct vfs_view v = {0};
+        struct vfs_result res;
+
+        (void)state;
+        make_deep_view(&v, NULL);
+        check_cases(&v, cases, ARRAY_SIZE(cases));
+        /* relative to a start beneath the mount, and creating in it */
+        assert_int_equal(vfs_resolve(&v, "/s/w/d", "../newdir/n", 0, &res), 0);
+        assert_string_equal(res.path, "/s/w/newdir/n");
+        vfs_result_release(&res);
+        assert_int_equal(vfs_resolve(&v, "/s/w", "d/new", VFS_CREATE, &res), 0);
+        assert_int_equal(res.kind, VFS_ABSENT);
+        assert_true(res.parent_upper && res.parent_lower_fd >= 0);
+        vfs_result_release(&res);
+        free_deep_view(&v);
+
+        v = (struct vfs_view){0};
+        make_deep_view(&v, "/s");
+        check_cases(&v, hidden, ARRAY_SIZE(hidden));
+        free_deep_view(&v);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(layers),
                 cmocka_unit_test(parents),
+                cmocka_unit_test(at_mount),
         };
 
         int r;

@@ -175,6 +175,50 @@ static void whiteout_opaque(void **state)
         close(d);
 }
 
+/* The answer's memory (cowup_is_opaque_stat): kept only for a ctime a few seconds old, found
+ * again by (device, inode, ctime), so that a mark set or removed by anyone (a new ctime) or by
+ * cowup_set_opaque (which forgets all) is seen at once. */
+static void opaque_remembered(void **state)
+{
+        struct stat old, now;
+        int d, e;
+
+        (void)state;
+        if (!xattrs)
+                skip();
+        trees("or", "mkdir upper/d upper/e");
+        d = open(P("upper/d"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        e = open(P("upper/e"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(d >= 0 && e >= 0);
+        /* fresh: read each time, never kept (a change in the same tick would keep the ctime) */
+        assert_int_equal(fstat(d, &old), 0);
+        assert_false(cowup_is_opaque_stat(d, &old));
+        assert_int_equal(setxattr(P("upper/d"), "user.overlay.opaque", "y", 1, 0), 0);
+        assert_true(cowup_is_opaque_stat(d, &old)); /* the same ctime, but not kept */
+        assert_int_equal(removexattr(P("upper/d"), "user.overlay.opaque"), 0);
+
+        sleep(3); /* OPAQUE_SETTLE */
+        assert_int_equal(fstat(d, &old), 0);
+        assert_false(cowup_is_opaque_stat(d, &old)); /* read, and kept */
+        /* marked from outside (as prune does): a new ctime, so read again */
+        assert_int_equal(setxattr(P("upper/d"), "user.overlay.opaque", "y", 1, 0), 0);
+        assert_int_equal(fstat(d, &now), 0);
+        assert_true(cowup_is_opaque_stat(d, &now));
+        assert_false(cowup_is_opaque_stat(d, &old)); /* the key is the ctime that was read */
+        /* removed: the same */
+        assert_int_equal(removexattr(P("upper/d"), "user.overlay.opaque"), 0);
+        assert_int_equal(fstat(d, &now), 0);
+        assert_false(cowup_is_opaque_stat(d, &now));
+
+        /* our own mark forgets every answer, even one for the ctime before it */
+        assert_int_equal(fstat(e, &old), 0);
+        assert_false(cowup_is_opaque_stat(e, &old));
+        assert_int_equal(cowup_set_opaque(e), 0);
+        assert_true(cowup_is_opaque_stat(e, &old));
+        close(d);
+        close(e);
+}
+
 /* ---- directories ------------------------------------------------------------------------ */
 
 static void dir_parents(void **state)
@@ -625,7 +669,7 @@ int main(void)
                 cmocka_unit_test(sparse_stays_sparse), cmocka_unit_test(present_not_recopied),
                 cmocka_unit_test(read_only_parent),    cmocka_unit_test(failed_copy_leaves_nothing),
                 cmocka_unit_test(concurrent_copies),   cmocka_unit_test(sweep_leftovers),
-                cmocka_unit_test(merged_empty),
+                cmocka_unit_test(merged_empty),        cmocka_unit_test(opaque_remembered),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
