@@ -167,6 +167,15 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                         vfs_view_add(view, &m);
                 }
         }
+        /* Reached through a symlink (a HOME that is one): its literal path too, by the view,
+         * so that the directories on the way keep their place (fs_path.c, moves_hidden: an
+         * outside review renamed such a HOME away and put its own in its place). */
+        if (session_state_dir(NULL, def) == 0 && realpath(def, canon) && strcmp(canon, def) != 0 &&
+            store_writable(sup, view, def) &&
+            vfs_mount_init_literal(&m, VFS_HIDDEN, def, NULL, "the session store") == 0) {
+                m.view_only = true; /* the real path carries the walls */
+                vfs_view_add(view, &m);
+        }
         if (!has_cow(view))
                 return 0;
         r = session_state_dir(sup->cfg->state_dir, c->state);

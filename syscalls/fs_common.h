@@ -120,6 +120,10 @@ int fs_check_result(struct supervisor *sup, int fd, bool proc_view, struct stat 
 /* The view hides `last` in the directory `dir` (an fd in the sandbox's namespace), a name
  * that need not exist (fs_path.c); true when that cannot be told. */
 bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last);
+/* Whether a hidden path, made or not, lies beneath `last` in `dir` where the sandbox may
+ * write (sup->hidden_in_writable): a new file there would keep it from being made (the
+ * session store's ~/.local/state). Unsure: true. */
+bool fs_view_over_hidden(const struct supervisor *sup, int dir, const char *last);
 
 /* Find `path` in the view as the program would (fs_look.c): from `base` (our copy of its
  * dirfd or cwd; AT_FDCWD for an absolute path), AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH as

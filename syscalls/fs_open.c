@@ -463,6 +463,8 @@ static int open_slow(struct supervisor *sup, struct open_call *oc)
                         return -EACCES;
                 if (res.trailing_slash)
                         return -EISDIR;
+                if (fs_view_over_hidden(sup, res.parent_fd, res.name))
+                        return -EACCES;
                 if (res.parent_mount && res.parent_mount->emulated) {
                         r = cow_create_ready(sup, oc, &res);
                         if (r < 0)
@@ -548,7 +550,7 @@ static int create_judged(struct supervisor *sup, const struct open_call *oc, int
         if (!(oc->flags & O_NOFOLLOW) && fstatat(parent, slash, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISLNK(st.st_mode))
                 r = -EACCES;
-        else if (fs_view_hides_name(sup, parent, slash))
+        else if (fs_view_hides_name(sup, parent, slash) || fs_view_over_hidden(sup, parent, slash))
                 r = -EACCES;
         else
                 r = open_as(sup, oc, parent, slash, oc->flags, resolve);

@@ -328,14 +328,27 @@ bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last)
         return m && m->mode == VFS_HIDDEN;
 }
 
+bool fs_view_over_hidden(const struct supervisor *sup, int dir, const char *last)
+{
+        char path[PATH_MAX];
+        int r;
+
+        if (!sup->hidden_in_writable)
+                return false;
+        r = name_path(sup, dir, last, path);
+        return r != 0 ? r < 0 : grants_hidden_named_beneath(&sup->view, path) != 0;
+}
+
 /*
  * A name beneath which the view hides a path, given another object or taken away. Refused:
- * - a rename's destination (both names of an exchange): a directory renamed there would
+ * - a rename's or a link's destination (both names of an exchange), a new symlink, file,
+ *   FIFO or socket (fs_view_over_hidden for open's): a directory renamed there would
  *   bring a hidden path not made yet into being with the program's content (an outside
  *   review planted ~/.cache/huggingface/token, a hard link of a file it could read, and read
  *   the token the host wrote there later); a symlink made there would lead it where the
  *   program chose (the session store not made yet: the next run's sessions in a directory
- *   of the program's, a second review);
+ *   of the program's, a second review), and so would a hard link of a symlink made
+ *   elsewhere (a third); a file, FIFO or socket there would keep the store from being made;
  * - a rename's source with a hidden path beneath that exists, and an unlink (of a symlink
  *   on the way to one): it would get a name the view does not hide, and a new directory
  *   could take the old name, which the host then trusts (the default session store in
@@ -347,8 +360,9 @@ bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last)
 static bool moves_hidden(const struct supervisor *sup, const struct path_call *pc,
                          const struct place_arg *pa, int dir)
 {
-        bool to = pc->op == OP_SYMLINK ||
-                  (pc->op == OP_RENAME && (pa == &pc->p[1] || (pc->flags & RENAME_EXCHANGE)));
+        bool to = (creates(pc->op) && pc->op != OP_MKDIR) ||
+                  ((pc->op == OP_RENAME || pc->op == OP_LINK) && pa == &pc->p[1]) ||
+                  (pc->op == OP_RENAME && (pc->flags & RENAME_EXCHANGE));
         char path[PATH_MAX];
         int r;
 

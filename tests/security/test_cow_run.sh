@@ -303,12 +303,27 @@ for how in "" mntns; do
                 ln -s "$PWD/evil" "$1/.local/state" && echo planted-link
                 mkdir -p "$1/.local/state" && mv evil/stockade "$1/.local/state/" && echo moved-in
                 ln -s "$PWD/evil/stockade" "$1/.local/state/stockade" && echo planted-store
+                rmdir "$1/.local/state"
+                python3 -c "import os, sys; os.symlink(os.getcwd() + \"/evil\", \"lnk\")
+os.link(\"lnk\", sys.argv[1] + \"/.local/state\", follow_symlinks=False)" "$1" && echo linked-link
+                true >"$1/.local/state" && echo file-made
                 echo fresh-done' sh "$vh/fresh" 2>&1) || true
         grep -qx fresh-done <<<"$vout" || fail "the fresh-home probe did not run (${how:-namespace}): $vout"
-        [ ! -e "$vh/fresh/.local/state/stockade" ] && [ ! -L "$vh/fresh/.local/state" ] &&
+        [ ! -e "$vh/fresh/.local/state" ] && [ ! -L "$vh/fresh/.local/state" ] &&
                 [ -d "$vh/work/evil/stockade/sessions/forged" ] ||
                 fail "a run planted the store in a fresh home (${how:-namespace}): $vout"
-        rm -rf "$vh/fresh/.local/state"
+        rm -rf "$vh/fresh/.local/state" "$vh/work/lnk"
+done
+# A home that is a symlink (the store hidden by its real path): the link is not renamed away.
+mkdir -p "$vh/realhome/.local/state/stockade/sessions"
+ln -s realhome "$vh/homelink"
+for how in "" mntns; do
+        vout=$(cd "$vh/work" && HOME=$vh/homelink STOCKADE_TEST_DISABLE=$how "$stockade" run -q \
+                --allow-degraded "${user[@]}" --rw . -- sh -c 'mv "$1" old && echo moved; echo link-done' \
+                sh "$vh/homelink" 2>&1) || true
+        grep -qx link-done <<<"$vout" || fail "the symlinked-home probe did not run (${how:-namespace}): $vout"
+        [ "$(readlink "$vh/homelink")" = realhome ] && [ ! -e "$vh/work/old" ] ||
+                fail "a run renamed a symlinked home away (${how:-namespace}): $vout"
 done
 rm -rf "$vh"
 
