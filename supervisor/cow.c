@@ -183,6 +183,10 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                 return make_error(err, -r,
                                   "run: copy-on-write: no place for sessions (give --state-dir, "
                                   "or set XDG_STATE_HOME or HOME)");
+        r = session_store_loose(sup->cfg->state_dir, c->state, canon);
+        if (r < 0)
+                return make_error(err, 0, "run: the session store's directory `%s` %s", canon,
+                                  SESSION_LOOSE_HINT);
         r = make_dirs(c->state);
         pathcache_forget(); /* walls.c's memo may have seen it missing */
         if (r < 0)

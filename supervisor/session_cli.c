@@ -141,6 +141,10 @@ int sess_find(struct sess *s, const char *state_opt, const char *name, struct er
                                   "session %s: no state directory (--state-dir, "
                                   "XDG_STATE_HOME or HOME)",
                                   name);
+        r = session_store_loose(state_opt, s->state, s->dir);
+        if (r < 0)
+                return make_error(err, 0, "session %s: the session store's directory `%s` %s", name,
+                                  s->dir, SESSION_LOOSE_HINT);
         r = session_path(s->state, name, s->dir);
         if (r < 0)
                 return make_error(err, -r, "session %s", name);
@@ -548,7 +552,7 @@ int session_cli_sessions(int argc, char **argv)
 {
         struct error err = {0};
         struct sess_args a;
-        char state[PATH_MAX];
+        char state[PATH_MAX], bad[PATH_MAX];
         _cleanup_free_ struct listed *v = NULL;
         size_t n;
         int r = sess_parse_args(argc, argv, NULL, &a, &err);
@@ -563,6 +567,9 @@ int session_cli_sessions(int argc, char **argv)
                 r = make_error(&err, -r,
                                "sessions: no state directory (--state-dir, "
                                "XDG_STATE_HOME or HOME)");
+        if (r == 0 && (r = session_store_loose(a.state, state, bad)) < 0)
+                r = make_error(&err, 0, "sessions: the session store's directory `%s` %s", bad,
+                               SESSION_LOOSE_HINT);
         if (r < 0) {
                 error_print(&err);
                 return EXIT_STOCKADE;

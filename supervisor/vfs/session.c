@@ -31,6 +31,34 @@ int session_state_dir(const char *dir, char *out)
         return n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
+int session_store_loose(const char *dir, const char *state, char *bad)
+{
+        const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char p[PATH_MAX];
+        struct stat st;
+        char *slash;
+
+        if (dir && *dir)
+                return 0;
+        snprintf(p, sizeof(p), "%s", state);
+        for (;;) {
+                if (!(xdg && xdg[0] == '/') && home && strcmp(p, home) == 0)
+                        break; /* HOME itself is the user's to set */
+                if (stat(p, &st) == 0 &&
+                    ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & S_IWOTH))) {
+                        snprintf(bad, PATH_MAX, "%s", p);
+                        return -EPERM;
+                }
+                if (xdg && xdg[0] == '/' && strcmp(p, xdg) == 0)
+                        break;
+                slash = strrchr(p, '/');
+                if (!slash || slash == p)
+                        break;
+                *slash = '\0';
+        }
+        return 0;
+}
+
 bool session_name_ok(const char *name)
 {
         size_t n = strlen(name);

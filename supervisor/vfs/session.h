@@ -63,6 +63,19 @@ struct session_meta {
  */
 int session_state_dir(const char *dir, char *out);
 
+/*
+ * Whether the default store `state` (session_state_dir's, `dir` not given: with `dir` there is
+ * nothing to judge) could hold what another user put there: a directory of it or on its way
+ * up to HOME (not HOME itself) or up to XDG_STATE_HOME, where it exists, that belongs to
+ * another user than us or root, or that every user may write (a sandboxed run could chmod
+ * one so, and another user then rename it away and put a forged session in its place).
+ * Returns 0, or -EPERM with the directory in bad[PATH_MAX].
+ */
+int session_store_loose(const char *dir, const char *state, char *bad);
+#define SESSION_LOOSE_HINT                                                                         \
+        "belongs to another user or is writable by every user: a session there may not be yours "  \
+        "(chmod o-w it, or give --state-dir)"
+
 /* A session name: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 bool session_name_ok(const char *name);
 

@@ -314,6 +314,20 @@ os.link(\"lnk\", sys.argv[1] + \"/.local/state\", follow_symlinks=False)" "$1" &
                 fail "a run planted the store in a fresh home (${how:-namespace}): $vout"
         rm -rf "$vh/fresh/.local/state" "$vh/work/lnk"
 done
+# The program may chmod the directories on the way to the store (a workspace's parents are
+# its to change), which would let another user replace them: the host's stockade then
+# refuses the store, naming the directory, rather than trust what it holds.
+(cd "$vh/work" && HOME=$vh "$stockade" run -q "${user[@]}" --rw . -- chmod 0777 "$vh/.local") >/dev/null 2>&1 || true
+if [ "$(stat -c %a "$vh/.local")" = 777 ]; then
+        rc=0
+        HOME=$vh "$stockade" sessions >"$top/out" 2>&1 || rc=$?
+        [ $rc -eq 125 ] && grep -q "store's directory \`$vh/.local\` belongs to another user or is writable by every user" "$top/out" ||
+                fail "a store whose parent every user may write was trusted (exit $rc): $(cat "$top/out")"
+        chmod 755 "$vh/.local"
+        HOME=$vh "$stockade" sessions >"$top/out" 2>&1 || fail "the store once mended: $(cat "$top/out")"
+else
+        fail "the chmod of the store's parent did not run (the refusal is not tested)"
+fi
 # A home that is a symlink (the store hidden by its real path): the link is not renamed away.
 mkdir -p "$vh/realhome/.local/state/stockade/sessions"
 ln -s realhome "$vh/homelink"
