@@ -86,6 +86,15 @@ bool fs_cow_fast_ok(const struct supervisor *sup, const char *path)
                 return true;
         if (path[0] != '/')
                 return false;
+        /* Spelt other than plainly ("//", "/./", ".."): the prefix below cannot tell where it
+         * leads, and the kernel's walk would answer from the lower alone (an outside review
+         * told a hidden file's existence by the ENOTDIR of ".../id_rsa/x" spelt with "/./"). */
+        for (const char *c = path; *c; c++)
+                if (c[0] == '/' &&
+                    (c[1] == '/' ||
+                     (c[1] == '.' && (c[2] == '/' || c[2] == '\0' ||
+                                      (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))))
+                        return false;
         for (size_t i = 0; i < sup->view.n_mounts; i++)
                 if (sup->view.mounts[i].emulated &&
                     fs_cow_path_under(path, sup->view.mounts[i].sandbox))

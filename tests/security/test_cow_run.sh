@@ -409,6 +409,23 @@ done
 d=$("$stockade" diff "$wsess" --state-dir "$state" 2>&1) || true
 [ "$d" = "M src/main.c" ] || fail "merged: the watched directories show as changes: $d"
 "$stockade" discard "$wsess" --state-dir "$state" >/dev/null 2>&1 || true
+# A hidden file beneath the merged workspace is absent however the path is spelt: "/./" and
+# "//" once took the kernel's walk, whose ENOTDIR for "FILE/x" told that it existed.
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" --hide "$ws/src/main.c" -- python3 -c '
+import os, sys
+ws = sys.argv[1]
+for f in ("src/main.c", "src/none.c"):
+    for sp in (ws + "/" + f, ws.replace("/", "/./", 1) + "/" + f, "/" + ws + "//" + f):
+        for q, fl in ((sp, os.O_RDONLY | os.O_DIRECTORY), (sp + "/x", os.O_RDONLY)):
+            try:
+                os.open(q, fl)
+                print(q, "opened")
+            except OSError as e:
+                print(q, os.strerror(e.errno))
+' "$ws" 2>&1) || true
+[ "$(grep -c 'No such file or directory' <<<"$out")" -eq 12 ] ||
+        fail "merged: a hidden file's existence told by a path's spelling: $out"
 # Unix sockets bound in the merged workspace (a dev server's, a test harness's) are bound in
 # the upper, where the kernel's walk of connect's and sendto's path cannot find them: the
 # view's walk does (they were ENOENT, then EACCES as inside the hidden session store).
