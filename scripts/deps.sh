@@ -9,7 +9,9 @@ pkgs=(build-essential cmake pkg-config libseccomp-dev libzstd-dev libprotobuf-c-
       # the workload tests (tests/integration/test_workloads.sh): skipped without them
       git tar findutils make python3-venv
       # CPython's own regression tests, run under stockade (tests/integration/test_python_suite.sh)
-      libpython3.11-testsuite)
+      libpython3.11-testsuite
+      # fault injection: a stockade killed at a chosen moment (tests/security/test_scratch_kill.sh)
+      strace)
 
 missing=()
 for p in "${pkgs[@]}"; do

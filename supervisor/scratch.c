@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <poll.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <limits.h>
@@ -20,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int start_cleaner(struct supervisor *sup, struct error *err);
+static int start_cleaner(struct supervisor *sup, const char *bases[2], struct error *err);
 
 static const char *scratch_base(void)
 {
@@ -35,39 +36,18 @@ static const char *scratch_base(void)
 
 int scratch_setup(struct supervisor *sup, struct error *err)
 {
-        char dir[PATH_MAX], shm[PATH_MAX + 8];
-        const char *base = scratch_base();
-
-        if (snprintf(dir, sizeof(dir), "%s/stockade-XXXXXX", base) >= (int)sizeof(dir))
-                return make_error(err, 0, "scratch directory: `%s` is too long", base);
-        if (!mkdtemp(dir))
-                return make_error(err, errno, "create a scratch directory in `%s`", base);
-        sup->scratch = xstrdup(dir);
+        const char *tmp = getenv("TMPDIR");
         /* The private /tmp and --tmp directories go on the host's /tmp (or $TMPDIR), where
          * big temporary files belong, not in memory; the same cleaner removes them. */
-        if (sup->layers.mntns) {
-                const char *tmp = getenv("TMPDIR");
-                char tdir[PATH_MAX];
+        const char *bases[2] = {scratch_base(), !sup->layers.mntns ? NULL
+                                                : tmp && tmp[0] == '/' ? tmp
+                                                                       : "/tmp"};
+        char shm[PATH_MAX + 8];
+        const char *dir;
 
-                snprintf(tdir, sizeof(tdir), "%s/stockade-tmp-XXXXXX",
-                         tmp && tmp[0] == '/' ? tmp : "/tmp");
-                if (!mkdtemp(tdir)) {
-                        make_error(err, errno, "create a directory for the private /tmp in `%s`",
-                                   tmp && tmp[0] == '/' ? tmp : "/tmp");
-                        rmdir(dir);
-                        return -1;
-                }
-                /* 0700, also as root running the command as another user: inside, the private
-                 * directory is a mount root, reached without this parent; outside, another
-                 * host user must not walk in (an outside review did, root run). */
-                sup->tmp_scratch = xstrdup(tdir);
-        }
-        if (start_cleaner(sup, err) < 0) {
-                rmdir(dir);
-                if (sup->tmp_scratch)
-                        rmdir(sup->tmp_scratch);
+        if (start_cleaner(sup, bases, err) < 0)
                 return -1;
-        }
+        dir = sup->scratch;
         snprintf(shm, sizeof(shm), "%s/shm", dir);
         if (mkdir(shm, 0700) < 0)
                 return make_error(err, errno, "create `%s`", shm);
@@ -233,6 +213,70 @@ static _Noreturn void cleaner(const char *dirs[2], char id[2][64], pid_t supervi
         _exit(left ? 127 : 0);
 }
 
+/* What the cleaner made, sent back to stockade in one piece. */
+struct made {
+        int err, which; /* errno of the mkdtemp that failed, and which one (0, 1) */
+        char dirs[2][PATH_MAX];
+};
+
+/*
+ * The cleaner's start, in the child: it makes the directories itself (`bases[1]` NULL: the
+ * first only), so that nothing exists before a process is there to remove it (a stockade
+ * killed between its mkdtemp and the fork once left the pair for good), sends their paths
+ * back on `back`, then waits on `ctl` for the end. Never returns.
+ */
+static _Noreturn void cleaner_start(int ctl, int back, const char *bases[2], pid_t supervisor)
+{
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC), fds[2] = {-1, -1};
+        const char *dirs[2] = {NULL, NULL};
+        char id[2][64] = {"", ""};
+        struct made made;
+
+        memset(&made, 0, sizeof(made));
+        signal(SIGPIPE, SIG_IGN); /* stockade gone: its answer is not read, the end is */
+        setsid();
+        prctl(PR_SET_NAME, "stockade-clean");
+        if (null < 0 || dup2(ctl, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                _exit(1);
+        /* The directories by fd (3, 4), and their identity: a sandbox that can write where
+         * one lies ($TMPDIR in the workspace, same uid) could put a symlink in its place, and
+         * chmod -R and rm -rf by path would follow it (an outside review had root's chmod -R
+         * change a host tree so). The content is removed from inside the very directory; the
+         * directory itself only if its path still leads to it. */
+        for (int i = 0; i < 2 && bases[i] && !made.err; i++) {
+                struct stat st;
+
+                if (snprintf(made.dirs[i], PATH_MAX, "%s/%s-XXXXXX", bases[i],
+                             i ? "stockade-tmp" : "stockade") >= PATH_MAX) {
+                        made.err = ENAMETOOLONG, made.which = i;
+                        break;
+                }
+                /* 0700, also as root running the command as another user: inside, the
+                 * private directory is a mount root, reached without this parent; outside,
+                 * another host user must not walk in (an outside review did, root run). */
+                if (!mkdtemp(made.dirs[i])) {
+                        made.err = errno, made.which = i;
+                        break;
+                }
+                dirs[i] = made.dirs[i];
+                fds[i] = open(dirs[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[i] < 0 || fstat(fds[i], &st) < 0)
+                        _exit(1);
+                snprintf(id[i], sizeof(id[i]), "%lu:%lu", (unsigned long)st.st_dev,
+                         (unsigned long)st.st_ino);
+        }
+        (void)!write(back, &made, sizeof(made));
+        close(back);
+        for (int i = 0; i < 2; i++)
+                if (fds[i] >= 0 && dup2(fds[i], 3 + i) < 0)
+                        _exit(1);
+        /* Nothing else of ours: a pipe's write end held here (a caller's stdout) would keep
+         * its reader waiting for us. */
+        if (syscall(SYS_close_range, dirs[1] ? 5 : 4, ~0U, 0) < 0)
+                _exit(1);
+        cleaner(dirs, id, supervisor);
+}
+
 /*
  * The cleaner: a process of its own, started before the supervisor enters its Landlock
  * domain (which may not remove the scratch directory from its parent). It waits for the end
@@ -249,56 +293,59 @@ static _Noreturn void cleaner(const char *dirs[2], char id[2][64], pid_t supervi
  * handler either. What its own walk cannot remove (scratch_clean_tree) is left to sh, as
  * before: `chmod -R u+rwx` and `find -delete` inside each directory.
  */
-static int start_cleaner(struct supervisor *sup, struct error *err)
+static int start_cleaner(struct supervisor *sup, const char *bases[2], struct error *err)
 {
         pid_t supervisor = getpid();
-        int p[2];
+        struct made made;
+        int p[2], q[2];
+        size_t got = 0;
         pid_t pid;
 
         if (pipe2(p, O_CLOEXEC) < 0)
                 return make_error(err, errno, "pipe for the scratch cleaner");
+        if (pipe2(q, O_CLOEXEC) < 0) {
+                close(p[0]);
+                close(p[1]);
+                return make_error(err, errno, "pipe for the scratch cleaner");
+        }
         pid = fork();
         if (pid < 0) {
                 close(p[0]);
                 close(p[1]);
+                close(q[0]);
+                close(q[1]);
                 return make_error(err, errno, "fork the scratch cleaner");
         }
         if (pid == 0) {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                char id[2][64] = {"", ""};
-                const char *dirs[2] = {sup->scratch, sup->tmp_scratch};
-
-                setsid();
-                prctl(PR_SET_NAME, "stockade-clean");
-                if (null < 0 || dup2(p[0], 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
-                        _exit(1);
-                /* The directories by fd (3, 4), and their identity: a sandbox that can write
-                 * where one lies ($TMPDIR in the workspace, same uid) could put a symlink in
-                 * its place, and chmod -R and rm -rf by path would follow it (an outside
-                 * review had root's chmod -R change a host tree so). The content is removed
-                 * from inside the very directory; the directory itself only if its path
-                 * still leads to it. */
-                for (int i = 0; i < 2; i++) {
-                        struct stat st;
-                        int fd;
-
-                        if (!dirs[i])
-                                continue;
-                        fd = open(dirs[i], O_PATH | O_DIRECTORY | O_NOFOLLOW);
-                        if (fd < 0 || fstat(fd, &st) < 0 || dup2(fd, 3 + i) < 0)
-                                _exit(1);
-                        snprintf(id[i], sizeof(id[i]), "%lu:%lu", (unsigned long)st.st_dev,
-                                 (unsigned long)st.st_ino);
-                }
-                /* Nothing else of ours: a pipe's write end held here (a caller's stdout)
-                 * would keep its reader waiting for us. */
-                if (syscall(SYS_close_range, dirs[1] ? 5 : 4, ~0U, 0) < 0)
-                        _exit(1);
-                cleaner(dirs, id, supervisor);
+                close(p[1]);
+                close(q[0]);
+                cleaner_start(p[0], q[1], bases, supervisor);
         }
         close(p[0]);
+        close(q[1]);
         sup->cleaner_fd = p[1];
         sup->cleaner = pid;
+        /* What it made, or why it could not: a cleaner that died first made nothing left. */
+        while (got < sizeof(made)) {
+                ssize_t n = read(q[0], (char *)&made + got, sizeof(made) - got);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                got += (size_t)n;
+        }
+        close(q[0]);
+        if (got < sizeof(made))
+                return make_error(err, 0, "the scratch cleaner died before it made the scratch");
+        if (made.err)
+                return make_error(err, made.err, made.which ? "create a directory for the "
+                                                              "private /tmp in `%s`"
+                                                            : "create a scratch directory in `%s`",
+                                  bases[made.which]);
+        sup->scratch = xstrdup(made.dirs[0]);
+        if (bases[1])
+                sup->tmp_scratch = xstrdup(made.dirs[1]);
         return 0;
 }
 
