@@ -39,7 +39,7 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         const char *tmp = getenv("TMPDIR");
         /* The private /tmp and --tmp directories go on the host's /tmp (or $TMPDIR), where
          * big temporary files belong, not in memory; the same cleaner removes them. */
-        const char *bases[2] = {scratch_base(), !sup->layers.mntns ? NULL
+        const char *bases[2] = {scratch_base(), !sup->layers.mntns     ? NULL
                                                 : tmp && tmp[0] == '/' ? tmp
                                                                        : "/tmp"};
         char shm[PATH_MAX + 8];
@@ -339,9 +339,10 @@ static int start_cleaner(struct supervisor *sup, const char *bases[2], struct er
         if (got < sizeof(made))
                 return make_error(err, 0, "the scratch cleaner died before it made the scratch");
         if (made.err)
-                return make_error(err, made.err, made.which ? "create a directory for the "
-                                                              "private /tmp in `%s`"
-                                                            : "create a scratch directory in `%s`",
+                return make_error(err, made.err,
+                                  made.which ? "create a directory for the "
+                                               "private /tmp in `%s`"
+                                             : "create a scratch directory in `%s`",
                                   bases[made.which]);
         sup->scratch = xstrdup(made.dirs[0]);
         if (bases[1])
