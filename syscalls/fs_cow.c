@@ -150,6 +150,31 @@ bool fs_cow_found(const struct supervisor *sup, int fd)
         return sup->cow_merged && fs_cow_where(sup, fd, &m, path) != 0;
 }
 
+bool fs_cow_missed(const struct supervisor *sup, int base, const char *path, uint64_t resolve)
+{
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = resolve};
+        char dir[PATH_MAX];
+        char *slash;
+        bool r;
+        int fd;
+
+        if (!sup->cow_merged || path[0] != '/' ||
+            snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+                return false;
+        while ((slash = strrchr(dir, '/'))) {
+                slash[slash == dir] = '\0'; /* "/x" leaves "/" */
+                fd = sys_openat2(base, dir, &how);
+                if (fd >= 0) {
+                        r = fs_cow_found(sup, fd);
+                        close(fd);
+                        return r;
+                }
+                if ((errno != ENOENT && errno != ENOTDIR) || slash == dir)
+                        return false;
+        }
+        return false;
+}
+
 void fs_cow_sandbox_path(const struct supervisor *sup, char *path, size_t size)
 {
         for (size_t k = 0; sup->cow_merged && k < sup->cow.n; k++) {

@@ -15,6 +15,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct supervisor;
@@ -46,6 +47,11 @@ bool fs_cow_fast_ok(const struct supervisor *sup, const char *path);
  * walk must find it again (a symlink led there). */
 bool fs_cow_found(const struct supervisor *sup, int fd);
 
+/* Whether a fast way's ENOENT or ENOTDIR for the absolute `path` (from `base`, with the
+ * walk's `resolve` rules) may be the lower's alone: the deepest directory of it the kernel
+ * finds lies in a merged mount (a symlink outside led in: what the run made there is in the
+ * upper). The view's walk must answer then. */
+bool fs_cow_missed(const struct supervisor *sup, int base, const char *path, uint64_t resolve);
 /* Where the object `fd` lies: 0 on no merged mount, 1 in a lower, 2 in an upper; with its
  * mount and its sandbox path (into path[PATH_MAX]). */
 int fs_cow_where(const struct supervisor *sup, int fd, const struct vfs_mount **m, char *path);

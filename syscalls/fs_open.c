@@ -580,6 +580,9 @@ static int do_open(struct supervisor *sup, struct open_call *oc, struct stat *st
                 } else {
                         fd = open_as(sup, oc, base, oc->path, oc->flags, resolve);
                 }
+                if ((fd == -ENOENT || fd == -ENOTDIR) && !oc->resolve &&
+                    fs_cow_missed(sup, base, oc->path, resolve))
+                        fd = -EXDEV;
         }
         /*
          * openat2's own RESOLVE_* rules bind the kernel's walk, which the view's walk does not

@@ -195,6 +195,14 @@ static int parent_fast(struct supervisor *sup, const struct path_call *pc, struc
         }
         r = fd < 0 ? -errno : fd;
         fs_as_leave(&as);
+        /* A directory the run made, reached through a symlink into a merged mount */
+        if ((r == -ENOENT || r == -ENOTDIR) && pa->base == AT_FDCWD) {
+                uint64_t resolve = how.resolve;
+                int base = fs_abs_base(sup, &resolve);
+
+                if (fs_cow_missed(sup, base, pa->path, resolve))
+                        r = -EXDEV;
+        }
         return r;
 }
 

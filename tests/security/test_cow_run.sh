@@ -45,7 +45,7 @@ snap() {
                 sort -z | xargs -0 -r sha256sum)
 }
 
-layers=$(cd "$top" && "$stockade" run -v -- true 2>&1) || true
+layers=$(cd "$top" && "$stockade" run -v --rw . -- true 2>&1) || true
 if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
         echo "skipped: no mount namespace can be made here, so no copy-on-write"
         exit 77
@@ -409,6 +409,14 @@ done
 d=$("$stockade" diff "$wsess" --state-dir "$state" 2>&1) || true
 [ "$d" = "M src/main.c" ] || fail "merged: the watched directories show as changes: $d"
 "$stockade" discard "$wsess" --state-dir "$state" >/dev/null 2>&1 || true
+# What the run made, reached through a symlink outside the workspace that leads into it: the
+# kernel's walk, tried first, sees your tree only (its ENOENT was taken as final).
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- sh -c 'mkdir -p made/nd && echo f >made/nd/f && cat "$WSLINK/made/nd/f" &&
+        mkdir "$WSLINK/made/nd/deeper" && echo g >"$WSLINK/made/nd/g" && cat made/nd/g &&
+        stat -c %s "$WSLINK/made/nd/f" && echo link-done' 2>&1) || true
+[ "$(printf 'f\ng\n2\nlink-done')" = "$out" ] || fail "merged: what the run made, through an outside symlink: $out"
+[ ! -e "$ws/made" ] || fail "merged: the run through an outside symlink wrote your tree"
 # A hidden file beneath the merged workspace is absent however the path is spelt: "/./" and
 # "//" once took the kernel's walk, whose ENOTDIR for "FILE/x" told that it existed.
 out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
