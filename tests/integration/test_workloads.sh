@@ -406,7 +406,7 @@ cow-slow)
         mode=cow slow=1
         ;&
 cow | cow-fast)
-        layers=$(cd "$top" && "$stockade" run -v -- true 2>&1) || true
+        layers=$(cd "$top" && "$stockade" run -v --rw . -- true 2>&1) || true
         if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
                 echo "skipped: no mount namespace can be made here, so no copy-on-write"
                 exit 77

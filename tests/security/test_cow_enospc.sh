@@ -21,7 +21,7 @@ top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-enospc.XXXXXX")
 trap 'umount "$top/state" 2>/dev/null || true; rm -rf -- "$top" || true' EXIT
 chmod 755 "$top"
 mkdir "$top/ws" "$top/state"
-layers=$(cd "$top/ws" && "$stockade" run -v -- true 2>&1) || true
+layers=$(cd "$top/ws" && "$stockade" run -v --rw . -- true 2>&1) || true
 if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
         echo "skipped: no mount namespace can be made here, so no copy-on-write"
         exit 77

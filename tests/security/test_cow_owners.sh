@@ -30,7 +30,7 @@ if ! as_user test -x "$stockade"; then
         echo "skipped: uid 65534 cannot run $stockade (build it where others can read)"
         exit 77
 fi
-layers=$(cd "$top/ws" && as_user "$stockade" run -v -- true 2>&1) || true
+layers=$(cd "$top/ws" && as_user "$stockade" run -v --rw . -- true 2>&1) || true
 if ! grep -q 'private directories (--tmp)  yes' <<<"$layers"; then
         echo "skipped: no mount namespace can be made here for uid 65534, so no copy-on-write"
         exit 77
