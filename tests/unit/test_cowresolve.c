@@ -178,6 +178,28 @@ struct ccase {
         bool upper;
 };
 
+static void check_cases(const struct vfs_view *v, const struct ccase *cases, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                const struct ccase *c = &cases[i];
+                struct vfs_result res;
+                char host[PATH_MAX];
+                int r = vfs_resolve(v, "/", c->path, c->flags, &res);
+
+                if (r != c->err)
+                        fail_msg("%s: %s, want %s", c->path, strerror(-r), strerror(-c->err));
+                if (r == 0) {
+                        if (strcmp(res.path, c->sandbox) != 0)
+                                fail_msg("%s: path %s, want %s", c->path, res.path, c->sandbox);
+                        if (strcmp(host_of(res.fd, host), c->host) != 0)
+                                fail_msg("%s: host %s, want %s", c->path, host, c->host);
+                        if (res.upper != c->upper)
+                                fail_msg("%s: upper %d, want %d", c->path, res.upper, c->upper);
+                }
+                vfs_result_release(&res);
+        }
+}
+
 static void layers(void **state)
 {
         static const struct ccase cases[] = {
@@ -207,24 +229,7 @@ static void layers(void **state)
 
         (void)state;
         make_view(&v);
-        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-                const struct ccase *c = &cases[i];
-                struct vfs_result res;
-                char host[PATH_MAX];
-                int r = vfs_resolve(&v, "/", c->path, c->flags, &res);
-
-                if (r != c->err)
-                        fail_msg("%s: %s, want %s", c->path, strerror(-r), strerror(-c->err));
-                if (r == 0) {
-                        if (strcmp(res.path, c->sandbox) != 0)
-                                fail_msg("%s: path %s, want %s", c->path, res.path, c->sandbox);
-                        if (strcmp(host_of(res.fd, host), c->host) != 0)
-                                fail_msg("%s: host %s, want %s", c->path, host, c->host);
-                        if (res.upper != c->upper)
-                                fail_msg("%s: upper %d, want %d", c->path, res.upper, c->upper);
-                }
-                vfs_result_release(&res);
-        }
+        check_cases(&v, cases, ARRAY_SIZE(cases));
         free_view(&v);
 }
 
@@ -310,28 +315,6 @@ static void free_deep_view(struct vfs_view *v)
                 if (v->mounts[k].emulated)
                         close(v->mounts[k].upper_fd);
         vfs_view_free(v);
-}
-
-static void check_cases(const struct vfs_view *v, const struct ccase *cases, size_t n)
-{
-        for (size_t i = 0; i < n; i++) {
-                const struct ccase *c = &cases[i];
-                struct vfs_result res;
-                char host[PATH_MAX];
-                int r = vfs_resolve(v, "/", c->path, c->flags, &res);
-
-                if (r != c->err)
-                        fail_msg("%s: %s, want %s", c->path, strerror(-r), strerror(-c->err));
-                if (r == 0) {
-                        if (strcmp(res.path, c->sandbox) != 0)
-                                fail_msg("%s: path %s, want %s", c->path, res.path, c->sandbox);
-                        if (strcmp(host_of(res.fd, host), c->host) != 0)
-                                fail_msg("%s: host %s, want %s", c->path, host, c->host);
-                        if (res.upper != c->upper)
-                                fail_msg("%s: upper %d, want %d", c->path, res.upper, c->upper);
-                }
-                vfs_result_release(&res);
-        }
 }
 
 /*
