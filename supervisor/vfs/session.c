@@ -344,6 +344,14 @@ void session_sweep_unborn(const char *state, time_t min_age)
                 struct stat st;
                 int fd, lock;
 
+                /* What a janitor renamed away to remove (cow_janitor.c) and did not finish
+                 * (killed meanwhile): no session's name; young, it may be at work still. */
+                if (strncmp(e->d_name, ".gone-", 6) == 0) {
+                        if (fstatat(sfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                            S_ISDIR(st.st_mode) && time(NULL) - st.st_mtime >= min_age)
+                                vfs_remove_tree(sfd, e->d_name, true);
+                        continue;
+                }
                 /* One look for the usual case, a session with its metadata. */
                 if (!session_name_ok(e->d_name) ||
                     (snprintf(meta, sizeof(meta), "%s/session", e->d_name) < (int)sizeof(meta) &&

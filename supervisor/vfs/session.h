@@ -112,7 +112,8 @@ bool session_unborn(int dirfd);
  * afresh). Returns 0 or -errno. */
 int session_clear_unborn(int dirfd);
 /* Remove the unborn sessions of the store STATE that are at least min_age seconds old (a
- * younger one may be a run between its mkdir and its lock) and not locked. */
+ * younger one may be a run between its mkdir and its lock) and not locked, and what a
+ * janitor renamed away (`.gone-NAME`) and left, as old. */
 void session_sweep_unborn(const char *state, time_t min_age);
 #define SESSION_UNBORN_AGE 10 /* seconds */
 

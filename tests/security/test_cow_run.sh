@@ -694,10 +694,16 @@ mkdir -p "$kst/sessions/unborn/0/upper/d" "$kst/sessions/unborn/0/work"
 cp -a "$kst/sessions/unborn" "$kst/sessions/20200101-000000-0abc"
 cp -a "$kst/sessions/unborn" "$kst/sessions/20200101-000000-1abc"
 echo work >"$kst/sessions/20200101-000000-1abc/0/upper/d/f"
+# What a janitor killed between its rename and the removal left: swept when old, kept when young.
+mkdir -p "$kst/sessions/.gone-20200101-000000-2abc/0/upper" "$kst/sessions/.gone-young/0/upper"
+touch -d @1577836800 "$kst/sessions/.gone-20200101-000000-2abc"
 touch -d @1577836800 "$kst/sessions/20200101-000000-0abc" "$kst/sessions/20200101-000000-1abc"
 "$stockade" sessions --state-dir "$kst" >"$top/out" 2>"$top/err" || fail "sessions: $(cat "$top/err")"
 grep -q '^unborn .*never began' "$top/out" || fail "an unborn session's listing: $(cat "$top/out")"
 [ ! -e "$kst/sessions/20200101-000000-0abc" ] || fail "an old unborn session was not swept"
+[ ! -e "$kst/sessions/.gone-20200101-000000-2abc" ] && [ -d "$kst/sessions/.gone-young" ] ||
+        fail "a janitor's left-over: $(ls -A "$kst/sessions")"
+rm -rf "$kst/sessions/.gone-young"
 grep -q '^20200101-000000-1abc .*damaged' "$top/out" && [ -e "$kst/sessions/20200101-000000-1abc" ] ||
         fail "a session with content and no metadata was not kept as damaged: $(cat "$top/out")"
 "$stockade" diff unborn --state-dir "$kst" >/dev/null 2>"$top/err" && fail "diff of an unborn session succeeded"
