@@ -137,12 +137,18 @@ int scratch_clean_tree(int dir)
         return clean_dir(dir, 0);
 }
 
-/* The shell's way, for what clean_dir does not finish (scratch_clean_tree). */
+/* The shell's way, for what clean_dir does not finish (scratch_clean_tree). chmod -R only
+ * where we are not root, who needs no mode to walk and remove, and whose chmod -R follows a
+ * symlink swapped in between its stat and its chmod: the command's user, who can reach
+ * /dev/shm/stockade-X/shm from the host when root runs the command as them, made a tree too
+ * deep for clean_dir and had root's chmod -R make a file of its choosing world-writable (an
+ * outside review). */
 static const char cleaner_script[] =
         "read x\n"
         "clean() {\n"
         "  [ -n \"$3\" ] || return 0\n"
-        "  (cd -P /proc/self/fd/$1 && chmod -R u+rwx . && find . -mindepth 1 -delete)\n"
+        "  (cd -P /proc/self/fd/$1 && { [ \"$(id -u)\" = 0 ] || chmod -R u+rwx .; } &&\n"
+        "   find . -mindepth 1 -delete)\n"
         "  [ \"$(stat -c %d:%i -- \"$2\" 2>/dev/null)\" = \"$3\" ] && rmdir -- \"$2\"\n"
         "}\n"
         "clean 3 \"$1\" \"$2\"; clean 4 \"$3\" \"$4\"";

@@ -47,5 +47,37 @@ for d in $left; do
 done
 kill -KILL $spid 2>/dev/null || true
 wait $spid 2>/dev/null || true
+
+# Root running the command as another user: that user reaches /dev/shm/stockade-X/shm from
+# the host, and a tree deeper than the cleaner's own walk goes to the shell's way, whose
+# chmod -R as root followed a symlink swapped in at the right moment (an outside review made
+# a root file world-writable so). As root the shell's way runs no chmod at all: the tree
+# (mode-000 directories included) is removed by find alone, and the scratch is gone.
+if [ "$(id -u)" -eq 0 ]; then
+        # chmod and find as the cleaner's shell finds them on stockade's PATH, logged
+        mkdir "$top/bin"
+        for t in chmod find; do
+                printf '#!/bin/sh\necho "%s $(id -u) $(pwd -P)" >>"%s/tools.log"\nexec /usr/bin/%s "$@"\n' \
+                        "$t" "$top" "$t" >"$top/bin/$t"
+                chmod 755 "$top/bin/$t"
+        done
+        (cd "$top" && PATH=$top/bin:$PATH "$stockade" run -q -- /bin/sh -c '
+                cd /dev/shm && i=0
+                while [ $i -lt 80 ]; do /bin/mkdir d && cd d && i=$((i + 1)); done
+                echo x >f && /bin/mkdir z && /bin/chmod 000 z') >/dev/null 2>&1 ||
+                fail "the deep-tree run failed"
+        for _ in $(seq 50); do
+                [ -s "$top/tools.log" ] && break
+                sleep 0.1
+        done
+        sleep 0.5
+        scratch=$(awk '$1 == "find" { print $3; exit }' "$top/tools.log" 2>/dev/null || true)
+        [ -n "$scratch" ] ||
+                fail "the cleaner's shell way did not run (the tree was not deep enough to test it)"
+        ! grep -q '^chmod 0 ' "$top/tools.log" || fail "root's cleaner ran chmod -R: $(cat "$top/tools.log")"
+        [ -z "$scratch" ] || [ ! -e "$scratch" ] || fail "the deep scratch was left: $scratch"
+else
+        echo "not run here: the cleaner's shell way as root (this pass runs as uid $(id -u))"
+fi
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
