@@ -327,9 +327,23 @@ int vfs_remove_tree(int parent, const char *name, bool open_up)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        if (open_up && (st.st_mode & 0700) != 0700 &&
-            fchmodat(parent, name, st.st_mode | 0700, 0) < 0)
-                return -errno;
+        /* Another file system mounted there (a bind put in a store by its owner): its content
+         * is not ours to remove. */
+        if (mount_root(parent, name))
+                return -EBUSY;
+        /* Through the very directory, never a symlink swapped in since the look above. */
+        if (open_up && (st.st_mode & 0700) != 0700) {
+                int fd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                char self[48];
+
+                if (fd < 0)
+                        return -errno;
+                snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+                r = chmod(self, st.st_mode | 0700) < 0 ? -errno : 0;
+                close(fd);
+                if (r < 0)
+                        return r;
+        }
         d = vfs_dir_at(parent, name, &r);
         if (!d)
                 return r;

@@ -697,6 +697,16 @@ echo work >"$kst/sessions/20200101-000000-1abc/0/upper/d/f"
 # What a janitor killed between its rename and the removal left: swept when old, kept when young.
 mkdir -p "$kst/sessions/.gone-20200101-000000-2abc/0/upper" "$kst/sessions/.gone-young/0/upper"
 touch -d @1577836800 "$kst/sessions/.gone-20200101-000000-2abc"
+# ... and another file system mounted in one (root only can) is not emptied.
+gm=""
+if [ "$(id -u)" -eq 0 ]; then
+        mkdir -p "$top/gone-src" "$kst/sessions/.gone-20200101-000000-3abc/m"
+        echo keep >"$top/gone-src/keep"
+        if mount --bind "$top/gone-src" "$kst/sessions/.gone-20200101-000000-3abc/m"; then
+                gm=$kst/sessions/.gone-20200101-000000-3abc/m
+                touch -d @1577836800 "$kst/sessions/.gone-20200101-000000-3abc"
+        fi
+fi
 touch -d @1577836800 "$kst/sessions/20200101-000000-0abc" "$kst/sessions/20200101-000000-1abc"
 "$stockade" sessions --state-dir "$kst" >"$top/out" 2>"$top/err" || fail "sessions: $(cat "$top/err")"
 grep -q '^unborn .*never began' "$top/out" || fail "an unborn session's listing: $(cat "$top/out")"
@@ -704,6 +714,10 @@ grep -q '^unborn .*never began' "$top/out" || fail "an unborn session's listing:
 [ ! -e "$kst/sessions/.gone-20200101-000000-2abc" ] && [ -d "$kst/sessions/.gone-young" ] ||
         fail "a janitor's left-over: $(ls -A "$kst/sessions")"
 rm -rf "$kst/sessions/.gone-young"
+if [ -n "$gm" ]; then
+        [ -e "$top/gone-src/keep" ] || fail "the sweep of a janitor's left-over emptied a mount in it"
+        umount "$gm" && rm -rf "$kst/sessions/.gone-20200101-000000-3abc"
+fi
 grep -q '^20200101-000000-1abc .*damaged' "$top/out" && [ -e "$kst/sessions/20200101-000000-1abc" ] ||
         fail "a session with content and no metadata was not kept as damaged: $(cat "$top/out")"
 "$stockade" diff unborn --state-dir "$kst" >/dev/null 2>"$top/err" && fail "diff of an unborn session succeeded"
