@@ -62,8 +62,8 @@ struct walk {
         char *buf;     /* owns the pending path once a symlink has been expanded */
         const char *p; /* what is left to walk */
         const struct vfs_mount *special;
-        bool at_mount;    /* levels[0] is a merged mount's root, not the sandbox root */
-        bool no_shortcut; /* the walk from the root, all of it (after a WALK_RESTART) */
+        bool at_mount;       /* levels[0] is a merged mount's root, not the sandbox root */
+        bool no_shortcut;    /* the walk from the root, all of it (after a WALK_RESTART) */
         char path[PATH_MAX]; /* canonical sandbox path of the top level */
 };
 
