@@ -1,9 +1,11 @@
-/* Between cow.c and cow_janitor.c: the session's directory layout and the janitor. */
+/* Between cow.c, cow_note.c and cow_janitor.c: the session's directory layout, the set of
+ * noted paths and the janitor. */
 #ifndef STOCKADE_COW_INT_H
 #define STOCKADE_COW_INT_H
 
 #include <stdbool.h>
 
+struct cow_mount;
 struct cow_state;
 struct session_meta;
 struct error;
@@ -19,5 +21,9 @@ void cow_remove_unused(struct cow_state *c);
 int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err);
 /* The janitor's first answer, read once: how the metadata's write went (0 or -errno). */
 int cow_janitor_meta(struct cow_state *c);
+
+/* The set of paths of mount `m` already noted for apply (cow_note.c): add `rel`; free all. */
+void cow_noted_put(struct cow_mount *m, const char *rel);
+void cow_noted_free(struct cow_mount *m);
 
 #endif
