@@ -19,6 +19,7 @@
 #include "supervisor/procscan.h"
 #include "supervisor/trace.h"
 #include "supervisor/signals.h"
+#include "supervisor/tfd.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,8 +96,12 @@ int ptrace_seize_root(struct supervisor *sup, pid_t pid)
 {
         struct tracee *t;
 
+        /* Where a mount is merged, some calls stop for the tracer (fs_cow_traced), and some of
+         * those again at their exit (PTRACE_SYSCALL), told apart by TRACESYSGOOD. */
         if (ptrace(PTRACE_SEIZE, pid, 0,
-                   STOCKADE_PTRACE_OPTIONS | (sup->cow_merged ? PTRACE_O_TRACESECCOMP : 0)) < 0)
+                   STOCKADE_PTRACE_OPTIONS |
+                           (sup->cow_merged ? PTRACE_O_TRACESECCOMP | PTRACE_O_TRACESYSGOOD : 0)) <
+            0)
                 return -errno;
         pthread_mutex_lock(&sup->lock);
         t = admit(sup, pid);
@@ -233,9 +239,52 @@ static void defer_backtrace(pid_t tid, uint64_t id)
                 ptrace(PTRACE_CONT, tid, 0, 0);
 }
 
-/* Tasks stopped at PTRACE_EVENT_SECCOMP, handled by ptrace_reap without the lock. */
+/* Tasks stopped at PTRACE_EVENT_SECCOMP, and at the exit of a call whose result is checked
+ * (exit_check), handled by ptrace_reap without the lock. */
 static pid_t *seccomp_stops;
 static size_t n_seccomp, cap_seccomp;
+static struct exit_stop {
+        pid_t tid;
+        struct exit_check check;
+} * exit_stops;
+static size_t n_exit, cap_exit;
+
+/* Whether the call `tid` is stopped at the exit of reached what `c` says: its working
+ * directory, or the fd it returned, is that object. Failed calls reached nothing. */
+static bool exit_reached(pid_t tid, const struct exit_check *c)
+{
+        struct __ptrace_syscall_info info;
+        struct stat st;
+        int fd, r;
+
+        if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(info), &info) <= 0 ||
+            info.op != PTRACE_SYSCALL_INFO_EXIT)
+                return false;
+        if (info.exit.is_error)
+                return true;
+        fd = c->cwd ? tfd_cwd(tid) : tfd_take(tid, (int)info.exit.rval);
+        if (fd < 0)
+                return false;
+        r = fstat(fd, &st);
+        close(fd);
+        return r == 0 && st.st_dev == c->dev && st.st_ino == c->ino;
+}
+
+/* A traced call's exit (PTRACE_SYSCALL after fs_cow_traced): the path the kernel walked was
+ * ours, but memory the task shares can be rewritten before the kernel reads it. What it
+ * reached instead is the caller's whole cwd or fd table, which other processes may share
+ * (CLONE_FS, CLONE_FILES): the run ends. */
+static void exit_checked(struct supervisor *sup, pid_t tid, const struct exit_check *c)
+{
+        if (exit_reached(tid, c))
+                return;
+        fprintf(stderr,
+                "stockade: killed the run: pid %d's %s reached another object than the one "
+                "judged (its path was rewritten in memory as the kernel read it)\n",
+                (int)tid, c->cwd ? "chdir" : "O_PATH open");
+        trace_proc_killed(sup, tid, "a traced path rewritten in memory");
+        sup_kill_tree(sup);
+}
 
 static void handle_status(struct supervisor *sup, pid_t pid, int status)
 {
@@ -297,6 +346,19 @@ static void handle_status(struct supervisor *sup, pid_t pid, int status)
                 t->attached = true; /* a new task's first stop */
                 break;
         case 0:
+                if (sig == (SIGTRAP | 0x80)) { /* syscall-exit-stop (TRACESYSGOOD) */
+                        if (t->check.armed) {
+                                if (n_exit == cap_exit) {
+                                        cap_exit = cap_exit ? 2 * cap_exit : 16;
+                                        exit_stops = xrealloc(exit_stops,
+                                                              cap_exit * sizeof(*exit_stops));
+                                }
+                                exit_stops[n_exit++] = (struct exit_stop){pid, t->check};
+                                t->check.armed = false;
+                                return;
+                        }
+                        break;
+                }
                 inject = signals_stop_signal(pid, sig); /* signal-delivery-stop */
                 if (inject != sig && pid == sup->root)
                         signals_root_stopped(sup, sig); /* ^Z: the job stops */
@@ -328,10 +390,27 @@ int ptrace_reap(struct supervisor *sup)
         n_deferred = 0;
         /* Stopped in their seccomp stop, which only we end: no number reuse either. */
         for (size_t i = 0; i < n_seccomp; i++) {
-                fs_cow_traced(sup, seccomp_stops[i]);
-                ptrace(PTRACE_CONT, seccomp_stops[i], 0, 0);
+                struct exit_check c;
+                struct tracee *t;
+
+                fs_cow_traced(sup, seccomp_stops[i], &c);
+                if (c.armed) {
+                        pthread_mutex_lock(&sup->lock);
+                        t = tracee_find(&sup->tree, seccomp_stops[i]);
+                        if (t)
+                                t->check = c;
+                        else /* unchecked: not run (a stopped tracee of ours, in the tree) */
+                                syscall(SYS_tkill, seccomp_stops[i], SIGKILL);
+                        pthread_mutex_unlock(&sup->lock);
+                }
+                ptrace(c.armed ? PTRACE_SYSCALL : PTRACE_CONT, seccomp_stops[i], 0, 0);
         }
         n_seccomp = 0;
+        for (size_t i = 0; i < n_exit; i++) {
+                exit_checked(sup, exit_stops[i].tid, &exit_stops[i].check);
+                ptrace(PTRACE_CONT, exit_stops[i].tid, 0, 0);
+        }
+        n_exit = 0;
         return -err;
 }
 

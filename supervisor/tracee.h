@@ -30,6 +30,16 @@ struct exec_judged {
         uint64_t script_name;
 };
 
+/* What a call that the kernel performs on a path the tracer rewrote must have reached
+ * (fs_cow_traced): checked at the call's exit (ptrace.c), since another thread can rewrite
+ * the path in memory before the kernel reads it. */
+struct exit_check {
+        bool armed;
+        bool cwd; /* the working directory (chdir); else the fd the call returned */
+        dev_t dev;
+        ino_t ino;
+};
+
 struct tracee {
         pid_t tid;
         int pidfd;               /* PIDFD_THREAD pidfd of this task; -1 when the kernel has none */
@@ -39,6 +49,7 @@ struct tracee {
         bool attached;           /* we have seen its first ptrace stop */
         bool pending_clone;      /* a fork/clone it asked for is approved but not yet seen */
         struct exec_judged exec; /* its last exec, as judged */
+        struct exit_check check; /* armed: stopped at its call's exit (PTRACE_SYSCALL) */
 };
 
 struct tracee_tree {

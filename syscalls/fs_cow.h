@@ -11,6 +11,7 @@
 #define STOCKADE_FS_COW_H
 
 #include "supervisor/cow.h"
+#include "supervisor/tracee.h"
 #include "supervisor/vfs/resolve.h"
 
 #include <limits.h>
@@ -104,10 +105,12 @@ int fs_cow_layers(const struct supervisor *sup, const char *path, int *upper, in
  * from the program: not listed, not read, not set. */
 bool fs_cow_own_xattr(const char *name);
 
-/* A task of the tree stopped at PTRACE_EVENT_SECCOMP (chdir, execve, execveat where a mount
- * is merged: filter.c): its path argument resolved in the view and pointed at the host path
- * of what was found, or the call skipped with the view's error. The task stays stopped; the
- * caller resumes it. Not under the tree's lock (it resolves paths). */
-void fs_cow_traced(struct supervisor *sup, pid_t pid);
+/* A task of the tree stopped at PTRACE_EVENT_SECCOMP (chdir, execve, execveat, O_PATH opens,
+ * statfs and inotify_add_watch where a mount is merged: filter.c): its path argument resolved
+ * in the view and pointed at the host path of what was found, or the call performed here
+ * (statfs, inotify_add_watch) or skipped with the view's error. `check` is armed when the
+ * kernel's result must be checked at the call's exit (chdir, O_PATH: exit_check). The task
+ * stays stopped; the caller resumes it. Not under the tree's lock (it resolves paths). */
+void fs_cow_traced(struct supervisor *sup, pid_t pid, struct exit_check *check);
 
 #endif

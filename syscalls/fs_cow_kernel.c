@@ -23,6 +23,7 @@
 #include <sys/inotify.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/xattr.h>
@@ -359,66 +360,45 @@ static int traced_exec(struct supervisor *sup, pid_t pid, struct user_regs_struc
         return r < 0 ? r : put_path(pid, regs, arg, path);
 }
 
-/* Whether the upper's directory `res` found is a merged one: the lower has it too. */
-static bool merged_dir(const struct supervisor *sup, const struct vfs_result *res)
+/* The lower's directory of the merged directory `res` found (the upper's, which the lower
+ * has too), O_PATH; -1 when `res` is no such directory. */
+static int merged_lower(const struct supervisor *sup, const struct vfs_result *res)
 {
         int up, lo;
 
         if (!res->upper || !res->mount || !res->mount->emulated ||
             fs_cow_layers(sup, res->path, &up, &lo) <= 0)
-                return false;
+                return -1;
         if (up >= 0)
                 close(up);
-        if (lo >= 0)
-                close(lo);
-        return lo >= 0;
+        return lo;
 }
 
 /*
- * A path the kernel resolves itself (chdir; an O_PATH open, which ADDFD cannot hand over;
- * statfs; inotify_add_watch): resolved in the view, the argument `arg` pointed at the host
- * path of what was found (and a dirfd `dirfd_reg`, if any, made AT_FDCWD). Every such path,
- * not only those spelt beneath a merged mount: a symlink elsewhere may lead into one.
- * `follow`: a last symlink is followed; `dir`: the object must be a directory; `lower_first`:
- * a merged directory is given by the lower's path (chdir: the kernel's walk to an upper
- * crosses the session store, which the program's ids may not search, stockade run as root
- * for a command as nobody; only a directory made in the run needs the upper's); `watch`: a
- * merged directory is given by the upper's, made if need be (inotify: every change the run
- * makes in it lands in the upper's, and a watch on the lower's would see none of them).
+ * A path the kernel resolves itself where a mount is merged (chdir; an O_PATH open, which
+ * ADDFD cannot hand over; statfs and inotify_add_watch, which we then perform): resolved in
+ * the view from the caller's cwd or `dirfd`. Every such path, not only those spelt beneath
+ * a merged mount: a symlink elsewhere may lead into one. `follow`: a last symlink is
+ * followed; `dir`: the object must be a directory; `lower_first`: a merged directory is
+ * given by the lower's (chdir: the kernel's walk to an upper crosses the session store,
+ * which the program's ids may not search, stockade run as root for a command as nobody;
+ * only a directory made in the run needs the upper's); `watch`: a merged directory is given
+ * by the upper's, made if need be (inotify: every change the run makes in it lands in the
+ * upper's, and a watch on the lower's would see none of them). Returns an O_PATH fd of the
+ * object, with its host path in `host` (PATH_MAX), 0 for "" (the kernel's ENOENT), or -errno.
  */
-/* Whether the view's walk finds `path` (from the view path `start`), a name beneath /proc or
- * /dev: 0, or its -errno. */
-static int special_shown(struct supervisor *sup, pid_t pid, const char *start, const char *path,
-                         bool follow)
-{
-        char full[PATH_MAX];
-        int fd;
-
-        if (path[0] != '/') {
-                if ((size_t)snprintf(full, sizeof(full), "%s/%s", start, path) >= sizeof(full))
-                        return -ENAMETOOLONG;
-                path = full;
-        }
-        fd = fs_look_find(sup, pid, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
-        if (fd < 0)
-                return fd;
-        close(fd);
-        return 0;
-}
-
-static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
-                       unsigned long long *arg, unsigned long long *dirfd_reg, bool follow,
-                       bool dir, bool lower_first, bool watch)
+static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg, int dirfd,
+                       bool follow, bool dir, bool lower_first, bool watch, char *host)
 {
         _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
-        int dirfd = dirfd_reg ? (int)*dirfd_reg : AT_FDCWD;
-        char path[PATH_MAX], start[PATH_MAX] = "/", host[PATH_MAX];
-        ssize_t n = tmem_read_string(pid, *arg, path, sizeof(path));
+        char path[PATH_MAX], start[PATH_MAX] = "/";
+        ssize_t n = tmem_read_string(pid, arg, path, sizeof(path));
         struct fs_as as;
-        int r;
+        struct stat st;
+        int r, obj = -1;
 
         if (n <= 0)
-                return n < 0 ? (int)n : 0; /* "": the kernel's ENOENT */
+                return n < 0 ? (int)n : 0;
         if (path[0] != '/') {
                 int base = dirfd == AT_FDCWD ? tfd_cwd(pid) : tfd_take(pid, dirfd);
 
@@ -441,55 +421,147 @@ static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struc
         if (res.kind == VFS_HOST) {
                 if (dir && res.type != S_IFDIR)
                         return -ENOTDIR;
-                r = 0;
-                if (lower_first && merged_dir(sup, &res)) {
-                        strcpy(host, res.path); /* the same size */
-                } else if (watch && res.type == S_IFDIR && res.mount && res.mount->emulated &&
-                           !res.upper) {
-                        int up = fs_cow_dir_up(sup, res.mount, res.path);
-
-                        if (up < 0)
-                                return up;
-                        r = object_path(up, host);
-                        close(up);
-                } else {
-                        r = object_path(res.fd, host);
+                if (lower_first)
+                        obj = merged_lower(sup, &res);
+                if (obj < 0 && watch && res.type == S_IFDIR && res.mount && res.mount->emulated &&
+                    !res.upper) {
+                        obj = fs_cow_dir_up(sup, res.mount, res.path);
+                        if (obj < 0)
+                                return obj;
                 }
-        } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
-                bool rest = res.kind == VFS_SPECIAL && res.rest[0];
-
+                if (obj < 0 && (obj = fcntl(res.fd, F_DUPFD_CLOEXEC, 3)) < 0)
+                        obj = -errno;
+        } else if (res.kind == VFS_SPECIAL && res.rest[0]) {
                 /* The kernel would walk /proc and /dev names through a magic link
                  * (/proc/self/root/..., /proc/self/cwd/..., /proc/self/fd/N/...) into the
                  * host's tree, and /proc/PID of a process outside the sandbox: the view's walk
                  * refuses both (ELOOP, ENOENT) and finds the rest as the kernel will. */
-                r = rest ? special_shown(sup, pid, start, path, follow) : 0;
-                if (r < 0)
-                        return r;
+                char full[PATH_MAX];
 
-                r = strlen(res.path) + 1 + (rest ? strlen(res.rest) : 0) < sizeof(host)
-                            ? 0
-                            : -ENAMETOOLONG;
-                if (r == 0)
-                        strcat(strcat(strcpy(host, res.path), rest ? "/" : ""),
-                               rest ? res.rest : "");
+                if (path[0] != '/') {
+                        if ((size_t)snprintf(full, sizeof(full), "%s/%s", start, path) >=
+                            sizeof(full))
+                                return -ENAMETOOLONG;
+                        strcpy(path, full); /* the same size */
+                }
+                obj = fs_look_find(sup, pid, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+        } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
+                /* a mount point of /proc or /dev, or a directory above the mounts: the same
+                 * object here as for the caller (no mount namespace where a mount is merged) */
+                obj = open(res.path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+                if (obj < 0)
+                        obj = -errno;
         } else {
-                r = -ENOENT;
+                return -ENOENT;
         }
-        if (r == 0 && dirfd_reg)
-                *dirfd_reg = (unsigned long long)AT_FDCWD;
-        return r < 0 ? r : put_path(pid, regs, arg, host);
+        if (obj < 0)
+                return obj;
+        if (dir && (fstat(obj, &st) < 0 || !S_ISDIR(st.st_mode)))
+                r = -ENOTDIR;
+        else if (res.kind == VFS_HOST)
+                r = object_path(obj, host);
+        else /* as the view spells it: /proc/self/fd/0 may be a pipe, its file deleted */
+                r = strlen(res.path) + 1 + strlen(res.rest) < PATH_MAX ? 0 : -ENAMETOOLONG;
+        if (r == 0 && res.kind != VFS_HOST)
+                strcat(strcat(strcpy(host, res.path), res.rest[0] ? "/" : ""), res.rest);
+        if (r < 0) {
+                close(obj);
+                return r;
+        }
+        return obj;
 }
 
-void fs_cow_traced(struct supervisor *sup, pid_t pid)
+/* chdir (`cd`), or an O_PATH open: the path argument `arg` pointed at the host path of what
+ * the view found (and a dirfd `dirfd_reg`, if any, made AT_FDCWD), which the kernel then
+ * walks. Another thread may rewrite that path before the kernel reads it: what the call
+ * must reach is noted in `check`, for its exit (ptrace.c). */
+static int traced_path(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
+                       unsigned long long *arg, unsigned long long *dirfd_reg, bool follow,
+                       bool dir, bool cd, struct exit_check *check)
 {
-        struct user_regs_struct regs;
+        char host[PATH_MAX];
+        struct stat st;
+        int obj = traced_find(sup, pid, *arg, dirfd_reg ? (int)*dirfd_reg : AT_FDCWD, follow, dir,
+                              cd, false, host);
         int r;
 
+        if (obj <= 0)
+                return obj;
+        r = fstat(obj, &st) < 0 ? -errno : 0;
+        close(obj);
+        if (r == 0)
+                r = put_path(pid, regs, arg, host);
+        if (r < 0)
+                return r;
+        if (dirfd_reg)
+                *dirfd_reg = (unsigned long long)AT_FDCWD;
+        *check = (struct exit_check){.armed = true, .cwd = cd, .dev = st.st_dev, .ino = st.st_ino};
+        return 0;
+}
+
+/* statfs, performed here on what the view found: a path handed to the kernel could be
+ * rewritten in memory before it reads it. Returns 0 or -errno. */
+static int traced_statfs(struct supervisor *sup, pid_t pid, const struct user_regs_struct *regs)
+{
+        char host[PATH_MAX];
+        struct statfs sf;
+        int obj = traced_find(sup, pid, regs->rdi, AT_FDCWD, true, false, false, false, host);
+        int r;
+
+        if (obj <= 0)
+                return obj < 0 ? obj : -ENOENT;
+        r = fstatfs(obj, &sf) < 0 ? -errno : 0;
+        close(obj);
+        if (r == 0 && tmem_write(pid, regs->rsi, &sf, sizeof(sf)) < 0)
+                r = -EFAULT;
+        return r;
+}
+
+/* inotify_add_watch, performed here on the caller's inotify instance as the program (the
+ * kernel asks for read permission on the object), for the reason traced_statfs gives.
+ * Returns the watch descriptor or -errno. */
+static int traced_watch(struct supervisor *sup, pid_t pid, const struct user_regs_struct *regs)
+{
+        char host[PATH_MAX], proc[48];
+        uint32_t mask = (uint32_t)regs->rdx;
+        int obj = traced_find(sup, pid, regs->rsi, AT_FDCWD, !(mask & IN_DONT_FOLLOW),
+                              mask & IN_ONLYDIR, false, true, host);
+        int ifd, r;
+        struct fs_as as;
+
+        if (obj <= 0)
+                return obj < 0 ? obj : -ENOENT;
+        ifd = tfd_take(pid, (int)regs->rdi);
+        if (ifd < 0) {
+                close(obj);
+                return ifd;
+        }
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", obj);
+        r = fs_as_enter(sup, pid, false, &as);
+        if (r == 0) {
+                /* the magic link leads to the object itself, a symlink included */
+                r = inotify_add_watch(ifd, proc, mask & ~(uint32_t)IN_DONT_FOLLOW);
+                if (r < 0)
+                        r = -errno;
+                fs_as_leave(&as);
+        }
+        close(ifd);
+        close(obj);
+        return r;
+}
+
+void fs_cow_traced(struct supervisor *sup, pid_t pid, struct exit_check *check)
+{
+        struct user_regs_struct regs;
+        bool performed = false; /* here: r is the call's result */
+        int r;
+
+        *check = (struct exit_check){0};
         if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
                 return;
         switch (regs.orig_rax) {
         case SYS_chdir:
-                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, true, true, false);
+                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, true, true, check);
                 break;
         case SYS_execve:
         case SYS_execveat:
@@ -497,25 +569,28 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid)
                 break;
         case SYS_open: /* O_PATH: filter.c */
                 r = traced_path(sup, pid, &regs, &regs.rdi, NULL, !(regs.rsi & O_NOFOLLOW),
-                                regs.rsi & O_DIRECTORY, false, false);
+                                regs.rsi & O_DIRECTORY, false, check);
                 break;
         case SYS_openat:
                 r = traced_path(sup, pid, &regs, &regs.rsi, &regs.rdi, !(regs.rdx & O_NOFOLLOW),
-                                regs.rdx & O_DIRECTORY, false, false);
+                                regs.rdx & O_DIRECTORY, false, check);
                 break;
         case SYS_statfs:
-                r = traced_path(sup, pid, &regs, &regs.rdi, NULL, true, false, false, false);
+                r = traced_statfs(sup, pid, &regs);
+                performed = true;
                 break;
         case SYS_inotify_add_watch:
-                r = traced_path(sup, pid, &regs, &regs.rsi, NULL, !(regs.rdx & IN_DONT_FOLLOW),
-                                regs.rdx & IN_ONLYDIR, false, true);
+                r = traced_watch(sup, pid, &regs);
+                performed = true;
                 break;
         default:
                 return;
         }
-        if (r < 0) {
-                regs.orig_rax = (unsigned long long)-1; /* skipped: rax is the result */
-                regs.rax = (unsigned long long)r;
+        if (r < 0 || performed) { /* skipped: rax is the result */
+                regs.orig_rax = (unsigned long long)-1;
+                regs.rax = (unsigned long long)(long long)r;
+                check->armed = false;
         }
-        (void)ptrace(PTRACE_SETREGS, pid, 0, &regs);
+        if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
+                check->armed = false;
 }

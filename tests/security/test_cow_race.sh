@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 7: where the supervisor merges a cow mount itself (no mount namespace), chdir, O_PATH
+# opens and inotify_add_watch stop for the tracer, which resolves the path in the view and
+# used to hand the kernel the host path of what it found, written below the caller's stack
+# pointer. A sibling thread rewrote it before the kernel read it and reached what the view
+# hides (~/.ssh). Now a watch is added by the supervisor itself, and a chdir or O_PATH open
+# is checked at its exit: another object reached ends the run. Judged from outside: the
+# process's cwd, fd and inotify watches under /proc. Usage:
+#   test_cow_race.sh STOCKADE ATTACK_REDZONE
+set -euo pipefail
+stockade=$(realpath "$1")
+attack=$(realpath "$2")
+
+top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-race.XXXXXX")
+trap 'rm -rf -- "$top"' EXIT
+chmod 755 "$top"
+fails=0
+fail() {
+        echo "FAIL: $*" >&2
+        fails=$((fails + 1))
+}
+
+user=()
+[ "$(id -u)" -eq 0 ] && user=(--user root)
+home=$top/home
+evil=$home/.ssh
+# the host path the supervisor writes must be longer than EVIL's
+legit=$top/ws/sub/$(printf 'a%.0s' $(seq 60))
+mkdir -p "$evil" "$legit"
+echo SECRET >"$evil/id"
+echo visible >"$legit/file"
+chmod -R a+rX "$top"
+
+sbx() { # sbx CMD...: a merged run from the workspace; stderr to $top/err
+        (cd "$top/ws" && HOME=$home STOCKADE_TEST_DISABLE=mntns "$stockade" run -q \
+                --allow-degraded "${user[@]}" --state-dir "$top/state" -- "$@") 2>"$top/err"
+}
+
+if ! sbx true; then
+        echo "skipped: no copy-on-write workspace merged by stockade here: $(cat "$top/err")"
+        exit 77
+fi
+
+# attempt MODE LEGIT EVIL: the race for 4 seconds, judged from outside
+attempt() {
+        local mode=$1 target=$2 bad=$3 out pid fd reached=
+        exec 3< <(st=0; sbx "$attack" "$mode" "$target" "$bad" "$(stat -c %i "$bad")" 4 || st=$?
+                echo "exit $st")
+        while read -r -u 3 line; do
+                out+="$line"$'\n'
+                [[ $line == won* ]] || continue
+                read -r _ pid fd <<<"$line"
+                case $mode in
+                chdir) reached=$(readlink "/proc/$pid/cwd" || true) ;;
+                opath) reached=$(readlink "/proc/$pid/fd/$fd" || true) ;;
+                watch) grep -q "ino:$(printf %x "$(stat -c %i "$bad")") " "/proc/$pid/fdinfo/$fd" &&
+                        reached=$bad ;;
+                esac
+        done
+        exec 3<&-
+        [ "$reached" != "$bad" ] || fail "$mode: the sandbox reached the hidden $bad"
+        if [[ $out == won* ]]; then
+                fail "$mode: the program says it reached $bad ($reached from outside): $out"
+        elif grep -q 'killed the run: .* reached another object than the one judged' "$top/err"; then
+                grep -q 'exit 137' <<<"$out" || fail "$mode: caught but not killed: $out"
+                echo "ok: $mode: the rewrite was caught, the run killed"
+        else
+                read -r _ tries rewrites ok <<<"$(grep '^lost' <<<"$out")" ||
+                        { fail "$mode: the attack did not run: $out $(cat "$top/err")"; return; }
+                # The control: the calls worked; for chdir and O_PATH the rewriter raced.
+                [ "$ok" -gt 0 ] || fail "$mode: no call succeeded ($out)"
+                [ "$mode" = watch ] || [ "$rewrites" -gt 0 ] ||
+                        fail "$mode: the rewriter never found the path: the attack is broken ($out)"
+                echo "ok: $mode: $tries calls, $rewrites rewrites, none reached $bad"
+        fi
+}
+
+attempt chdir "$legit" "$evil"
+attempt opath "$legit/file" "$evil/id"
+attempt watch "$legit" "$evil"
+
+# statfs, performed by the supervisor too: a hidden path is not found, a shown one is
+out=$(sbx python3 -c '
+import os, sys
+for p in sys.argv[1:]:
+    try: os.statvfs(p); print(p, "ok")
+    except OSError as e: print(p, e.strerror)' "$evil" "$legit") || true
+[ "$out" = "$evil No such file or directory"$'\n'"$legit ok" ] ||
+        fail "statfs: the view's answers: $out $(cat "$top/err")"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "PASS"
