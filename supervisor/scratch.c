@@ -3,6 +3,8 @@
 #include "supervisor/error.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
+#include "supervisor/walls.h"
+#include "supervisor/vfs/mount.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,25 +25,73 @@
 
 static int start_cleaner(struct supervisor *sup, const char *bases[2], struct error *err);
 
-static const char *scratch_base(void)
+/* Whether the real path `path` is `top` or lies beneath it. */
+static bool real_under(const char *path, const char *top)
+{
+        size_t n = strlen(top);
+
+        return strncmp(path, top, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+}
+
+/* Whether the real path `dir` lies in the current directory or beneath a --cow or --ro path,
+ * whose tree the sandbox sees copy-on-write or read-only. */
+static bool in_shared_tree(const struct supervisor *sup, const char *dir)
+{
+        const char *home = walls_user_home();
+        char cwd[PATH_MAX], top[PATH_MAX];
+        bool in = getcwd(cwd, sizeof(cwd)) && realpath(cwd, top) && real_under(dir, top);
+
+        for (size_t i = 0; !in && i < sup->cfg->n_mounts; i++) {
+                const char *flag = sup->cfg->mounts[i].flag;
+                struct vfs_mount m;
+                struct error e;
+
+                if ((strcmp(flag, "cow") != 0 && strcmp(flag, "ro") != 0) ||
+                    vfs_mount_parse(&m, sup->cfg->mounts[i].spec, flag[0] == 'c' ? VFS_COW : VFS_RO,
+                                    cwd, home, &e) < 0)
+                        continue; /* a malformed one is refused with the view */
+                in = m.host && realpath(m.host, top) && real_under(dir, top);
+                vfs_mount_free(&m);
+        }
+        return in;
+}
+
+/* The base of the private /tmp and --tmp directories: the host's /tmp, or $TMPDIR, where big
+ * temporary files belong, not in memory. Not a $TMPDIR in the workspace (TMPDIR=$PWD/.tmp in
+ * a CI job) or another tree the sandbox cannot write: the private /tmp would be made inside
+ * it, unwritable through the overlay and listed in the workspace. */
+static const char *tmp_base(const struct supervisor *sup)
 {
         const char *tmp = getenv("TMPDIR");
+        char real[PATH_MAX];
+
+        if (!tmp || tmp[0] != '/')
+                return "/tmp";
+        if (realpath(tmp, real) && in_shared_tree(sup, real)) {
+                if (sup->cfg->verbose)
+                        fprintf(stderr,
+                                "stockade: TMPDIR (%s) lies in a tree the sandbox sees "
+                                "copy-on-write or read-only: the private /tmp is kept in /tmp\n",
+                                tmp);
+                return "/tmp";
+        }
+        return tmp;
+}
+
+static const char *scratch_base(const struct supervisor *sup)
+{
         struct stat st;
 
         if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
             access("/dev/shm", W_OK | X_OK) == 0)
                 return "/dev/shm"; /* tmpfs: shared memory that is memory */
-        return tmp && tmp[0] == '/' ? tmp : "/tmp";
+        return tmp_base(sup);
 }
 
 int scratch_setup(struct supervisor *sup, struct error *err)
 {
-        const char *tmp = getenv("TMPDIR");
-        /* The private /tmp and --tmp directories go on the host's /tmp (or $TMPDIR), where
-         * big temporary files belong, not in memory; the same cleaner removes them. */
-        const char *bases[2] = {scratch_base(), !sup->layers.mntns     ? NULL
-                                                : tmp && tmp[0] == '/' ? tmp
-                                                                       : "/tmp"};
+        /* The same cleaner removes the private /tmp and --tmp directories. */
+        const char *bases[2] = {scratch_base(sup), sup->layers.mntns ? tmp_base(sup) : NULL};
         char shm[PATH_MAX + 8];
         const char *dir;
 

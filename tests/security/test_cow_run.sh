@@ -434,6 +434,14 @@ for f in ("src/main.c", "src/none.c"):
 ' "$ws" 2>&1) || true
 [ "$(grep -c 'No such file or directory' <<<"$out")" -eq 12 ] ||
         fail "merged: a hidden file's existence told by a path's spelling: $out"
+# TMPDIR in the workspace (TMPDIR=$PWD/.tmp in a CI job): the private /tmp is not made there,
+# where the overlay would show it read-only and the workspace's listing would show it.
+mkdir -p "$ws/tmpd"
+out=$(cd "$ws" && TMPDIR=$ws/tmpd "$stockade" run -q "${user[@]}" --state-dir "$state" -- \
+        sh -c 'echo tx >/tmp/a && cat /tmp/a && ls -A tmpd && echo listed' 2>&1) || true
+[ "$out" = "$(printf 'tx\nlisted')" ] || fail "TMPDIR in the workspace: the private /tmp: $out"
+[ -z "$(ls -A "$ws/tmpd")" ] || fail "TMPDIR in the workspace: left in it: $(ls -A "$ws/tmpd")"
+rmdir "$ws/tmpd"
 # Unix sockets bound in the merged workspace (a dev server's, a test harness's) are bound in
 # the upper, where the kernel's walk of connect's and sendto's path cannot find them: the
 # view's walk does (they were ENOENT, then EACCES as inside the hidden session store).
