@@ -19,7 +19,6 @@
 #include "supervisor/procscan.h"
 #include "supervisor/trace.h"
 #include "supervisor/signals.h"
-#include "supervisor/tfd.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -29,7 +28,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -249,34 +247,13 @@ static struct exit_stop {
 } * exit_stops;
 static size_t n_exit, cap_exit;
 
-/* Whether the call `tid` is stopped at the exit of reached what `c` says: its working
- * directory, or the fd it returned, is that object. Failed calls reached nothing. */
-static bool exit_reached(pid_t tid, const struct exit_check *c)
-{
-        struct __ptrace_syscall_info info;
-        struct stat st;
-        int fd, r;
-
-        if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(info), &info) <= 0 ||
-            info.op != PTRACE_SYSCALL_INFO_EXIT)
-                return false;
-        if (info.exit.is_error)
-                return true;
-        fd = c->cwd ? tfd_cwd(tid) : tfd_take(tid, (int)info.exit.rval);
-        if (fd < 0)
-                return false;
-        r = fstat(fd, &st);
-        close(fd);
-        return r == 0 && st.st_dev == c->dev && st.st_ino == c->ino;
-}
-
 /* A traced call's exit (PTRACE_SYSCALL after fs_cow_traced): the path the kernel walked was
  * ours, but memory the task shares can be rewritten before the kernel reads it. What it
  * reached instead is the caller's whole cwd or fd table, which other processes may share
  * (CLONE_FS, CLONE_FILES): the run ends. */
 static void exit_checked(struct supervisor *sup, pid_t tid, const struct exit_check *c)
 {
-        if (exit_reached(tid, c))
+        if (fs_cow_exit_ok(sup, tid, c))
                 return;
         fprintf(stderr,
                 "stockade: killed the run: pid %d's %s reached another object than the one "

@@ -125,6 +125,11 @@ bool fs_view_hides_name(const struct supervisor *sup, int dir, const char *last)
  * session store's ~/.local/state). Unsure: true. */
 bool fs_view_over_hidden(const struct supervisor *sup, int dir, const char *last);
 
+/* Whether the view shows the object `*fd` (ours; what a magic link led to) under the path it
+ * has, as thread `tid` (fs_open.c): 0 (*fd may become the upper's copy of a lower object the
+ * view now shows as that copy), or -EACCES and the like. Nothing on procfs passes. */
+int fs_view_admits(struct supervisor *sup, pid_t tid, int *fd);
+
 /* Find `path` in the view as the program would (fs_look.c): from `base` (our copy of its
  * dirfd or cwd; AT_FDCWD for an absolute path), AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH as
  * for fstatat. Returns an O_PATH fd of the object, or -errno (ENOENT for what the view does

@@ -112,5 +112,9 @@ bool fs_cow_own_xattr(const char *name);
  * kernel's result must be checked at the call's exit (chdir, O_PATH: exit_check). The task
  * stays stopped; the caller resumes it. Not under the tree's lock (it resolves paths). */
 void fs_cow_traced(struct supervisor *sup, pid_t pid, struct exit_check *check);
+/* At the exit of a call fs_cow_traced armed `c` for (PTRACE_SYSCALL, task `tid` stopped):
+ * whether what the call reached is what was judged, or another object the view shows (a
+ * sibling thread's chdir between). False: the run must end. Not under the tree's lock. */
+bool fs_cow_exit_ok(struct supervisor *sup, pid_t tid, const struct exit_check *c);
 
 #endif

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,13 @@ static int merged_lower(const struct supervisor *sup, const struct vfs_result *r
         return lo;
 }
 
+static bool on_procfs(int fd)
+{
+        struct statfs sf;
+
+        return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 /*
  * A path the kernel resolves itself where a mount is merged (chdir; an O_PATH open, which
  * ADDFD cannot hand over; statfs and inotify_add_watch, which we then perform): resolved in
@@ -445,6 +453,20 @@ static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg
                         strcpy(path, full); /* the same size */
                 }
                 obj = fs_look_find(sup, pid, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+                /* What a magic link leads out of /proc to (/proc/self/fd/N of an O_PATH fd,
+                 * cwd, exe) passes as a reopen through it does: if the view shows it (as the
+                 * object itself, not the upper's copy a reopen would take). */
+                if (obj >= 0 && !on_procfs(obj)) {
+                        int judged = fcntl(obj, F_DUPFD_CLOEXEC, 3);
+
+                        r = judged < 0 ? -errno : fs_view_admits(sup, pid, &judged);
+                        if (judged >= 0)
+                                close(judged);
+                        if (r < 0) {
+                                close(obj);
+                                return r;
+                        }
+                }
         } else if (res.kind == VFS_SYNTHETIC || res.kind == VFS_SPECIAL) {
                 /* a mount point of /proc or /dev, or a directory above the mounts: the same
                  * object here as for the caller (no mount namespace where a mount is merged) */
@@ -458,11 +480,13 @@ static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg
                 return obj;
         if (dir && (fstat(obj, &st) < 0 || !S_ISDIR(st.st_mode)))
                 r = -ENOTDIR;
-        else if (res.kind == VFS_HOST)
-                r = object_path(obj, host);
+        else if (res.kind == VFS_HOST ||
+                 (!on_procfs(obj) && object_path(obj, host) == 0 && !strstr(host, " (deleted)")))
+                r = object_path(obj, host); /* /dev/shm: the private one's host path */
         else /* as the view spells it: /proc/self/fd/0 may be a pipe, its file deleted */
                 r = strlen(res.path) + 1 + strlen(res.rest) < PATH_MAX ? 0 : -ENAMETOOLONG;
-        if (r == 0 && res.kind != VFS_HOST)
+        if (r == 0 && res.kind != VFS_HOST &&
+            (on_procfs(obj) || host[0] != '/' || strstr(host, " (deleted)")))
                 strcat(strcat(strcpy(host, res.path), res.rest[0] ? "/" : ""), res.rest);
         if (r < 0) {
                 close(obj);
@@ -524,17 +548,21 @@ static int traced_watch(struct supervisor *sup, pid_t pid, const struct user_reg
 {
         char host[PATH_MAX], proc[48];
         uint32_t mask = (uint32_t)regs->rdx;
-        int obj = traced_find(sup, pid, regs->rsi, AT_FDCWD, !(mask & IN_DONT_FOLLOW),
-                              mask & IN_ONLYDIR, false, true, host);
-        int ifd, r;
+        int ifd = tfd_take(pid, (int)regs->rdi), obj, r;
         struct fs_as as;
 
-        if (obj <= 0)
-                return obj < 0 ? obj : -ENOENT;
-        ifd = tfd_take(pid, (int)regs->rdi);
-        if (ifd < 0) {
-                close(obj);
+        /* the kernel's order: the fd, then the mask, then the path */
+        if (ifd < 0)
                 return ifd;
+        if (!(mask & IN_ALL_EVENTS)) {
+                close(ifd);
+                return -EINVAL;
+        }
+        obj = traced_find(sup, pid, regs->rsi, AT_FDCWD, !(mask & IN_DONT_FOLLOW),
+                          mask & IN_ONLYDIR, false, true, host);
+        if (obj <= 0) {
+                close(ifd);
+                return obj < 0 ? obj : -ENOENT;
         }
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", obj);
         r = fs_as_enter(sup, pid, false, &as);
@@ -593,4 +621,33 @@ void fs_cow_traced(struct supervisor *sup, pid_t pid, struct exit_check *check)
         }
         if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
                 check->armed = false;
+}
+
+bool fs_cow_exit_ok(struct supervisor *sup, pid_t tid, const struct exit_check *c)
+{
+        struct __ptrace_syscall_info info;
+        long n = ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(info), &info);
+        struct stat st;
+        int fd, r;
+
+        /* Gone (killed, or a sibling's exit_group or exec took it): nothing left to judge. */
+        if (n < 0)
+                return errno == ESRCH;
+        if (n == 0 || info.op != PTRACE_SYSCALL_INFO_EXIT)
+                return false;
+        if (info.exit.is_error)
+                return true;
+        fd = c->cwd ? tfd_cwd(tid) : tfd_take(tid, (int)info.exit.rval);
+        if (fd < 0) /* gone, or the fd closed by a sibling already: nothing held */
+                return fd == -ESRCH || fd == -EBADF || fd == -ENOENT;
+        r = fstat(fd, &st) < 0 ? -errno : 0;
+        if (r == 0 && st.st_dev == c->dev && st.st_ino == c->ino) {
+                close(fd);
+                return true;
+        }
+        /* Another object: a sibling's chdir meanwhile (threads share the cwd), or the path
+         * rewritten. What the view shows passes; a hidden or outside object does not. */
+        r = r == 0 && !on_procfs(fd) ? fs_view_admits(sup, tid, &fd) : -EACCES;
+        close(fd);
+        return r == 0;
 }

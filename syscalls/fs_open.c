@@ -176,7 +176,7 @@ static bool lower_at(const struct vfs_mount *m, const char *path, const struct s
  * directory given an upper, since the program opened it: the workspace's root always has
  * one) passes as that copy, which *fd becomes, as overlayfs reopens the copy.
  */
-static int view_admits(struct supervisor *sup, const struct open_call *oc, int *fd)
+int fs_view_admits(struct supervisor *sup, pid_t tid, int *fd)
 {
         _cleanup_vfs_result_ struct vfs_result res = VFS_RESULT_INIT;
         char link[48], path[PATH_MAX];
@@ -211,7 +211,7 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int *
                 return S_ISREG(st.st_mode) && m && m->mode != VFS_HIDDEN ? 0 : -EACCES;
         }
         fs_sandbox_path(sup, path, sizeof(path));
-        r = fs_as_enter(sup, oc->tid, false, &as);
+        r = fs_as_enter(sup, tid, false, &as);
         if (r < 0)
                 return r;
         r = vfs_resolve(&sup->view, "/", path, 0, &res);
@@ -221,7 +221,7 @@ static int view_admits(struct supervisor *sup, const struct open_call *oc, int *
         if (res.kind == VFS_HOST) {
                 r = fstat(res.fd, &seen) < 0 ? -errno : 0;
         } else if (res.kind == VFS_SPECIAL && res.mount->mode == VFS_DEV) {
-                r = fs_special_ctx(sup, oc->tid, &ctx);
+                r = fs_special_ctx(sup, tid, &ctx);
                 if (r == 0)
                         r = vfs_dev_map(res.rest, &ctx, &sp);
                 if (r == 0 && sp.kind == VFS_SP_TTY)
@@ -282,7 +282,7 @@ static int held_description(const struct open_call *oc, const char *host, int ob
 }
 
 /* /proc/PID/...: a magic link only as the last component, where it names an object the
- * process holds, judged again by view_admits. */
+ * process holds, judged again by fs_view_admits. */
 static int open_proc(struct supervisor *sup, const struct open_call *oc,
                      const struct vfs_special *sp)
 {
@@ -320,7 +320,7 @@ static int open_proc(struct supervisor *sup, const struct open_call *oc,
         close(dfd);
         if (fd < 0)
                 return fd;
-        r = view_admits(sup, oc, &fd);
+        r = fs_view_admits(sup, oc->tid, &fd);
         /* A description the caller holds already: the file you gave as its stdout, outside
          * the view or in the copy-on-write workspace (where a write must reach your file, as
          * `> build.log` asked, not a copy in the session). */

@@ -88,5 +88,28 @@ for p in sys.argv[1:]:
 [ "$out" = "$evil No such file or directory"$'\n'"$legit ok" ] ||
         fail "statfs: the view's answers: $out $(cat "$top/err")"
 
+# What the checks must not kill (each did, in a first version): the private /dev/shm, whose
+# host path differs from its name; two threads changing directory at once (they share it);
+# a process killed, or gone with its thread group, while stopped at a checked exit.
+out=$(sbx python3 -c '
+import os, sys, threading, time, signal, random
+os.chdir("/dev/shm"); open("f", "w").write("x"); os.close(os.open("/dev/shm", os.O_PATH))
+print("shm", os.listdir("."))
+a, b = sys.argv[1], sys.argv[2]
+def spin(d):
+    for _ in range(300): os.chdir(d)
+ts = [threading.Thread(target=spin, args=(d,)) for d in (a, b)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("threads done")
+for i in range(150):
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            os.chdir("."); os.close(os.open(".", os.O_PATH))
+    time.sleep(random.random() / 500); os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0)
+print("kills done")' "$legit" "$top/ws/sub") || true
+[ "$out" = "$(printf "shm ['f']\nthreads done\nkills done")" ] ||
+        fail "ordinary calls killed or broken: $out $(cat "$top/err")"
+
 [ "$fails" -eq 0 ] || exit 1
 echo "PASS"

@@ -324,8 +324,9 @@ static void workspace_in_tmp(void **state)
 
 /*
  * The cleaner removes the scratch by fd, never by a path the sandbox could have replaced: with
- * $TMPDIR in the workspace, the sandbox moves its scratch away and puts a symlink to a
- * read-only host directory in its place (an outside review had root's `chmod -R` make such a
+ * $TMPDIR in a place the sandbox may write (--rw; one in the workspace is passed over for /tmp),
+ * the sandbox moves its scratch away and puts a symlink to a read-only host directory in its
+ * place (an outside review had root's `chmod -R` make such a
  * tree writable). Judged from outside: the victim keeps its modes and content.
  */
 static void cleaner_not_redirected(void **state)
@@ -339,7 +340,7 @@ static void cleaner_not_redirected(void **state)
         (void)state;
         need_ns();
         snprintf(victim, sizeof(victim), "%s/victim", top);
-        snprintf(tmpdir, sizeof(tmpdir), "%s/tmpdir", work);
+        snprintf(tmpdir, sizeof(tmpdir), "%s/tmpdir", top);
         sh("mkdir -p '%s' '%s' && echo V > '%s/v' && chmod 400 '%s/v' && chmod 500 '%s' && "
            "chmod 777 '%s'",
            victim, tmpdir, victim, victim, victim, tmpdir);
@@ -349,6 +350,7 @@ static void cleaner_not_redirected(void **state)
                  tmpdir, tmpdir, victim);
         setenv("TMPDIR", tmpdir, 1);
         argv[n++] = "-q";
+        argv[n++] = "--rw", argv[n++] = tmpdir;
         if (geteuid() == 0)
                 argv[n++] = "--user", argv[n++] = "root";
         argv[n] = NULL;
