@@ -403,6 +403,7 @@ static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg
         ssize_t n = tmem_read_string(pid, arg, path, sizeof(path));
         struct fs_as as;
         struct stat st;
+        bool by_object;
         int r, obj = -1;
 
         if (n <= 0)
@@ -478,15 +479,19 @@ static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg
         }
         if (obj < 0)
                 return obj;
+        /* A host object is given by its host path (the private /dev/shm's is not its name);
+         * what procfs holds, and what has no path (a pipe, a deleted file), by the view's
+         * spelling, which the kernel follows as the view did. */
+        by_object = res.kind == VFS_HOST ||
+                    (!on_procfs(obj) && object_path(obj, host) == 0 && !strstr(host, " (deleted)"));
+        r = 0;
         if (dir && (fstat(obj, &st) < 0 || !S_ISDIR(st.st_mode)))
                 r = -ENOTDIR;
-        else if (res.kind == VFS_HOST ||
-                 (!on_procfs(obj) && object_path(obj, host) == 0 && !strstr(host, " (deleted)")))
-                r = object_path(obj, host); /* /dev/shm: the private one's host path */
-        else /* as the view spells it: /proc/self/fd/0 may be a pipe, its file deleted */
-                r = strlen(res.path) + 1 + strlen(res.rest) < PATH_MAX ? 0 : -ENAMETOOLONG;
-        if (r == 0 && res.kind != VFS_HOST &&
-            (on_procfs(obj) || host[0] != '/' || strstr(host, " (deleted)")))
+        else if (by_object)
+                r = object_path(obj, host);
+        else if (strlen(res.path) + 1 + strlen(res.rest) >= PATH_MAX)
+                r = -ENAMETOOLONG;
+        else
                 strcat(strcat(strcpy(host, res.path), res.rest[0] ? "/" : ""), res.rest);
         if (r < 0) {
                 close(obj);
