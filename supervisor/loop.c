@@ -347,8 +347,10 @@ static bool sup_free(struct supervisor *sup, int code)
         nlsock_stop(&sup->nl); /* its thread; the sockets stay while a handler may use them */
         /* After the notifiers: nothing pushes events any more (a stuck one keeps the rings). */
         trace_finish(sup, code < 0 ? EXIT_STOCKADE : code);
-        if (stopped)
+        if (stopped) {
                 trace_free(sup);
+                fs_look_memo_forget(); /* no handler runs any more */
+        }
 
         cleanup_closep(&sup->listener);
         cleanup_closep(&sup->sigchld.fd);

@@ -447,7 +447,7 @@ static int notify_one(struct notifier *nt)
         if (atomic_fetch_add(&sup->busy, 1) + 1 == atomic_load(&sup->n_notifiers))
                 start_notifier(sup); /* at the cap, or out of memory: go on with what we have */
         memset(nt->resp, 0, sup->resp_size);
-        sup->n.notifications++;
+        call.seq = ++sup->n.notifications;
         if (call.tc)
                 trace_call_begin(call.tc);
         dispatch(sup, &call);

@@ -15,6 +15,7 @@ struct call {
         const struct syscall_row *row; /* NULL for numbers the table does not know */
         struct trace_call *tc;         /* the event being recorded; NULL when not tracing */
         bool sent;                     /* answered already (call_return_fd) */
+        uint64_t seq;                  /* the notification's number, in order of receipt */
 };
 
 /* Let the kernel run the call as the program made it. Only for calls whose decision did not

@@ -130,6 +130,13 @@ bool fs_view_over_hidden(const struct supervisor *sup, int dir, const char *last
  * view now shows as that copy), or -EACCES and the like. Nothing on procfs passes. */
 int fs_view_admits(struct supervisor *sup, pid_t tid, int *fd);
 
+/* The object the stat of call seq - 1 found, when that call was thread `tid`'s for the same
+ * `path` from the same `base` (fs_look.c's memo, kept where a mount is merged): an O_PATH fd
+ * of it, or -1 (then walk). */
+int fs_look_memo(uint64_t seq, pid_t tid, int base, const char *path, bool follow);
+/* Close what the memo keeps (the run is over: no handler runs). */
+void fs_look_memo_forget(void);
+
 /* Find `path` in the view as the program would (fs_look.c): from `base` (our copy of its
  * dirfd or cwd; AT_FDCWD for an absolute path), AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH as
  * for fstatat. Returns an O_PATH fd of the object, or -errno (ENOENT for what the view does

@@ -108,7 +108,10 @@ int fs_cow_xattr_get(struct supervisor *sup, struct call *call)
                 r = -ESRCH;
         if (r >= 0 && !by_fd) {
                 trace_call_path(call, 0, path);
-                r = fd = fs_look_find(sup, tid, base, path, nofollow ? AT_SYMLINK_NOFOLLOW : 0);
+                fd = fs_look_memo(call->seq, tid, base, path, !nofollow);
+                if (fd < 0)
+                        fd = fs_look_find(sup, tid, base, path, nofollow ? AT_SYMLINK_NOFOLLOW : 0);
+                r = fd;
         }
         if (size > XATTR_SIZE_MAX)
                 size = XATTR_SIZE_MAX;

@@ -38,6 +38,7 @@
 #include "supervisor/vfs/special.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
@@ -532,6 +533,88 @@ static long answer_readlink(struct supervisor *sup, struct look_call *lc, int fd
         return tmem_write(lc->tid, buf, target, (size_t)n) < 0 ? -EFAULT : n;
 }
 
+/*
+ * The last object a stat found where a mount is merged, for the xattr getters that follow it
+ * (`ls -l`: statx, then lgetxattr and getxattr of the same name; the getters are notified only
+ * there): the caller's very next notification, with no other notification received between
+ * (call->seq), asking for the same path from the same base, finds the same object without a
+ * second walk. Every change of a name in the view is a notification of its own, so none can
+ * have come between; the object is one the view showed under that path a moment before, as
+ * an fd the program held would be.
+ */
+static struct {
+        pthread_mutex_t lock;
+        uint64_t seq; /* of the call that found it, or of the last that reused it */
+        pid_t tid;
+        bool follow, link;
+        dev_t dev; /* the base's identity; 0:0 for an absolute path */
+        ino_t ino;
+        char path[PATH_MAX];
+        int fd; /* O_PATH of the object; -1: nothing kept */
+} memo = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+static bool base_id(int base, dev_t *dev, ino_t *ino)
+{
+        struct stat st;
+
+        if (base < 0) {
+                *dev = 0, *ino = 0;
+                return true;
+        }
+        if (fstat(base, &st) < 0)
+                return false;
+        *dev = st.st_dev, *ino = st.st_ino;
+        return true;
+}
+
+static void memo_put(uint64_t seq, const struct look_call *lc, int fd)
+{
+        struct stat st;
+        dev_t dev;
+        ino_t ino;
+        int keep;
+
+        if (!lc->path[0] || !base_id(lc->base, &dev, &ino) || fstat(fd, &st) < 0 ||
+            (keep = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+                return;
+        pthread_mutex_lock(&memo.lock);
+        if (memo.fd >= 0)
+                close(memo.fd);
+        memo.seq = seq, memo.tid = lc->tid, memo.follow = lc->follow;
+        memo.link = S_ISLNK(st.st_mode), memo.dev = dev, memo.ino = ino, memo.fd = keep;
+        snprintf(memo.path, sizeof(memo.path), "%s", lc->path);
+        pthread_mutex_unlock(&memo.lock);
+}
+
+void fs_look_memo_forget(void)
+{
+        pthread_mutex_lock(&memo.lock);
+        if (memo.fd >= 0)
+                close(memo.fd);
+        memo.fd = -1;
+        pthread_mutex_unlock(&memo.lock);
+}
+
+int fs_look_memo(uint64_t seq, pid_t tid, int base, const char *path, bool follow)
+{
+        dev_t dev;
+        ino_t ino;
+        int fd = -1;
+
+        if (!path[0] || !base_id(base, &dev, &ino))
+                return -1;
+        pthread_mutex_lock(&memo.lock);
+        /* A follow of what is no symlink finds what a nofollow found (lgetxattr, getxattr). */
+        if (memo.fd >= 0 && memo.seq + 1 == seq && memo.tid == tid && memo.dev == dev &&
+            memo.ino == ino && (memo.follow == follow || !memo.link) &&
+            strcmp(memo.path, path) == 0) {
+                fd = fcntl(memo.fd, F_DUPFD_CLOEXEC, 3);
+                memo.seq = seq;
+        }
+        pthread_mutex_unlock(&memo.lock);
+        return fd;
+}
+
 /* stat, lstat, newfstatat, statx, access, faccessat, faccessat2, readlink, readlinkat */
 int fs_look(struct supervisor *sup, struct call *call)
 {
@@ -608,6 +691,8 @@ int fs_look(struct supervisor *sup, struct call *call)
         }
         trace_call_path(call, path_arg, lc.path);
         fd = look_find(sup, &lc);
+        if (fd >= 0 && sup->cow_merged && (lc.op == LK_STAT || lc.op == LK_STATX))
+                memo_put(call->seq, &lc, fd);
         if (fd < 0) {
                 r = fd;
         } else {
