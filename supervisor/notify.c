@@ -451,6 +451,7 @@ static int notify_one(struct notifier *nt)
         if (call.tc)
                 trace_call_begin(call.tc);
         dispatch(sup, &call);
+        atomic_fetch_add(&sup->n.handled, 1);
         if (call.tc) {
                 trace_call_answering(sup, &call);
                 if (trace_wants_backtrace(sup, &call))

@@ -42,6 +42,7 @@ struct event_source {
 /* Updated by every notifier thread and the main thread: atomic. */
 struct counters {
         atomic_ullong notifications;
+        atomic_ullong handled;    /* notifications whose handler has returned (fs_look's memo) */
         atomic_ullong would_deny; /* audit mode */
         atomic_ullong forks_refused;
         atomic_ullong tasks_seen;

@@ -130,10 +130,11 @@ bool fs_view_over_hidden(const struct supervisor *sup, int dir, const char *last
  * view now shows as that copy), or -EACCES and the like. Nothing on procfs passes. */
 int fs_view_admits(struct supervisor *sup, pid_t tid, int *fd);
 
-/* The object the stat of call seq - 1 found, when that call was thread `tid`'s for the same
- * `path` from the same `base` (fs_look.c's memo, kept where a mount is merged): an O_PATH fd
- * of it, or -1 (then walk). */
-int fs_look_memo(uint64_t seq, pid_t tid, int base, const char *path, bool follow);
+/* The object the stat of notification seq - 1 found, when that was thread `tid`'s for the
+ * same `path` from the same `base`, made and reused with no other notification in hand
+ * (fs_look.c's memo, kept where a mount is merged): an O_PATH fd of it, or -1 (then walk). */
+int fs_look_memo(struct supervisor *sup, uint64_t seq, pid_t tid, int base, const char *path,
+                 bool follow);
 /* Close what the memo keeps (the run is over: no handler runs). */
 void fs_look_memo_forget(void);
 

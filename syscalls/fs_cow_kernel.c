@@ -108,7 +108,7 @@ int fs_cow_xattr_get(struct supervisor *sup, struct call *call)
                 r = -ESRCH;
         if (r >= 0 && !by_fd) {
                 trace_call_path(call, 0, path);
-                fd = fs_look_memo(call->seq, tid, base, path, !nofollow);
+                fd = fs_look_memo(sup, call->seq, tid, base, path, !nofollow);
                 if (fd < 0)
                         fd = fs_look_find(sup, tid, base, path, nofollow ? AT_SYMLINK_NOFOLLOW : 0);
                 r = fd;

@@ -47,6 +47,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef AT_EACCESS
@@ -536,15 +537,20 @@ static long answer_readlink(struct supervisor *sup, struct look_call *lc, int fd
 /*
  * The last object a stat found where a mount is merged, for the xattr getters that follow it
  * (`ls -l`: statx, then lgetxattr and getxattr of the same name; the getters are notified only
- * there): the caller's very next notification, with no other notification received between
- * (call->seq), asking for the same path from the same base, finds the same object without a
- * second walk. Every change of a name in the view is a notification of its own, so none can
- * have come between; the object is one the view showed under that path a moment before, as
- * an fd the program held would be.
+ * there), so that they do not walk again. Kept only when the stat's handler ran alone (every
+ * notification received before it had been handled, none after it received until it was done:
+ * no name of the view changed while it walked, the sandbox changing names only through
+ * notifications), and reused only by the caller's very next notification, itself alone, for the
+ * same path from the same base, within MEMO_NS of the walk (a host process's change is seen
+ * that much later at most). Not for a path through /proc or /dev, whose magic links follow
+ * the caller's fd table, which changes without a notification.
  */
+#define MEMO_NS 10000000ull /* 10 ms */
+
 static struct {
         pthread_mutex_t lock;
-        uint64_t seq; /* of the call that found it, or of the last that reused it */
+        uint64_t seq;  /* of the call that found it, or of the last that reused it */
+        uint64_t born; /* CLOCK_MONOTONIC ns at the walk's start */
         pid_t tid;
         bool follow, link;
         dev_t dev; /* the base's identity; 0:0 for an absolute path */
@@ -552,6 +558,32 @@ static struct {
         char path[PATH_MAX];
         int fd; /* O_PATH of the object; -1: nothing kept */
 } memo = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+static uint64_t now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether notification `seq` is the only one in hand: all before it handled, none after it
+ * received. */
+static bool handled_alone(struct supervisor *sup, uint64_t seq)
+{
+        return atomic_load(&sup->n.handled) == seq - 1 && atomic_load(&sup->n.notifications) == seq;
+}
+
+/* Whether `path` (from `base`) may go through /proc or /dev: by its words, or from there. */
+static bool memo_special(const struct supervisor *sup, int base, const char *path)
+{
+        struct stat st;
+
+        if (strstr(path, "proc") || strstr(path, "dev"))
+                return true;
+        return base >= 0 && (fstat(base, &st) < 0 || st.st_dev == sup->proc_dev ||
+                             st.st_dev == sup->dev_dev || st.st_dev == sup->devpts_dev);
+}
 
 static bool base_id(int base, dev_t *dev, ino_t *ino)
 {
@@ -567,7 +599,7 @@ static bool base_id(int base, dev_t *dev, ino_t *ino)
         return true;
 }
 
-static void memo_put(uint64_t seq, const struct look_call *lc, int fd)
+static void memo_put(uint64_t seq, uint64_t born, const struct look_call *lc, int fd)
 {
         struct stat st;
         dev_t dev;
@@ -580,7 +612,7 @@ static void memo_put(uint64_t seq, const struct look_call *lc, int fd)
         pthread_mutex_lock(&memo.lock);
         if (memo.fd >= 0)
                 close(memo.fd);
-        memo.seq = seq, memo.tid = lc->tid, memo.follow = lc->follow;
+        memo.seq = seq, memo.born = born, memo.tid = lc->tid, memo.follow = lc->follow;
         memo.link = S_ISLNK(st.st_mode), memo.dev = dev, memo.ino = ino, memo.fd = keep;
         snprintf(memo.path, sizeof(memo.path), "%s", lc->path);
         pthread_mutex_unlock(&memo.lock);
@@ -595,7 +627,8 @@ void fs_look_memo_forget(void)
         pthread_mutex_unlock(&memo.lock);
 }
 
-int fs_look_memo(uint64_t seq, pid_t tid, int base, const char *path, bool follow)
+int fs_look_memo(struct supervisor *sup, uint64_t seq, pid_t tid, int base, const char *path,
+                 bool follow)
 {
         dev_t dev;
         ino_t ino;
@@ -604,10 +637,12 @@ int fs_look_memo(uint64_t seq, pid_t tid, int base, const char *path, bool follo
         if (!path[0] || !base_id(base, &dev, &ino))
                 return -1;
         pthread_mutex_lock(&memo.lock);
-        /* A follow of what is no symlink finds what a nofollow found (lgetxattr, getxattr). */
+        /* A follow finds what a nofollow found when that was no symlink (lstat, then
+         * getxattr); a nofollow after a follow may not (lgetxattr of a link after stat). */
         if (memo.fd >= 0 && memo.seq + 1 == seq && memo.tid == tid && memo.dev == dev &&
-            memo.ino == ino && (memo.follow == follow || !memo.link) &&
-            strcmp(memo.path, path) == 0) {
+            memo.ino == ino && (memo.follow == follow || (!memo.follow && !memo.link)) &&
+            strcmp(memo.path, path) == 0 && now_ns() - memo.born < MEMO_NS &&
+            handled_alone(sup, seq)) {
                 fd = fcntl(memo.fd, F_DUPFD_CLOEXEC, 3);
                 memo.seq = seq;
         }
@@ -621,7 +656,8 @@ int fs_look(struct supervisor *sup, struct call *call)
         const __u64 *a = call->req->data.args;
         struct look_call lc = {.tid = (pid_t)call->req->pid, .dirfd = AT_FDCWD, .base = -1};
         unsigned path_arg = 0;
-        uint64_t addr;
+        uint64_t addr, born;
+        bool keep;
         long r;
         ssize_t n;
         int fd;
@@ -690,9 +726,12 @@ int fs_look(struct supervisor *sup, struct call *call)
                 return 0;
         }
         trace_call_path(call, path_arg, lc.path);
+        keep = sup->cow_merged && (lc.op == LK_STAT || lc.op == LK_STATX) &&
+               handled_alone(sup, call->seq) && !memo_special(sup, lc.base, lc.path);
+        born = keep ? now_ns() : 0;
         fd = look_find(sup, &lc);
-        if (fd >= 0 && sup->cow_merged && (lc.op == LK_STAT || lc.op == LK_STATX))
-                memo_put(call->seq, &lc, fd);
+        if (fd >= 0 && keep && handled_alone(sup, call->seq))
+                memo_put(call->seq, born, &lc, fd);
         if (fd < 0) {
                 r = fd;
         } else {
