@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
@@ -66,6 +67,7 @@ struct look_call {
         char path[PATH_MAX];
         /* what readlink of a /proc view name gives, when the view makes it up ("self") */
         char made_link[64];
+        bool special; /* the walk went through /proc or /dev (find_special) */
 };
 
 /*
@@ -313,6 +315,7 @@ static int find_fast(struct supervisor *sup, struct look_call *lc)
 /* A name of the /proc or /dev view: the host object it shows, O_PATH. */
 static int find_special(struct supervisor *sup, struct look_call *lc, const struct vfs_result *res)
 {
+        lc->special = true;
         struct vfs_special_ctx ctx;
         struct vfs_special sp;
         uint64_t resolve;
@@ -542,8 +545,8 @@ static long answer_readlink(struct supervisor *sup, struct look_call *lc, int fd
  * no name of the view changed while it walked, the sandbox changing names only through
  * notifications), and reused only by the caller's very next notification, itself alone, for the
  * same path from the same base, within MEMO_NS of the walk (a host process's change is seen
- * that much later at most). Not for a path through /proc or /dev, whose magic links follow
- * the caller's fd table, which changes without a notification.
+ * that much later at most). Not for a walk through /proc or /dev, whose magic links follow
+ * the caller's fd table and cwd, which change without a notification, nor through "..".
  */
 #define MEMO_NS 10000000ull /* 10 ms */
 
@@ -558,6 +561,11 @@ static struct {
         char path[PATH_MAX];
         int fd; /* O_PATH of the object; -1: nothing kept */
 } memo = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* The number of the last xattr getter seen: a stat keeps its object only while getters come
+ * (`ls -l`), so that `find` and `git status`, which make none, pay nothing for the memo. */
+static _Atomic uint64_t last_getter;
+#define MEMO_GETTERS_NEAR 64
 
 static uint64_t now_ns(void)
 {
@@ -574,12 +582,16 @@ static bool handled_alone(struct supervisor *sup, uint64_t seq)
         return atomic_load(&sup->n.handled) == seq - 1 && atomic_load(&sup->n.notifications) == seq;
 }
 
-/* Whether `path` (from `base`) may go through /proc or /dev: by its words, or from there. */
-static bool memo_special(const struct supervisor *sup, int base, const char *path)
+/* Whether the walk of `path` from `base` may find another object for the same key without a
+ * notification: from a base on /proc or /dev, or through "..", which leads elsewhere from a
+ * bind mount of the same directory (the key is the base's inode, not its mount). A walk that
+ * went through /proc or /dev on the way (a symlink to /proc/self/fd/N, whose target dup2 and
+ * chdir change) is told by find_special (look_call.special). */
+static bool memo_unsafe(const struct supervisor *sup, int base, const char *path)
 {
         struct stat st;
 
-        if (strstr(path, "proc") || strstr(path, "dev"))
+        if (strstr(path, ".."))
                 return true;
         return base >= 0 && (fstat(base, &st) < 0 || st.st_dev == sup->proc_dev ||
                              st.st_dev == sup->dev_dev || st.st_dev == sup->devpts_dev);
@@ -634,6 +646,7 @@ int fs_look_memo(struct supervisor *sup, uint64_t seq, pid_t tid, int base, cons
         ino_t ino;
         int fd = -1;
 
+        atomic_store(&last_getter, seq);
         if (!path[0] || !base_id(base, &dev, &ino))
                 return -1;
         pthread_mutex_lock(&memo.lock);
@@ -727,10 +740,11 @@ int fs_look(struct supervisor *sup, struct call *call)
         }
         trace_call_path(call, path_arg, lc.path);
         keep = sup->cow_merged && (lc.op == LK_STAT || lc.op == LK_STATX) &&
-               handled_alone(sup, call->seq) && !memo_special(sup, lc.base, lc.path);
+               call->seq - atomic_load(&last_getter) < MEMO_GETTERS_NEAR &&
+               handled_alone(sup, call->seq) && !memo_unsafe(sup, lc.base, lc.path);
         born = keep ? now_ns() : 0;
         fd = look_find(sup, &lc);
-        if (fd >= 0 && keep && handled_alone(sup, call->seq))
+        if (fd >= 0 && keep && !lc.special && handled_alone(sup, call->seq))
                 memo_put(call->seq, born, &lc, fd);
         if (fd < 0) {
                 r = fd;

@@ -142,22 +142,26 @@ print("kills done")' "$legit" "$top/ws/sub") || true
 
 # The xattr reads that follow a stat reuse its object (fs_look_memo). Two ways a first version
 # got another object than a fresh walk: lgetxattr of a symlink after a stat that followed it
-# (the target's), and /proc/self/fd/N after a dup2 (the kernel's, no notification).
+# (the target's), and /proc/self/fd/N after a dup2 (the kernel's, no notification), also
+# reached through a symlink of the workspace.
 mkdir -p "$top/ws/x"
 echo a >"$top/ws/x/a" && echo b >"$top/ws/x/b"
 if python3 -c 'import os, sys; [os.setxattr(f, "user.tag", f[-1:].encode()) for f in sys.argv[1:]]' \
         "$top/ws/x/a" "$top/ws/x/b" 2>/dev/null; then
         ln -s a "$top/ws/x/lnk"
+        ln -s /proc/self/fd/50 "$top/ws/x/pfd" # a magic link on the way: dup2 changes it
         out=$(sbx python3 -c '
 import os
 def get(p, follow=True):
     try: return os.getxattr(p, "user.tag", follow_symlinks=follow).decode()
     except OSError as e: return e.strerror
+get("x/a") # a getter first: the memo is kept only while getters come
 os.stat("x/lnk"); print("lnk", get("x/lnk", False), os.listxattr("x/lnk", follow_symlinks=False))
 fa, fb = os.open("x/a", os.O_RDONLY), os.open("x/b", os.O_RDONLY)
 os.dup2(fa, 50); os.stat("/proc/self/fd/50"); os.dup2(fb, 50); print("fd", get("/proc/self/fd/50"))
+os.dup2(fa, 50); os.stat("x/pfd"); os.dup2(fb, 50); print("via", get("x/pfd"))
 os.stat("x/lnk"); print("follow", get("x/lnk"))') || true
-        [ "$out" = "$(printf 'lnk No data available []\nfd b\nfollow a')" ] ||
+        [ "$out" = "$(printf 'lnk No data available []\nfd b\nvia b\nfollow a')" ] ||
                 fail "xattrs after a stat: another object than the name's: $out $(cat "$top/err")"
 else
         echo "note: no user xattrs on $top's file system: the xattr reads after a stat not checked"
