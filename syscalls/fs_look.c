@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -556,8 +557,9 @@ static struct {
         uint64_t born; /* CLOCK_MONOTONIC ns at the walk's start */
         pid_t tid;
         bool follow, link;
-        dev_t dev; /* the base's identity; 0:0 for an absolute path */
+        dev_t dev; /* the base's identity (base_id); 0 for an absolute path */
         ino_t ino;
+        uint64_t mnt;
         char path[PATH_MAX];
         int fd; /* O_PATH of the object; -1: nothing kept */
 } memo = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
@@ -583,8 +585,8 @@ static bool handled_alone(struct supervisor *sup, uint64_t seq)
 }
 
 /* Whether the walk of `path` from `base` may find another object for the same key without a
- * notification: from a base on /proc or /dev, or through "..", which leads elsewhere from a
- * bind mount of the same directory (the key is the base's inode, not its mount). A walk that
+ * notification: from a base on /proc or /dev, or through ".." (the parent of a mount's root
+ * is not told by the base's identity). A walk that
  * went through /proc or /dev on the way (a symlink to /proc/self/fd/N, whose target dup2 and
  * chdir change) is told by find_special (look_call.special). */
 static bool memo_unsafe(const struct supervisor *sup, int base, const char *path)
@@ -597,35 +599,41 @@ static bool memo_unsafe(const struct supervisor *sup, int base, const char *path
                              st.st_dev == sup->dev_dev || st.st_dev == sup->devpts_dev);
 }
 
-static bool base_id(int base, dev_t *dev, ino_t *ino)
+/* The base's identity: its inode and the mount it is reached through (a directory bound at
+ * two places may hold different mounts beneath each). */
+static bool base_id(int base, dev_t *dev, ino_t *ino, uint64_t *mnt)
 {
-        struct stat st;
+        struct statx stx;
 
         if (base < 0) {
-                *dev = 0, *ino = 0;
+                *dev = 0, *ino = 0, *mnt = 0;
                 return true;
         }
-        if (fstat(base, &st) < 0)
+        if (statx(base, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx) < 0 ||
+            !(stx.stx_mask & STATX_MNT_ID))
                 return false;
-        *dev = st.st_dev, *ino = st.st_ino;
+        *dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), *ino = stx.stx_ino;
+        *mnt = stx.stx_mnt_id;
         return true;
 }
 
 static void memo_put(uint64_t seq, uint64_t born, const struct look_call *lc, int fd)
 {
         struct stat st;
+        uint64_t mnt;
         dev_t dev;
         ino_t ino;
         int keep;
 
-        if (!lc->path[0] || !base_id(lc->base, &dev, &ino) || fstat(fd, &st) < 0 ||
+        if (!lc->path[0] || !base_id(lc->base, &dev, &ino, &mnt) || fstat(fd, &st) < 0 ||
             (keep = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
                 return;
         pthread_mutex_lock(&memo.lock);
         if (memo.fd >= 0)
                 close(memo.fd);
         memo.seq = seq, memo.born = born, memo.tid = lc->tid, memo.follow = lc->follow;
-        memo.link = S_ISLNK(st.st_mode), memo.dev = dev, memo.ino = ino, memo.fd = keep;
+        memo.link = S_ISLNK(st.st_mode), memo.dev = dev, memo.ino = ino, memo.mnt = mnt;
+        memo.fd = keep;
         snprintf(memo.path, sizeof(memo.path), "%s", lc->path);
         pthread_mutex_unlock(&memo.lock);
 }
@@ -642,18 +650,20 @@ void fs_look_memo_forget(void)
 int fs_look_memo(struct supervisor *sup, uint64_t seq, pid_t tid, int base, const char *path,
                  bool follow)
 {
+        uint64_t mnt;
         dev_t dev;
         ino_t ino;
         int fd = -1;
 
         atomic_store(&last_getter, seq);
-        if (!path[0] || !base_id(base, &dev, &ino))
+        if (!path[0] || !base_id(base, &dev, &ino, &mnt))
                 return -1;
         pthread_mutex_lock(&memo.lock);
         /* A follow finds what a nofollow found when that was no symlink (lstat, then
          * getxattr); a nofollow after a follow may not (lgetxattr of a link after stat). */
         if (memo.fd >= 0 && memo.seq + 1 == seq && memo.tid == tid && memo.dev == dev &&
-            memo.ino == ino && (memo.follow == follow || (!memo.follow && !memo.link)) &&
+            memo.ino == ino && memo.mnt == mnt &&
+            (memo.follow == follow || (!memo.follow && !memo.link)) &&
             strcmp(memo.path, path) == 0 && now_ns() - memo.born < MEMO_NS &&
             handled_alone(sup, seq)) {
                 fd = fcntl(memo.fd, F_DUPFD_CLOEXEC, 3);
