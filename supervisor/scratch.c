@@ -5,6 +5,7 @@
 #include "supervisor/util.h"
 #include "supervisor/walls.h"
 #include "supervisor/vfs/mount.h"
+#include "supervisor/vfs/path.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,21 +26,13 @@
 
 static int start_cleaner(struct supervisor *sup, const char *bases[2], struct error *err);
 
-/* Whether the real path `path` is `top` or lies beneath it. */
-static bool real_under(const char *path, const char *top)
-{
-        size_t n = strlen(top);
-
-        return strncmp(path, top, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
-}
-
 /* Whether the real path `dir` lies in the current directory or beneath a --cow or --ro path,
  * whose tree the sandbox sees copy-on-write or read-only. */
 static bool in_shared_tree(const struct supervisor *sup, const char *dir)
 {
         const char *home = walls_user_home();
         char cwd[PATH_MAX], top[PATH_MAX];
-        bool in = getcwd(cwd, sizeof(cwd)) && realpath(cwd, top) && real_under(dir, top);
+        bool in = getcwd(cwd, sizeof(cwd)) && realpath(cwd, top) && vfs_path_has_prefix(dir, top);
 
         for (size_t i = 0; !in && i < sup->cfg->n_mounts; i++) {
                 const char *flag = sup->cfg->mounts[i].flag;
@@ -50,7 +43,7 @@ static bool in_shared_tree(const struct supervisor *sup, const char *dir)
                     vfs_mount_parse(&m, sup->cfg->mounts[i].spec, flag[0] == 'c' ? VFS_COW : VFS_RO,
                                     cwd, home, &e) < 0)
                         continue; /* a malformed one is refused with the view */
-                in = m.host && realpath(m.host, top) && real_under(dir, top);
+                in = m.host && realpath(m.host, top) && vfs_path_has_prefix(dir, top);
                 vfs_mount_free(&m);
         }
         return in;
