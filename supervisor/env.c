@@ -236,21 +236,21 @@ const char *env_get(char *const *env, const char *name)
  * Package managers' caches. In the default view your home is read-only, so npm and go stop
  * with EACCES on their caches there (and the others run without one). Each cache below whose
  * variable the command's environment leaves unset, and whose default place (beneath HOME) the
- * view does not let the command write, is pointed into the run's private /tmp: empty at each
- * run, gone at its end, nothing of the host's cache read or written. `skip_if` names a
- * variable that moves the default elsewhere (GOPATH for the module cache): set, the user has
- * chosen, and nothing is added.
+ * view does not let the command write, is pointed into `base`, the run's private /tmp or a
+ * directory of the run's: empty at each run, gone at its end, nothing of the host's cache read
+ * or written. `skip_if` names a variable that moves the default elsewhere (GOPATH for the
+ * module cache): set, the user has chosen, and nothing is added.
  */
 static const struct tool_cache {
-        const char *var, *skip_if, *in_home, *in_tmp;
+        const char *var, *skip_if, *in_home, *in_base;
 } tool_caches[] = {
-        {"XDG_CACHE_HOME", NULL, ".cache", "/tmp/.cache"}, /* pip, go build, uv, yarn, ... */
-        {"npm_config_cache", "NPM_CONFIG_CACHE", ".npm", "/tmp/.npm"},
-        {"GOMODCACHE", "GOPATH", "go/pkg/mod", "/tmp/go/pkg/mod"},
+        {"XDG_CACHE_HOME", NULL, ".cache", ".cache"}, /* pip, go build, uv, yarn, ... */
+        {"npm_config_cache", "NPM_CONFIG_CACHE", ".npm", ".npm"},
+        {"GOMODCACHE", "GOPATH", "go/pkg/mod", "go/pkg/mod"},
 };
 
-char **env_with_caches(char *const *env, bool (*writable)(const char *path, void *ctx), void *ctx,
-                       FILE *verbose)
+char **env_with_caches(char *const *env, const char *base,
+                       bool (*writable)(const char *path, void *ctx), void *ctx, FILE *verbose)
 {
         const char *home = env_get(env, "HOME");
         struct env_vec e = {0};
@@ -266,17 +266,24 @@ char **env_with_caches(char *const *env, bool (*writable)(const char *path, void
                     snprintf(path, sizeof(path), "%s/%s", home, c->in_home) < (int)sizeof(path) &&
                     writable(path, ctx))
                         continue;
+                if (snprintf(path, sizeof(path), "%s/%s", base, c->in_base) >= (int)sizeof(path))
+                        continue;
                 if (!e.v)
                         for (char *const *p = env; p && *p; p++)
                                 vec_set(&e, *p);
-                set_var(&e, c->var, c->in_tmp);
+                set_var(&e, c->var, path);
                 if (verbose)
                         fprintf(verbose, "%s%s=%s",
-                                added ? ", " : "stockade: environment: ", c->var, c->in_tmp);
+                                added ? ", " : "stockade: environment: ", c->var, path);
                 added++;
         }
         if (verbose && added)
-                fprintf(verbose, " (tool caches in the private /tmp: your home's are read-only "
-                                 "here; set the variable to choose another)\n");
+                fprintf(verbose,
+                        strcmp(base, "/tmp") == 0
+                                ? " (tool caches in the private /tmp: your home's are read-only "
+                                  "here; set the variable to choose another)\n"
+                                : " (tool caches in a directory of this run's, removed at its "
+                                  "end: your home's are read-only here; set the variable to "
+                                  "choose another)\n");
         return e.v;
 }

@@ -20,11 +20,12 @@ const char *env_get(char *const *env, const char *name);
 
 /*
  * env with the package managers' cache variables (XDG_CACHE_HOME, npm_config_cache,
- * GOMODCACHE) pointed into the private /tmp where env leaves them unset and `writable` says
- * the command could not write their default place beneath HOME. Returns a new array (for
- * env_free), or NULL when nothing is added. With `verbose`, one line says what was set.
+ * GOMODCACHE) pointed into the directory `base` (the private /tmp, or a directory of the
+ * run's: walls_env) where env leaves them unset and `writable` says the command could not
+ * write their default place beneath HOME. Returns a new array (for env_free), or NULL when
+ * nothing is added. With `verbose`, one line says what was set.
  */
-char **env_with_caches(char *const *env, bool (*writable)(const char *path, void *ctx), void *ctx,
-                       FILE *verbose);
+char **env_with_caches(char *const *env, const char *base,
+                       bool (*writable)(const char *path, void *ctx), void *ctx, FILE *verbose);
 
 #endif

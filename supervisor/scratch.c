@@ -81,25 +81,60 @@ static const char *scratch_base(const struct supervisor *sup)
         return tmp_base(sup);
 }
 
+/*
+ * Without a mount namespace /tmp is the host's, and a tool cache there (walls_env) one that
+ * other users could fill: the caches go in a directory of this run's instead, made 0700
+ * beneath the base of the private directories by the cleaner, which removes it at the end. Not
+ * where the sandbox sees a shared tree (a workspace that is /tmp): it would show there.
+ */
+static const char *cache_base(const struct supervisor *sup, char real[PATH_MAX])
+{
+        /* Its real path: the view knows the directory by that (walls_env). */
+        if (sup->cfg->clear_env || !realpath(tmp_base(sup), real) || in_shared_tree(sup, real))
+                return NULL;
+        return real;
+}
+
+/* The directory `name` in the cleaner's directory `dir`, the command's: for root running it
+ * as another user, given to that user, with `dir` made searchable (0711, not listable). */
+static char *make_own_dir(const struct supervisor *sup, const char *dir, const char *name,
+                          struct error *err)
+{
+        char path[PATH_MAX + 16];
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        if (mkdir(path, 0700) < 0) {
+                make_error(err, errno, "create `%s`", path);
+                return NULL;
+        }
+        if (sup->cfg->set_user && geteuid() == 0 &&
+            (chown(path, sup->cfg->uid, sup->cfg->gid) < 0 || chmod(dir, 0711) < 0)) {
+                make_error(err, errno, "give `%s` to the command's user", path);
+                return NULL;
+        }
+        return xstrdup(path);
+}
+
 int scratch_setup(struct supervisor *sup, struct error *err)
 {
-        /* The same cleaner removes the private /tmp and --tmp directories. */
-        const char *bases[2] = {scratch_base(sup), sup->layers.mntns ? tmp_base(sup) : NULL};
-        char shm[PATH_MAX + 8];
-        const char *dir;
+        /* The same cleaner removes the private /tmp and --tmp directories (the tool caches'
+         * directory without a mount namespace). */
+        char real[PATH_MAX];
+        const char *bases[2] = {scratch_base(sup),
+                                sup->layers.mntns ? tmp_base(sup) : cache_base(sup, real)};
 
         if (start_cleaner(sup, bases, err) < 0)
                 return -1;
-        dir = sup->scratch;
-        snprintf(shm, sizeof(shm), "%s/shm", dir);
-        if (mkdir(shm, 0700) < 0)
-                return make_error(err, errno, "create `%s`", shm);
         /* Root running the command as another user: the user's, like its /dev/shm files. */
-        if (sup->cfg->set_user && geteuid() == 0 &&
-            (chown(shm, sup->cfg->uid, sup->cfg->gid) < 0 || chmod(dir, 0711) < 0))
-                return make_error(err, errno, "give `%s` to the command's user", shm);
-        sup->shm_dir = xstrdup(shm);
-        return places_add(&sup->places, shm, PLACE_TREE, err);
+        sup->shm_dir = make_own_dir(sup, sup->scratch, "shm", err);
+        if (!sup->shm_dir)
+                return -1;
+        if (!sup->layers.mntns && sup->tmp_scratch) {
+                sup->cache_dir = make_own_dir(sup, sup->tmp_scratch, "cache", err);
+                if (!sup->cache_dir)
+                        return -1;
+        }
+        return places_add(&sup->places, sup->shm_dir, PLACE_TREE, err);
 }
 
 enum {
@@ -434,5 +469,6 @@ void scratch_remove(struct supervisor *sup)
         free(sup->resolv);
         sup->resolv = NULL;
         free(sup->tmp_scratch);
-        sup->scratch = sup->shm_dir = sup->tmp_scratch = NULL;
+        free(sup->cache_dir);
+        sup->scratch = sup->shm_dir = sup->tmp_scratch = sup->cache_dir = NULL;
 }

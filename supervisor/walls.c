@@ -656,15 +656,32 @@ static bool view_writable(const char *path, void *ctx)
         return m && (m->mode == VFS_RW || m->mode == VFS_COW || m->mode == VFS_TMP);
 }
 
+/* Whether the command may write `path` and nothing else shares it: a private or --rw tree, not
+ * a copy-on-write one (whose changes are the session's). */
+static bool view_own(const struct supervisor *sup, const char *path)
+{
+        const struct vfs_mount *m = vfs_view_find(&sup->view, path);
+
+        return m && (m->mode == VFS_RW || m->mode == VFS_TMP);
+}
+
 char **walls_env(struct supervisor *sup, char *const *envp)
 {
         const struct vfs_mount *tmp = vfs_view_mount_at(&sup->view, "/tmp");
+        const char *base = "/tmp";
 
-        /* /tmp shared with the host: a cache there is one other users could fill. */
-        if (sup->cfg->clear_env || !sup->layers.mntns || !tmp || tmp->mode != VFS_TMP ||
-            (tmp->host && strcmp(tmp->host, "/tmp") == 0))
+        if (sup->cfg->clear_env)
                 return NULL;
-        return env_with_caches(envp, view_writable, sup, sup->cfg->verbose ? stderr : NULL);
+        /* /tmp shared with the host: a cache there is one other users could fill; without a
+         * mount namespace the run's own directory for them (scratch.c), where the view lets
+         * the command write it (a TMPDIR elsewhere in a read-only tree does not). */
+        if (!sup->layers.mntns || !tmp || tmp->mode != VFS_TMP ||
+            (tmp->host && strcmp(tmp->host, "/tmp") == 0)) {
+                if (sup->layers.mntns || !sup->cache_dir || !view_own(sup, sup->cache_dir))
+                        return NULL;
+                base = sup->cache_dir;
+        }
+        return env_with_caches(envp, base, view_writable, sup, sup->cfg->verbose ? stderr : NULL);
 }
 
 int walls_setup(struct supervisor *sup, struct error *err)

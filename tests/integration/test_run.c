@@ -7,6 +7,7 @@
 
 #include "tests/helpers/runner.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -250,24 +251,59 @@ static void environment(void **state)
         unsetenv("GITHUB_TOKEN");
 }
 
-/* Package managers' caches: pointed into the private /tmp where the home's are read-only,
+/* The caches' directory the run printed as "XDG|npm|GOMOD" (`out`), checked for `base`: the
+ * private /tmp ("/tmp"), or a directory of the run's beneath the host's /tmp, the same for all
+ * three (NULL: none expected, "||"). Returns that directory (static), "" for none. */
+static const char *caches_dir(const char *out, const char *base)
+{
+        static char dir[PATH_MAX];
+        char expect[3 * PATH_MAX + 64];
+        const char *bar;
+
+        if (!base) {
+                assert_string_equal(out, "||\n");
+                return "";
+        }
+        if (strcmp(base, "/tmp") == 0) {
+                snprintf(dir, sizeof(dir), "/tmp");
+        } else {
+                /* /tmp/stockade-tmp-XXXXXX/cache */
+                bar = strstr(out, "/.cache|");
+                assert_non_null(bar);
+                assert_true((size_t)(bar - out) < sizeof(dir));
+                memcpy(dir, out, (size_t)(bar - out));
+                dir[bar - out] = '\0';
+                assert_int_equal(strncmp(dir, base, strlen(base)), 0);
+                assert_string_equal(dir + strlen(dir) - strlen("/cache"), "/cache");
+        }
+        snprintf(expect, sizeof(expect), "%s/.cache|%s/.npm|%s/go/pkg/mod\n", dir, dir, dir);
+        assert_int_equal(strncmp(out, expect, strlen(expect)), 0);
+        return dir;
+}
+
+/* Package managers' caches: pointed into the private /tmp where the home's are read-only, or,
+ * without a mount namespace (`merged`: the layer disabled, as on hosts without user
+ * namespaces), into a directory of the run's, 0700 and the command's, removed at the end;
  * left alone where the user chose one or the home's place is writable; nothing on the host. */
-static void tool_caches(void **state)
+static void check_caches(bool merged)
 {
         static const char show[] = "echo \"$XDG_CACHE_HOME|$npm_config_cache|$GOMODCACHE\"";
-        char script[512], home[] = "/var/tmp/test_caches.XXXXXX", host_file[128];
+        char script[1024], home[] = "/var/tmp/test_caches.XXXXXX", host_file[128];
+        const char *base, *dir;
         struct run_result r;
-        bool private_tmp;
+        struct stat st;
 
-        (void)state;
         r = run((const char *[]){"-v", "--", "/bin/true", NULL});
-        private_tmp = strstr(r.err, "private directories (--tmp)  yes") != NULL;
+        if (merged)
+                assert_non_null(strstr(r.err, "private directories (--tmp)  no"));
+        base = strstr(r.err, "private directories (--tmp)  yes") ? "/tmp" : "/tmp/stockade-tmp-";
         runner_free(&r);
 
         snprintf(host_file, sizeof(host_file), "/tmp/.npm/stockade-test-%d", (int)getpid());
         snprintf(script, sizeof(script),
                  "%s && mkdir -p \"$npm_config_cache\" && echo made >\"$npm_config_cache/"
-                 "stockade-test-%d\" && cat \"$npm_config_cache/stockade-test-%d\"",
+                 "stockade-test-%d\" && cat \"$npm_config_cache/stockade-test-%d\" && "
+                 "stat -c '%%a %%u' \"${npm_config_cache%%/.npm}\"",
                  show, (int)getpid(), (int)getpid());
         unsetenv("XDG_CACHE_HOME");
         unsetenv("npm_config_cache");
@@ -277,11 +313,19 @@ static void tool_caches(void **state)
         /* A home the run cannot write (the test's cwd, given --rw, may be the real one). */
         r = run((const char *[]){"--env", "HOME=/nonexistent", "--", "/bin/sh", "-c", script,
                                  NULL});
-        if (private_tmp) {
-                assert_string_equal(r.out, "/tmp/.cache|/tmp/.npm|/tmp/go/pkg/mod\nmade\n");
-                assert_int_equal(access(host_file, F_OK), -1);
-        } else { /* /tmp is the host's: no cache there */
-                assert_string_equal(r.out, "||\n");
+        assert_int_equal(r.exit_code, 0);
+        dir = caches_dir(r.out, base);
+        assert_non_null(strstr(r.out, "\nmade\n"));
+        assert_int_equal(access(host_file, F_OK), -1);
+        if (strcmp(base, "/tmp") != 0) {
+                /* The command's own (nobody's, when root runs it), no one else's to enter; and
+                 * gone with the run. */
+                char mode[32];
+
+                snprintf(mode, sizeof(mode), "\n700 %u\n", geteuid() == 0 ? 65534u : geteuid());
+                assert_non_null(strstr(r.out, mode));
+                assert_int_equal(stat(dir, &st), -1);
+                assert_int_equal(errno, ENOENT);
         }
         runner_free(&r);
 
@@ -289,7 +333,8 @@ static void tool_caches(void **state)
         setenv("XDG_CACHE_HOME", "/elsewhere", 1);
         setenv("GOPATH", "/gp", 1);
         r = run((const char *[]){"--env", "HOME=/nonexistent", "--", "/bin/sh", "-c", show, NULL});
-        assert_string_equal(r.out, private_tmp ? "/elsewhere|/tmp/.npm|\n" : "/elsewhere||\n");
+        assert_true(strncmp(r.out, "/elsewhere|", strlen("/elsewhere|")) == 0);
+        assert_non_null(strstr(r.out, "/.npm|\n"));
         runner_free(&r);
         unsetenv("XDG_CACHE_HOME");
         unsetenv("GOPATH");
@@ -305,6 +350,47 @@ static void tool_caches(void **state)
         assert_string_equal(r.out, "||\n");
         runner_free(&r);
         rmdir(home);
+}
+
+static void tool_caches(void **state)
+{
+        (void)state;
+        check_caches(false);
+}
+
+/* Without a mount namespace /tmp is the host's: `npm install` stopped with EACCES on the
+ * read-only ~/.npm there, since no cache was given. The layer is disabled by the setup and
+ * given back by the teardown, which runs also when a check fails. */
+static char *saved_tmpdir;
+
+static int merged_setup(void **state)
+{
+        (void)state;
+        saved_tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+        unsetenv("TMPDIR"); /* the directory is made beneath $TMPDIR, else /tmp */
+        setenv("STOCKADE_TEST_DISABLE", "userns,ipcns", 1);
+        setenv("STOCKADE_TEST_ALLOW_DEGRADED", "1", 1);
+        return 0;
+}
+
+static int merged_teardown(void **state)
+{
+        (void)state;
+        unsetenv("STOCKADE_TEST_DISABLE");
+        unsetenv("STOCKADE_TEST_ALLOW_DEGRADED");
+        unsetenv("XDG_CACHE_HOME");
+        unsetenv("GOPATH");
+        if (saved_tmpdir)
+                setenv("TMPDIR", saved_tmpdir, 1);
+        free(saved_tmpdir);
+        saved_tmpdir = NULL;
+        return 0;
+}
+
+static void tool_caches_merged(void **state)
+{
+        (void)state;
+        check_caches(true);
 }
 
 static void timeout_kills_tree(void **state)
@@ -650,6 +736,7 @@ int main(void)
                 cmocka_unit_test(missing_and_not_executable),
                 cmocka_unit_test(environment),
                 cmocka_unit_test(tool_caches),
+                cmocka_unit_test_setup_teardown(tool_caches_merged, merged_setup, merged_teardown),
                 cmocka_unit_test(timeout_kills_tree),
                 cmocka_unit_test(nothing_outlives_the_root),
                 cmocka_unit_test(max_procs_refuses_forks),
