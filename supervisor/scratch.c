@@ -24,7 +24,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int start_cleaner(struct supervisor *sup, const char *bases[2], struct error *err);
+static int start_cleaner(struct supervisor *sup, const char *bases[2], bool tmp_optional,
+                         struct error *err);
 
 /* Whether the real path `dir` lies in the current directory or beneath a --cow or --ro path,
  * whose tree the sandbox sees copy-on-write or read-only. */
@@ -123,7 +124,8 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         const char *bases[2] = {scratch_base(sup),
                                 sup->layers.mntns ? tmp_base(sup) : cache_base(sup, real)};
 
-        if (start_cleaner(sup, bases, err) < 0)
+        /* The caches' directory is a convenience: without it the run goes on, without them. */
+        if (start_cleaner(sup, bases, !sup->layers.mntns, err) < 0)
                 return -1;
         /* Root running the command as another user: the user's, like its /dev/shm files. */
         sup->shm_dir = make_own_dir(sup, sup->scratch, "shm", err);
@@ -305,11 +307,12 @@ struct made {
 
 /*
  * The cleaner's start, in the child: it makes the directories itself (`bases[1]` NULL: the
- * first only), so that nothing exists before a process is there to remove it (a stockade
+ * first only; with `tmp_optional` a second it cannot make is left out), so that nothing exists before a process is there to remove it (a stockade
  * killed between its mkdtemp and the fork once left the pair for good), sends their paths
  * back on `back`, then waits on `ctl` for the end. Never returns.
  */
-static _Noreturn void cleaner_start(int ctl, int back, const char *bases[2], pid_t supervisor)
+static _Noreturn void cleaner_start(int ctl, int back, const char *bases[2], bool tmp_optional,
+                                    pid_t supervisor)
 {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC), fds[2] = {-1, -1};
         const char *dirs[2] = {NULL, NULL};
@@ -339,6 +342,10 @@ static _Noreturn void cleaner_start(int ctl, int back, const char *bases[2], pid
                  * private directory is a mount root, reached without this parent; outside,
                  * another host user must not walk in (an outside review did, root run). */
                 if (!mkdtemp(made.dirs[i])) {
+                        if (i == 1 && tmp_optional) {
+                                made.dirs[i][0] = '\0';
+                                break;
+                        }
                         made.err = errno, made.which = i;
                         break;
                 }
@@ -377,7 +384,8 @@ static _Noreturn void cleaner_start(int ctl, int back, const char *bases[2], pid
  * handler either. What its own walk cannot remove (scratch_clean_tree) is left to sh, as
  * before: `chmod -R u+rwx` and `find -delete` inside each directory.
  */
-static int start_cleaner(struct supervisor *sup, const char *bases[2], struct error *err)
+static int start_cleaner(struct supervisor *sup, const char *bases[2], bool tmp_optional,
+                         struct error *err)
 {
         pid_t supervisor = getpid();
         struct made made;
@@ -403,7 +411,7 @@ static int start_cleaner(struct supervisor *sup, const char *bases[2], struct er
         if (pid == 0) {
                 close(p[1]);
                 close(q[0]);
-                cleaner_start(p[0], q[1], bases, supervisor);
+                cleaner_start(p[0], q[1], bases, tmp_optional, supervisor);
         }
         close(p[0]);
         close(q[1]);
@@ -429,7 +437,7 @@ static int start_cleaner(struct supervisor *sup, const char *bases[2], struct er
                                              : "create a scratch directory in `%s`",
                                   bases[made.which]);
         sup->scratch = xstrdup(made.dirs[0]);
-        if (bases[1])
+        if (bases[1] && made.dirs[1][0])
                 sup->tmp_scratch = xstrdup(made.dirs[1]);
         return 0;
 }
