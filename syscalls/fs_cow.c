@@ -344,11 +344,20 @@ static bool lower_has(const struct fs_cow_name *cn, const char *name, struct sta
         return cn->lower >= 0 && fstatat(cn->lower, name, st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-/* The directory whose write permission a change of a name needs: the lower's where it has
- * one (the upper's copy has the same mode), else the upper's. */
+/* The directory whose write permission a change of a name needs: the upper's copy where there
+ * is one, which has the mode the run gave it (`chmod u+w` of a read-only directory, then a
+ * file made in it); but the lower's where the copy has another owner or group (the user's
+ * copy of another's directory, which only the owner's rights may change); else the lower's. */
 static int judged_dir(const struct fs_cow_name *cn, int parent)
 {
-        return cn->lower >= 0 ? cn->lower : parent;
+        struct stat up, lo;
+
+        if (cn->lower < 0)
+                return parent;
+        if (!cn->parent_upper || parent < 0 || fstat(parent, &up) < 0 ||
+            fstat(cn->lower, &lo) < 0 || up.st_uid != lo.st_uid || up.st_gid != lo.st_gid)
+                return cn->lower;
+        return parent;
 }
 
 /* `last` without its trailing slashes, into name[NAME_MAX + 1]; whether it had any. */
