@@ -164,8 +164,12 @@ int fs_exec_judge(struct supervisor *sup, pid_t tid, int base, const char *path,
  * the judged exec of `tid` for fs_exec_verify; and the hash it is kept as. */
 void fs_exec_script_named(struct supervisor *sup, pid_t tid, const char *name);
 uint64_t fs_exec_name_hash(const char *name);
-/* The "#!" line of the file `fd`, read as the program: its interpreter (an absolute path, ""
- * for none) and its argument ("" for none), as the kernel would take them. */
+/* The "#!" line of the file `fd`, read as the program: its interpreter (a path, relative to the
+ * working directory if not absolute; "" for none) and its argument ("" for none), as the
+ * kernel would take them. */
+/* The interpreter a "#!" line names, found in the view as the kernel looks for it: a relative
+ * name from tid's working directory. O_PATH fd, or -errno. */
+int fs_exec_find_interp(struct supervisor *sup, pid_t tid, const char *interp);
 void fs_exec_shebang(struct supervisor *sup, pid_t tid, int fd, char *out, size_t size, char *arg,
                      size_t arg_size);
 

@@ -230,13 +230,14 @@ static int object_path(int fd, char *out)
  * `.venv/bin/python3`): the kernel would look for that interpreter in the lower alone. The
  * supervisor does what binfmt_script does instead: the interpreter is exec'd, with the
  * argument vector the kernel would give it — the "#!" name, its argument if any, the
- * script's path (`script`, the host path judged), then the program's argv[1...] — built
- * below the caller's stack pointer with the strings. One level: an interpreter that is
- * itself such a script is the kernel's (ENOENT). Returns 1 when done, 0 when the script
- * is left to the kernel (no interpreter of a merged mount), or -errno.
+ * script's name (`given`, as the program named it; else the sandbox path of `script`, the
+ * host path judged), then the program's argv[1...] — built below the caller's stack pointer
+ * with the strings. One level: an interpreter that is itself such a script is the kernel's
+ * (ENOENT). Returns 1 when done, 0 when the script is left to the kernel (no interpreter of
+ * a merged mount, nothing of the upper, `renamed` false), or -errno.
  */
 static int script_in_merge(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs,
-                           int object, const char *script, bool at)
+                           int object, const char *script, const char *given, bool renamed, bool at)
 {
         unsigned long long argv = at ? regs->rdx : regs->rsi, p, sp = regs->rsp - 128, *nv;
         char interp[PATH_MAX], iarg[256], ihost[PATH_MAX], sname[PATH_MAX];
@@ -248,11 +249,12 @@ static int script_in_merge(struct supervisor *sup, pid_t pid, struct user_regs_s
 
         fs_exec_shebang(sup, pid, object, interp, sizeof(interp), iarg, sizeof(iarg));
         /* a script of the upper too: the kernel would give its host path to the
-         * interpreter, which the view does not show */
-        if (!interp[0] || (fs_cow_fast_ok(sup, interp) && !under_upper(sup, interp) &&
+         * interpreter, which the view does not show; and one the kernel would be given by
+         * another name than the program's (`renamed`: its host path) */
+        if (!interp[0] || (!renamed && fs_cow_fast_ok(sup, interp) && !under_upper(sup, interp) &&
                            fs_cow_where(sup, object, &m, sname) != 2))
                 return 0;
-        ifd = fs_look_find(sup, pid, AT_FDCWD, interp, 0);
+        ifd = fs_exec_find_interp(sup, pid, interp);
         if (ifd < 0)
                 return ifd;
         r = object_path(ifd, ihost);
@@ -265,9 +267,16 @@ static int script_in_merge(struct supervisor *sup, pid_t pid, struct user_regs_s
         strs[k++] = interp;
         if (iarg[0])
                 strs[k++] = iarg;
-        /* the script by its sandbox path, which the interpreter opens through the view */
-        snprintf(sname, sizeof(sname), "%s", script);
-        fs_cow_sandbox_path(sup, sname, sizeof(sname));
+        /* the script by the name the program gave, as binfmt_script names it (the
+         * interpreter's $0, sys.argv[0]: `./run.sh`, a symlink's name), which the interpreter
+         * opens through the view again; without one (execveat from a dirfd, where the kernel
+         * would say /dev/fd/N/name, which the view does not walk beneath), its sandbox path */
+        if (given) {
+                snprintf(sname, sizeof(sname), "%s", given);
+        } else {
+                snprintf(sname, sizeof(sname), "%s", script);
+                fs_cow_sandbox_path(sup, sname, sizeof(sname));
+        }
         strs[k++] = sname;
         nv = xcalloc(cap, sizeof(*nv));
         for (size_t i = 0; i < k; i++) {
@@ -318,13 +327,36 @@ static int script_in_merge(struct supervisor *sup, pid_t pid, struct user_regs_s
         return 1;
 }
 
+/* Whether the kernel's walk of `name` from pid's working directory (symlinks followed, as exec
+ * follows them; no magic link, which would be ours) finds the object `fd`. */
+static bool kernel_finds(pid_t pid, const char *name, int fd)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
+        int base = name[0] == '/' ? AT_FDCWD : tfd_cwd(pid), found;
+        struct stat a, b;
+        bool same;
+
+        if (name[0] != '/' && base < 0)
+                return false;
+        found = sys_openat2(base, name, &how);
+        if (base >= 0)
+                close(base);
+        if (found < 0)
+                return false;
+        same = fstat(found, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino;
+        close(found);
+        return same;
+}
+
 static int traced_exec(struct supervisor *sup, pid_t pid, struct user_regs_struct *regs, bool at)
 {
         unsigned long long *arg = at ? &regs->rsi : &regs->rdi;
         unsigned flags = at ? (unsigned)regs->r8 : 0;
         int dirfd = at ? (int)regs->rdi : AT_FDCWD, base = AT_FDCWD, object = -1, r;
-        char path[PATH_MAX], host[PATH_MAX];
+        char path[PATH_MAX], host[PATH_MAX], given[PATH_MAX];
         const struct vfs_mount *m;
+        bool own, found;
         ssize_t n;
 
         if (flags & ~(unsigned)(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
@@ -353,9 +385,22 @@ static int traced_exec(struct supervisor *sup, pid_t pid, struct user_regs_struc
                 close(object);
                 return 0;
         }
+        snprintf(given, sizeof(given), "%s", path);
+        own = given[0] == '/' || dirfd == AT_FDCWD;
+        /* The kernel's walk of the name given reaches the very object judged (a file of the
+         * lower, nothing of the upper on the way): the name can stay the program's, which
+         * binfmt_script gives a script's interpreter ($0); the exec event checks the inode
+         * that runs (and a script's name) again. Else a script is started by us, with that
+         * name for the interpreter. */
+        found = own && kernel_finds(pid, given, object);
         r = object_path(object, path);
         if (r == 0)
-                r = script_in_merge(sup, pid, regs, object, path, at);
+                r = script_in_merge(sup, pid, regs, object, path, own ? given : NULL, own && !found,
+                                    at);
+        if (r == 0 && found) {
+                close(object);
+                return 0;
+        }
         close(object);
         if (r == 1)
                 return 0; /* the interpreter is exec'd instead, its path written */

@@ -193,11 +193,23 @@ void fs_exec_shebang(struct supervisor *sup, pid_t tid, int fd, char *out, size_
                 snprintf(arg, arg_size, "%.*s", (int)(e - q), q);
         }
         *end = '\0';
-        if (*p == '/')
-                snprintf(out, size, "%s", p);
+        /* A relative name too ("#!./tool"): the kernel takes it from the working directory
+         * (fs_exec_find_interp). */
+        snprintf(out, size, "%s", p);
 }
 
-/* Record what may run in `tid` after this exec: the object, then its interpreters. */
+int fs_exec_find_interp(struct supervisor *sup, pid_t tid, const char *interp)
+{
+        int base = interp[0] == '/' ? AT_FDCWD : tfd_cwd(tid), fd;
+
+        if (interp[0] != '/' && base < 0)
+                return base;
+        fd = fs_look_find(sup, tid, base, interp, 0);
+        if (base >= 0)
+                close(base);
+        return fd;
+}
+
 /* Record what may run in `tid` after this exec: the object, then its interpreters, each of
  * which the policy must allow too — an allowed script does not open a door to an interpreter
  * that may not run by itself (whose script could be swapped by name once it runs: a second
@@ -219,7 +231,7 @@ static int record(struct supervisor *sup, pid_t tid, int fd, const struct stat *
                         break;
                 if (j.n == 1)
                         j.script_argi = has_arg ? 2 : 1;
-                next = fs_look_find(sup, tid, AT_FDCWD, interp, 0);
+                next = fs_exec_find_interp(sup, tid, interp);
                 if (cur != fd)
                         close(cur);
                 if (next < 0 || fstat(next, &ist) < 0) {

@@ -627,7 +627,24 @@ ls -la --time-style=+%s many | head -n 12
 run_workload many "$w6"
 hook=""
 
-# 7. Security, judged from outside: no path changes the host tree (chmod, touch, truncate,
+# 7. Scripts: the name the interpreter is given ($0) is the one the program ran the script by,
+# as binfmt_script gives it (merged mode gave the absolute path with symlinks resolved), from
+# a directory the run made too; and a "#!" naming its interpreter by a relative path (every
+# mode killed the run: the interpreter was looked for from /, then the one that ran was not
+# the one judged).
+hook='mkdir -p low up && printf "#!/bin/sh\necho \"0=\$0\"\n" >low/s.sh && chmod 755 low/s.sh &&
+ln -s ../low/s.sh up/link && cp /bin/sh mysh && printf "#!./mysh\necho \"i0=\$0\"\n" >low/i.sh &&
+chmod 755 low/i.sh'
+w8='exec 2>&1
+./low/s.sh; up/link; low/s.sh
+cp low/s.sh new.sh && ./new.sh
+mkdir nd && cd nd && ../low/s.sh && ../new.sh && cd ..
+./low/i.sh
+'"$listing"
+run_workload scripts "$w8"
+hook=""
+
+# 8. Security, judged from outside: no path changes the host tree (chmod, touch, truncate,
 # and calls on an fd opened read-only before any write: each fails or lands in the session);
 # the session store is out of reach; a symlink to a file outside the writable places (--ro),
 # written through, changes nothing there; and apply makes the session's symlinks as symlinks,
