@@ -443,8 +443,11 @@ static int notify_one(struct notifier *nt)
                 return errno == ENOENT || errno == EINTR ? 0 : -errno;
         }
         /* Every thread busy (this one included): the next call would wait for one of them,
-         * which may be blocked for good. Start another first. */
-        if (atomic_fetch_add(&sup->busy, 1) + 1 == atomic_load(&sup->n_notifiers))
+         * which may be blocked for good. Start another first. At least as many busy as
+         * counted, not exactly: a thread just started takes calls before its starter has
+         * counted it, and an exact test then missed it for good (an outside tester froze the
+         * sandbox with 30 threads blocked in connect). start_notifier looks again. */
+        if (atomic_fetch_add(&sup->busy, 1) + 1 >= atomic_load(&sup->n_notifiers))
                 start_notifier(sup); /* at the cap, or out of memory: go on with what we have */
         memset(nt->resp, 0, sup->resp_size);
         call.seq = ++sup->n.notifications;
@@ -502,8 +505,9 @@ static void on_wake(int sig)
 {
 }
 
-/* Start one more notifier thread, unless at the cap. Returns 0 or -errno. */
-static int start_notifier(struct supervisor *sup)
+/* Start one more notifier thread, unless at the cap or (`when_busy`) some thread is free again
+ * (two callers that saw all busy start one, not two). Returns 0 or -errno. */
+static int start_one(struct supervisor *sup, bool when_busy)
 {
         struct notifier *nt;
         unsigned n;
@@ -511,7 +515,8 @@ static int start_notifier(struct supervisor *sup)
 
         pthread_mutex_lock(&sup->grow);
         n = atomic_load(&sup->n_notifiers);
-        if (n >= ARRAY_SIZE(sup->notifiers) || atomic_load(&sup->stopping)) {
+        if (n >= ARRAY_SIZE(sup->notifiers) || atomic_load(&sup->stopping) ||
+            (when_busy && atomic_load(&sup->busy) < n)) {
                 pthread_mutex_unlock(&sup->grow);
                 return -EAGAIN;
         }
@@ -531,6 +536,11 @@ static int start_notifier(struct supervisor *sup)
         return r;
 }
 
+static int start_notifier(struct supervisor *sup)
+{
+        return start_one(sup, true);
+}
+
 int notify_start(struct supervisor *sup)
 {
         /* No SA_RESTART: the ioctl must return EINTR. */
@@ -541,7 +551,7 @@ int notify_start(struct supervisor *sup)
         if (sigaction(NOTIFY_WAKE, &sa, NULL) < 0)
                 return -errno;
         for (int i = 0; i < STOCKADE_NOTIFIERS; i++) {
-                r = start_notifier(sup);
+                r = start_one(sup, false);
                 if (r < 0)
                         return r;
         }

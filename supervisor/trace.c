@@ -561,20 +561,36 @@ static int encode(struct trace *t, struct trace_ring *ring, const struct raw_hea
 static int drain_all(struct trace *t)
 {
         uint64_t heads[TRACE_PRODUCERS];
+        /* The rings with something to write this round: most of the producers' rings (one a
+         * notifier thread, up to STOCKADE_NOTIFIERS_MAX) are idle, and each record's merge
+         * looks at these alone. A ring once empty stays so for the round (its head is
+         * fixed). */
+        unsigned active[TRACE_PRODUCERS], n_active = 0;
         int r = 0;
 
-        for (unsigned i = 0; i < TRACE_PRODUCERS; i++)
+        for (unsigned i = 0; i < TRACE_PRODUCERS; i++) {
                 heads[i] = atomic_load_explicit(&t->rings[i].head, memory_order_acquire);
+                if (peek(&t->rings[i], heads[i]))
+                        active[n_active++] = i;
+        }
         while (r == 0) {
                 const struct raw_head *best = NULL, *h;
                 unsigned from = 0;
 
-                for (unsigned i = 0; i < TRACE_PRODUCERS; i++)
-                        if ((h = peek(&t->rings[i], heads[i])) &&
-                            (!best || raw_time(h) < raw_time(best))) {
+                for (unsigned k = 0; k < n_active;) {
+                        unsigned i = active[k];
+
+                        h = peek(&t->rings[i], heads[i]);
+                        if (!h) {
+                                active[k] = active[--n_active];
+                                continue;
+                        }
+                        if (!best || raw_time(h) < raw_time(best)) {
                                 best = h;
                                 from = i;
                         }
+                        k++;
+                }
                 if (!best)
                         break;
                 r = encode(t, &t->rings[from], best);
