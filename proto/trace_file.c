@@ -245,24 +245,35 @@ static ssize_t fill(struct trace_in *in)
         return n;
 }
 
-static enum trace_status read_header(struct trace_in *in)
+/* Whether the n bytes read of a header can still become one. */
+static bool header_so_far(const uint8_t *h, size_t n)
 {
-        uint8_t h[TRACE_HEADER_SIZE];
-        size_t got = 0, hsize;
+        return memcmp(h, TRACE_MAGIC, n < TRACE_MAGIC_LEN ? n : TRACE_MAGIC_LEN) == 0;
+}
 
-        while (got < sizeof(h)) {
-                ssize_t n = read(in->fd, h + got, sizeof(h) - got);
+/* With `follow`, a file whose header is not all written yet (the run has just begun) is
+ * TRACE_AGAIN, what was read of it kept: `trace show --follow` started with the run. */
+static enum trace_status read_header(struct trace_in *in, bool follow)
+{
+        uint8_t *h = in->header;
+        size_t got, hsize;
+
+        while (in->header_got < sizeof(in->header)) {
+                ssize_t n = read(in->fd, h + in->header_got, sizeof(in->header) - in->header_got);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return fail(in, TRACE_IO, "read: %s", strerror(errno));
                 if (n == 0)
                         break;
-                got += (size_t)n;
+                in->header_got += (size_t)n;
         }
+        got = in->header_got;
+        if (follow && got < sizeof(in->header) && header_so_far(h, got))
+                return TRACE_AGAIN;
         if (got < TRACE_MAGIC_LEN || memcmp(h, TRACE_MAGIC, TRACE_MAGIC_LEN) != 0)
                 return fail(in, TRACE_NOT_TRACE, "not a stockade trace (no trace header)");
-        if (got < sizeof(h))
+        if (got < sizeof(in->header))
                 return fail(in, TRACE_TRUNCATED, "truncated in the header (%zu bytes)", got);
         in->version = h[8] | (unsigned)h[9] << 8;
         hsize = h[10] | (size_t)h[11] << 8;
@@ -349,7 +360,7 @@ enum trace_status trace_in_next(struct trace_in *in, Stockade__Trace__Record **r
         enum trace_status st;
 
         *rec = NULL;
-        if (!in->header_done && (st = read_header(in)) != TRACE_OK)
+        if (!in->header_done && (st = read_header(in, follow)) != TRACE_OK)
                 return st;
         for (;;) {
                 size_t start, len;

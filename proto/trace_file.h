@@ -69,6 +69,8 @@ enum trace_status {
 struct trace_in {
         int fd;
         bool header_done;
+        uint8_t header[TRACE_HEADER_SIZE]; /* what of it was read (a followed file may be */
+        size_t header_got;                 /* followed before its header is written) */
         unsigned version;
         void *zd; /* ZSTD_DCtx */
         uint8_t *zin;

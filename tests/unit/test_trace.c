@@ -436,6 +436,48 @@ static void bad_headers(void **state)
         assert_int_equal(read_bytes(g, sizeof(g), why, sizeof(why)), TRACE_CORRUPT);
 }
 
+/* `trace show --follow` started with the run: the file may be empty, or hold part of its
+ * header, when the follower opens it. That is "more to come", not "not a trace" (the follow
+ * test of test_trace_run failed so when the machine was busy). Bytes that cannot begin a
+ * header are refused at once. */
+static void follow_before_the_header(void **state)
+{
+        int src = write_sample(1 << 20, NULL), grow = memfd_create("grow", 0), n = 0;
+        size_t size = file_size(src);
+        uint8_t *all = malloc(size);
+        struct trace_in in;
+        enum trace_status st;
+        Record *r;
+
+        (void)state;
+        assert_true(grow >= 0);
+        assert_int_equal(pread(src, all, size, 0), (ssize_t)size);
+        trace_in_init(&in, grow);
+        assert_int_equal(trace_in_next(&in, &r, true), TRACE_AGAIN); /* empty */
+        /* pwrite: the reader's offset is the fd's own */
+        assert_int_equal(pwrite(grow, all, 5, 0), 5);
+        assert_int_equal(trace_in_next(&in, &r, true), TRACE_AGAIN); /* part of the magic */
+        assert_int_equal(pwrite(grow, all + 5, size - 5, 5), (ssize_t)(size - 5));
+        while ((st = trace_in_next(&in, &r, true)) == TRACE_OK) {
+                stockade__trace__record__free_unpacked(r, NULL);
+                n++;
+        }
+        assert_int_equal(st, TRACE_AGAIN);
+        assert_int_equal(n, N_SAMPLE);
+        trace_in_free(&in);
+        close(grow);
+
+        /* Not a trace's first bytes: refused, follow or not. */
+        grow = memfd_create("grow", 0);
+        assert_int_equal(pwrite(grow, "hello", 5, 0), 5);
+        trace_in_init(&in, grow);
+        assert_int_equal(trace_in_next(&in, &r, true), TRACE_NOT_TRACE);
+        trace_in_free(&in);
+        close(grow);
+        close(src);
+        free(all);
+}
+
 /* ---- golden outputs of the CLI ------------------------------------------------------------ */
 
 static void golden(const char *name, const char *trace, const char *a1, const char *a2,
@@ -581,6 +623,7 @@ int main(void)
                 cmocka_unit_test(corrupted_frame),
                 cmocka_unit_test(unknown_fields_and_kinds),
                 cmocka_unit_test(bad_headers),
+                cmocka_unit_test(follow_before_the_header),
                 cmocka_unit_test(golden_outputs),
                 cmocka_unit_test(chrome_export_is_valid_json),
                 cmocka_unit_test(damaged_trace_cli),
