@@ -440,7 +440,8 @@ static bool on_procfs(int fd)
  * which the program's ids may not search, stockade run as root for a command as nobody;
  * only a directory made in the run needs the upper's); `watch`: a merged directory is given
  * by the upper's, made if need be (inotify: every change the run makes in it lands in the
- * upper's, and a watch on the lower's would see none of them). Returns an O_PATH fd of the
+ * upper's, and a watch on the lower's would see none of them), and so is a file the program
+ * may write. Returns an O_PATH fd of the
  * object, with its host path in `host` (PATH_MAX), 0 for "" (the kernel's ENOENT), or -errno.
  */
 static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg, int dirfd,
@@ -485,6 +486,17 @@ static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg
                         obj = fs_cow_dir_up(sup, res.mount, res.path);
                         if (obj < 0)
                                 return obj;
+                }
+                /* A file the program may write, likewise: its changes in the run go to the
+                 * upper's copy (node --watch, tsc --watch and `tail -f` watch files). Copied
+                 * as it is (the diff shows nothing for it); one that cannot be copied (not
+                 * writable: no change of the run can reach it; a full disk) keeps the watch
+                 * on the lower's. */
+                if (obj < 0 && watch && res.type == S_IFREG && res.mount && res.mount->emulated &&
+                    !res.upper) {
+                        obj = fs_cow_up(sup, pid, res.mount, res.path, COW_OWN_WRITABLE);
+                        if (obj < 0)
+                                obj = -1;
                 }
                 if (obj < 0 && (obj = fcntl(res.fd, F_DUPFD_CLOEXEC, 3)) < 0)
                         obj = -errno;

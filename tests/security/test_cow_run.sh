@@ -382,16 +382,20 @@ for how in "--cow ." ""; do
 done
 # An inotify watch on a directory your tree has (a dev server's reload on save) sees the
 # run's changes there: it is put on the session's copy of the directory, made for it (a watch
-# on yours saw nothing), and the session shows no change for that.
+# on yours saw nothing), and the session shows no change for that. So does a watch on a file
+# of your tree (node --watch, tsc --watch): on the session's copy, made for it unchanged.
 wsess=inotify-$$
 out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
         --state-dir "$state" --session "$wsess" -- python3 -c '
 import ctypes, os, select, struct, subprocess
 libc = ctypes.CDLL(None, use_errno=True)
 fd = libc.inotify_init1(os.O_NONBLOCK)
-for d in (b"src", b"src/deep"):
-    if libc.inotify_add_watch(fd, d, 0x2 | 0x80 | 0x100 | 0x200) < 0:
+wds = {}
+for d in (b"src", b"src/deep", b"src/main.c", b"src/deep/keep.txt"):
+    wd = libc.inotify_add_watch(fd, d, 0x2 | 0x80 | 0x100 | 0x200)
+    if wd < 0:
         print("watch failed", d, ctypes.get_errno())
+    wds[wd] = d.decode()
 subprocess.run(["sh", "-c", "echo more >>src/main.c; echo n >src/deep/new.txt; rm src/deep/new.txt"])
 seen, buf = set(), b""
 while select.select([fd], [], [], 1)[0]:
@@ -399,12 +403,13 @@ while select.select([fd], [], [], 1)[0]:
 i = 0
 while i < len(buf):
     wd, mask, cookie, n = struct.unpack_from("iIII", buf, i)
-    seen.add("%s %x" % (buf[i + 16:i + 16 + n].rstrip(b"\0").decode(), mask))
+    seen.add("%s:%s:%x" % (wds.get(wd, "?"), buf[i + 16:i + 16 + n].rstrip(b"\0").decode(), mask))
     i += 16 + n
 print(" ".join(sorted(seen)))
 ' 2>&1) || true
-for ev in "main.c 2" "new.txt 100" "new.txt 2" "new.txt 200"; do
-        grep -q "$ev" <<<"$out" || fail "merged: inotify missed '$ev' in a directory of your tree: $out"
+for ev in "src:main.c:2" "src/deep:new.txt:100" "src/deep:new.txt:2" "src/deep:new.txt:200" \
+        "src/main.c::2"; do
+        grep -q "$ev" <<<"$out" || fail "merged: inotify missed '$ev' in your tree: $out"
 done
 d=$("$stockade" diff "$wsess" --state-dir "$state" 2>&1) || true
 [ "$d" = "M src/main.c" ] || fail "merged: the watched directories show as changes: $d"
