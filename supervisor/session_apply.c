@@ -24,7 +24,10 @@ static const char usage_apply[] =
         "\n"
         "All or nothing: a file the host changed since the run first changed it, a host file\n"
         "the journal has no baseline for, a new file whose name the host now uses with other\n"
-        "content: each is named and nothing is written (exit 125).\n"
+        "content: each is named and nothing is written (exit 125). So is a host directory\n"
+        "apply must write in and cannot (read-only to you and not yours), --force or not; one\n"
+        "of yours that is read-only (the run made it writable, or wrote in it) is lent your\n"
+        "write bit while apply works, then gets the session's mode.\n"
         "  --force   write anyway, over what the host has now\n"
         "  --state-dir DIR   the session store (default $XDG_STATE_HOME/stockade)\n"
         "\n"
@@ -152,6 +155,41 @@ static int check_all(struct sess *s, struct target *t, struct error *err)
         return n;
 }
 
+/* A host directory as the user knows it: the mount's host path, `path` (relative) beneath. */
+static void print_host_dir(FILE *out, const char *host, const char *path)
+{
+        _cleanup_free_ char *full = NULL;
+        bool slash = path[0] && host[strlen(host) - 1] != '/';
+
+        if (asprintf(&full, "%s%s%s", host, slash ? "/" : "", path) < 0)
+                abort();
+        cowdiff_quote(out, full);
+}
+
+/* Each host directory apply cannot write in (cowapply_access), by its host path, on a line
+ * of its own. Returns how many, or -1 with *err. Not skipped by --force: the write would
+ * fail half-way, and a second apply the same. */
+static int access_all(struct sess *s, struct target *t, struct error *err)
+{
+        int n = 0;
+
+        for (size_t i = 0; i < s->n; i++) {
+                struct cow_conflicts cs;
+                int r = cowapply_access(&t[i].a, &cs);
+
+                if (r < 0)
+                        return make_error(err, -r, "apply: session %s: checking %s", s->name,
+                                          t[i].sm->m->host);
+                for (size_t k = 0; k < cs.n; k++, n++) {
+                        fprintf(stderr, "stockade: apply: cannot write in ");
+                        print_host_dir(stderr, t[i].sm->m->host, cs.v[k].path);
+                        fprintf(stderr, ": %s\n", cs.v[k].why);
+                }
+                cowapply_conflicts_free(&cs);
+        }
+        return n;
+}
+
 static void warn_special(struct sess *s, struct target *t)
 {
         for (size_t i = 0; i < s->n; i++)
@@ -207,21 +245,38 @@ static int write_all(struct sess *s, struct target *t, struct error *err)
         return 0;
 }
 
+/* The refusal after the checks: conflicts, directories apply cannot write in, or both. */
+static int refuse(struct sess *s, int conflicts, int dirs, struct error *err)
+{
+        if (!dirs)
+                return make_error(err, 0,
+                                  "apply: session %s: nothing applied, %d conflict%s (the host "
+                                  "changed since the run; --force writes over it)",
+                                  s->name, conflicts, conflicts == 1 ? "" : "s");
+        return make_error(err, 0,
+                          "apply: session %s: nothing applied, %d director%s it cannot write "
+                          "in%s (%s; or apply the other paths: stockade apply %s PATH...)",
+                          s->name, dirs, dirs == 1 ? "y" : "ies",
+                          conflicts ? " and conflicts (above)" : "",
+                          dirs == 1 ? "its owner may make it writable"
+                                    : "their owners may make them writable",
+                          s->name);
+}
+
 static int apply(struct sess *s, const struct sess_args *a, bool force, struct error *err)
 {
         struct target *t = xcalloc(SESSION_MOUNTS_MAX, sizeof(*t));
         char(*rels)[PATH_MAX] = xcalloc(ARRAY_SIZE(a->pos), PATH_MAX);
-        int r = plan(s, a, t, rels, err), conflicts = 0;
+        int r = plan(s, a, t, rels, err), conflicts = 0, dirs = 0;
 
-        if (r >= 0)
+        if (r >= 0) {
                 warn_special(s, t);
+                r = dirs = access_all(s, t, err);
+        }
         if (r >= 0 && !force)
                 r = conflicts = check_all(s, t, err);
-        if (conflicts > 0)
-                r = make_error(err, 0,
-                               "apply: session %s: nothing applied, %d conflict%s (the host "
-                               "changed since the run; --force writes over it)",
-                               s->name, conflicts, conflicts == 1 ? "" : "s");
+        if (r >= 0 && (conflicts > 0 || dirs > 0))
+                r = refuse(s, conflicts, dirs, err);
         if (r >= 0)
                 r = write_all(s, t, err);
         for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++)

@@ -4,8 +4,9 @@
  * The patch is in git's format, for `git apply` in the host directory (`-p1`): a header per
  * file (`diff --git a/P b/P`, new/deleted file mode, old/new mode, rename from/to), then
  * the text hunks, which diff(1) writes (`diff -u -a --label`), reading the two files
- * through /dev/fd so that no path is looked up again. A file with a NUL in its first
- * 8000 bytes (git's test) is named as binary, not included. Directories have no entry of
+ * through /dev/fd so that no path is looked up again. A change of a file with a NUL in its
+ * first 8000 bytes (git's test) is left out, and named on a line that git apply and
+ * patch(1) skip (binary_note); stderr says how many. Directories have no entry of
  * their own (git has none); a new empty directory is not in the patch, nor a mode change
  * git cannot say (only the executable bit exists for it), nor a FIFO, socket or device.
  */
@@ -85,12 +86,22 @@ void sess_print_json(FILE *out, const struct sess *s)
 
 /* ---- the patch --------------------------------------------------------------------------- */
 
-/* One side of a file's entry: where it is, what it is. */
+/* The patch being written, and the binary files left out of it. */
+struct patch {
+        FILE *out;
+        const char *place; /* after a/ and b/: "" or the mount's sandbox path without its '/' */
+        size_t binaries;
+};
+
+/* One side of a file's entry: where it is, what it is, and (side_open) its content. */
 struct side {
         int root; /* upper or host fd; -1: /dev/null */
         const char *path;
         char type;   /* 'f' or 'l' */
         mode_t mode; /* permission bits */
+        int fd;      /* a regular file's, open; -1 */
+        char target[PATH_MAX];
+        size_t len; /* a symlink's target, target[0..len) (0 for /dev/null) */
 };
 
 /* "a/" or "b/" + the mount's place + the path, C-quoted if it needs to be. */
@@ -103,15 +114,19 @@ static void patch_name(FILE *out, const char *ab, const char *place, const char 
         cowdiff_quote(out, full);
 }
 
-static char *patch_label(const char *ab, const char *place, const char *path)
+/* A side's name in the patch: "a/..." or "b/...", or /dev/null (malloc'd). */
+static char *patch_label(const char *ab, const char *place, const struct side *s)
 {
         char *buf = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        FILE *f;
 
+        if (s->root < 0)
+                return xstrdup("/dev/null");
+        f = open_memstream(&buf, &len);
         if (!f)
                 abort();
-        patch_name(f, ab, place, path);
+        patch_name(f, ab, place, s->path);
         fclose(f);
         return buf;
 }
@@ -121,38 +136,63 @@ static unsigned git_mode(const struct side *s)
         return s->type == 'l' ? 0120000 : s->mode & 0100 ? 0100755 : 0100644;
 }
 
-/* The content of a side: a regular file's fd in *fd, or a symlink's target in buf (*fd -1;
- * *len 0 for /dev/null). Returns 0 or -errno. */
-static int side_open(const struct side *s, int *fd, char *buf, size_t *len)
+/* Read a side's content: a regular file's fd, or a symlink's target (nothing for /dev/null),
+ * read once, so that what is judged binary is what diff(1) reads. Returns 0 or -errno. */
+static int side_open(struct side *s)
 {
         int lfd;
         ssize_t n;
 
-        *fd = -1;
-        *len = 0;
         if (s->root < 0)
                 return 0;
         if (s->type == 'f') {
-                *fd = cowdiff_open(s->root, s->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-                return *fd < 0 ? *fd : 0;
+                s->fd = cowdiff_open(s->root, s->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+                return s->fd < 0 ? s->fd : 0;
         }
         lfd = cowdiff_open(s->root, s->path, O_PATH | O_NOFOLLOW);
         if (lfd < 0)
                 return lfd;
-        n = readlinkat(lfd, "", buf, PATH_MAX);
+        n = readlinkat(lfd, "", s->target, sizeof(s->target));
         close(lfd);
         if (n < 0)
                 return -errno;
-        *len = (size_t)n;
+        s->len = (size_t)n;
         return 0;
 }
 
-static bool binary_fd(int fd)
+static void side_close(struct side *s)
+{
+        if (s->fd >= 0)
+                close(s->fd);
+        s->fd = -1;
+}
+
+/* A regular file with a NUL in its first 8000 bytes: git's test for a binary file. */
+static bool side_binary(const struct side *s)
 {
         char buf[8000];
-        ssize_t n = fd < 0 ? 0 : pread(fd, buf, sizeof(buf), 0);
+        ssize_t n = s->fd < 0 ? 0 : pread(s->fd, buf, sizeof(buf), 0);
 
         return n > 0 && memchr(buf, '\0', (size_t)n);
+}
+
+/*
+ * A binary file's change, named and left out: git apply cannot take it without the blobs'
+ * full index (and a "Binary files ... differ" line after a header is read as such a patch),
+ * and patch(1) cannot take it at all. So there is no `diff --git` header for it, only this
+ * line, which git apply and patch skip as text between patches: it does not end in " differ"
+ * (git's test for a binary patch's body, even after a header with no hunk, such as a mode
+ * change), nor start like a header or a hunk.
+ */
+static void binary_note(struct patch *p, const struct side *a, const struct side *b)
+{
+        _cleanup_free_ char *la = patch_label("a/", p->place, a);
+        _cleanup_free_ char *lb = patch_label("b/", p->place, b);
+
+        fprintf(p->out,
+                "Binary files %s and %s differ (not in this patch; stockade apply writes it)\n", la,
+                lb);
+        p->binaries++;
 }
 
 /* A symlink's target as hunk lines ("+target" and git's no-newline marker). */
@@ -189,15 +229,15 @@ static void range(FILE *out, char sign, size_t lines)
 }
 
 /* Hunks of two symlinks' targets (or one and nothing), written here: one line each. */
-static void link_hunk(FILE *out, const char *la, const char *lb, const char *a, size_t na,
-                      const char *b, size_t nb)
+static void link_hunk(FILE *out, const char *la, const char *lb, const struct side *a,
+                      const struct side *b)
 {
         fprintf(out, "--- %s\n+++ %s\n@@", la, lb);
-        range(out, '-', count_lines(a, na));
-        range(out, '+', count_lines(b, nb));
+        range(out, '-', count_lines(a->target, a->len));
+        range(out, '+', count_lines(b->target, b->len));
         fputs(" @@\n", out);
-        link_lines(out, '-', a, na);
-        link_lines(out, '+', b, nb);
+        link_lines(out, '-', a->target, a->len);
+        link_lines(out, '+', b->target, b->len);
 }
 
 /* diff -u -a of two fds (-1: /dev/null), its output straight to out's fd. */
@@ -232,73 +272,65 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
         return 0;
 }
 
-/* The hunks from side a to side b (either may be /dev/null: root -1). */
+/* The hunks from side a to side b, both opened (either may be /dev/null: root -1). */
 static int hunks(FILE *out, const struct side *a, const struct side *b, const char *la,
                  const char *lb)
 {
-        char ta[PATH_MAX], tb[PATH_MAX];
-        size_t na, nb;
-        _cleanup_close_ int fa = -1, fb = -1;
-        int r = side_open(a, &fa, ta, &na);
-
-        if (r < 0 || (r = side_open(b, &fb, tb, &nb)) < 0)
-                return r;
-        if (fa < 0 && fb < 0) { /* symlinks, or a symlink and nothing */
-                if (na || nb)
-                        link_hunk(out, la, lb, ta, na, tb, nb);
+        if (a->fd < 0 && b->fd < 0) { /* symlinks, or a symlink and nothing */
+                if (a->len || b->len)
+                        link_hunk(out, la, lb, a, b);
                 return 0;
         }
-        if (binary_fd(fa) || binary_fd(fb)) {
-                fprintf(out, "Binary files %s and %s differ\n", la, lb);
-                return 0;
-        }
-        return run_diff(out, fa, fb, la, lb);
+        return run_diff(out, a->fd, b->fd, la, lb);
 }
 
-/* One file's entry: creation (a->root < 0), deletion (b->root < 0), or change. */
-static int entry(FILE *out, const char *place, const struct side *a, const struct side *b,
-                 bool content)
+/* One file's entry: creation (a->root < 0), deletion (b->root < 0), or change; the sides
+ * opened when `content`. */
+static int entry(struct patch *p, const struct side *a, const struct side *b, bool content)
 {
         const char *ap = a->root >= 0 ? a->path : b->path, *bp = b->root >= 0 ? b->path : a->path;
-        _cleanup_free_ char *la =
-                a->root >= 0 ? patch_label("a/", place, ap) : xstrdup("/dev/null");
-        _cleanup_free_ char *lb =
-                b->root >= 0 ? patch_label("b/", place, bp) : xstrdup("/dev/null");
+        _cleanup_free_ char *la = patch_label("a/", p->place, a);
+        _cleanup_free_ char *lb = patch_label("b/", p->place, b);
 
         if (a->root >= 0 && b->root >= 0 && !content && git_mode(a) == git_mode(b))
                 return 0; /* a mode change git cannot express */
-        fputs("diff --git ", out);
-        patch_name(out, "a/", place, ap);
-        fputc(' ', out);
-        patch_name(out, "b/", place, bp);
-        fputc('\n', out);
+        fputs("diff --git ", p->out);
+        patch_name(p->out, "a/", p->place, ap);
+        fputc(' ', p->out);
+        patch_name(p->out, "b/", p->place, bp);
+        fputc('\n', p->out);
         if (a->root < 0)
-                fprintf(out, "new file mode %o\n", git_mode(b));
+                fprintf(p->out, "new file mode %o\n", git_mode(b));
         else if (b->root < 0)
-                fprintf(out, "deleted file mode %o\n", git_mode(a));
+                fprintf(p->out, "deleted file mode %o\n", git_mode(a));
         else if (git_mode(a) != git_mode(b))
-                fprintf(out, "old mode %o\nnew mode %o\n", git_mode(a), git_mode(b));
-        return content ? hunks(out, a, b, la, lb) : 0;
+                fprintf(p->out, "old mode %o\nnew mode %o\n", git_mode(a), git_mode(b));
+        return content ? hunks(p->out, a, b, la, lb) : 0;
 }
 
-static int rename_entry(FILE *out, const char *place, const struct sess_mount *sm,
-                        const struct cow_change *c)
+/* R: the same bytes under another name (binary or not: git needs no content for it). */
+static int rename_entry(struct patch *p, const struct sess_mount *sm, const struct cow_change *c)
 {
-        struct side a = {sm->host_fd, c->old_path, 'f', c->old_mode};
-        struct side b = {sm->upper_fd, c->path, 'f', c->mode};
+        struct side a = {.root = sm->host_fd,
+                         .path = c->old_path,
+                         .type = 'f',
+                         .mode = c->old_mode,
+                         .fd = -1};
+        struct side b = {
+                .root = sm->upper_fd, .path = c->path, .type = 'f', .mode = c->mode, .fd = -1};
 
-        fputs("diff --git ", out);
-        patch_name(out, "a/", place, c->old_path);
-        fputc(' ', out);
-        patch_name(out, "b/", place, c->path);
-        fputc('\n', out);
+        fputs("diff --git ", p->out);
+        patch_name(p->out, "a/", p->place, c->old_path);
+        fputc(' ', p->out);
+        patch_name(p->out, "b/", p->place, c->path);
+        fputc('\n', p->out);
         if (git_mode(&a) != git_mode(&b))
-                fprintf(out, "old mode %o\nnew mode %o\n", git_mode(&a), git_mode(&b));
-        fputs("similarity index 100%\nrename from ", out);
-        patch_name(out, "", place, c->old_path);
-        fputs("\nrename to ", out);
-        patch_name(out, "", place, c->path);
-        fputc('\n', out);
+                fprintf(p->out, "old mode %o\nnew mode %o\n", git_mode(&a), git_mode(&b));
+        fputs("similarity index 100%\nrename from ", p->out);
+        patch_name(p->out, "", p->place, c->old_path);
+        fputs("\nrename to ", p->out);
+        patch_name(p->out, "", p->place, c->path);
+        fputc('\n', p->out);
         return 0;
 }
 
@@ -307,44 +339,62 @@ static bool is_file(char type)
         return type == 'f' || type == 'l';
 }
 
-static int change_entry(FILE *out, const char *place, const struct sess_mount *sm,
-                        const struct cow_change *c)
+/*
+ * The entries of one change: the old side (the host's: M, D, T) and the new (the upper's: A,
+ * M, T), each when it is a file or a symlink. When the content counts and either side is
+ * binary, the change is named instead, as a whole: a T without its binary half would have
+ * git delete a file and make nothing, or make a name the host still holds.
+ */
+static int change_entry(struct patch *p, const struct sess_mount *sm, const struct cow_change *c)
 {
-        struct side none = {-1, NULL, 0, 0};
-        struct side old = {sm->host_fd, c->path, c->old_type, c->old_mode};
-        struct side new = {sm->upper_fd, c->path, c->type, c->mode};
+        struct side none = {.root = -1, .fd = -1};
+        struct side old = {.root = sm->host_fd,
+                           .path = c->path,
+                           .type = c->old_type,
+                           .mode = c->old_mode,
+                           .fd = -1};
+        struct side new = {
+                .root = sm->upper_fd, .path = c->path, .type = c->type, .mode = c->mode, .fd = -1};
+        bool content = c->op != COW_MOD || c->content;
         int r = 0;
 
-        switch (c->op) {
-        case COW_ADD:
-                return is_file(c->type) ? entry(out, place, &none, &new, true) : 0;
-        case COW_DEL:
-                return is_file(c->old_type) ? entry(out, place, &old, &none, true) : 0;
-        case COW_MOD:
-                return is_file(c->type) ? entry(out, place, &old, &new, c->content) : 0;
-        case COW_TYPE:
-                if (is_file(c->old_type))
-                        r = entry(out, place, &old, &none, true);
-                if (r >= 0 && is_file(c->type))
-                        r = entry(out, place, &none, &new, true);
-                return r;
-        case COW_REN:
-                return rename_entry(out, place, sm, c);
-        case COW_SAME:
-                break;
+        if (c->op == COW_REN)
+                return rename_entry(p, sm, c);
+        if (c->op == COW_ADD || c->op == COW_SAME || !is_file(c->old_type))
+                old.root = -1;
+        if (c->op == COW_DEL || c->op == COW_SAME || !is_file(c->type))
+                new.root = -1;
+        if (old.root < 0 && new.root < 0)
+                return 0; /* directories, FIFOs, sockets, devices: not in git's format */
+        if (content && ((r = side_open(&old)) < 0 || (r = side_open(&new)) < 0))
+                goto out;
+        if (content && (side_binary(&old) || side_binary(&new)))
+                binary_note(p, &old, &new);
+        else if (c->op != COW_TYPE)
+                r = entry(p, &old, &new, content);
+        else { /* git's way: the old object's deletion, then the new one's creation */
+                if (old.root >= 0)
+                        r = entry(p, &old, &none, true);
+                if (r >= 0 && new.root >= 0)
+                        r = entry(p, &none, &new, true);
         }
-        return 0;
+out:
+        side_close(&old);
+        side_close(&new);
+        return r;
 }
 
 int sess_print_patch(FILE *out, const struct sess *s, struct error *err)
 {
+        struct patch p = {out, "", 0};
+
         for (size_t i = 0; i < s->n; i++) {
                 const struct sess_mount *sm = &s->mounts[i];
-                /* a/ and b/ then the sandbox path without its '/', with several mounts */
-                const char *place = sm->prefix[0] == '/' ? sm->prefix + 1 : sm->prefix;
 
+                /* a/ and b/ then the sandbox path without its '/', with several mounts */
+                p.place = sm->prefix[0] == '/' ? sm->prefix + 1 : sm->prefix;
                 for (size_t k = 0; sm->loaded && k < sm->diff.n; k++) {
-                        int r = change_entry(out, place, sm, &sm->diff.v[k]);
+                        int r = change_entry(&p, sm, &sm->diff.v[k]);
 
                         if (r < 0) {
                                 fflush(out);
@@ -354,5 +404,12 @@ int sess_print_patch(FILE *out, const struct sess *s, struct error *err)
                 }
         }
         fflush(out);
+        if (p.binaries)
+                fprintf(stderr,
+                        "stockade: diff --patch: %zu binary file%s not in the patch, only named "
+                        "(a `Binary files ... (not in this patch ...)` line, which git apply and "
+                        "patch skip): `stockade apply %s PATH...` writes %s\n",
+                        p.binaries, p.binaries == 1 ? " is" : "s are", s->name,
+                        p.binaries == 1 ? "it" : "them");
         return 0;
 }

@@ -133,6 +133,24 @@ static void obj_free(struct obj *o)
                 journal_rec_free(&o->r);
 }
 
+/*
+ * What apply does to a directory's mode while it works (cowapply.h): lends the owner's write
+ * and search bits to a host directory it must make or remove names in, and makes a new
+ * directory without the group's and others' write bits; the mode the session has comes last.
+ * Whether `h` is `m` as apply may have left it meanwhile: an apply cut short leaves such a
+ * mode, and the next one takes it for `m` (the bits are the owner's own, or withheld).
+ */
+#define LEND_BITS     (S_IWUSR | S_IXUSR)
+#define WITHHELD_BITS (S_IWGRP | S_IWOTH)
+
+static bool dir_mode_as(mode_t h, mode_t m)
+{
+        mode_t d = (h ^ m) & 07777;
+
+        return (d & ~(LEND_BITS | WITHHELD_BITS)) == 0 && (d & LEND_BITS & ~h) == 0 &&
+               (d & WITHHELD_BITS & h) == 0;
+}
+
 /* The host already has what the upper has: same type, same content (dirs: any). */
 static bool same_content(const struct journal_rec *h, const struct journal_rec *u)
 {
@@ -153,18 +171,21 @@ static bool same_state(const struct journal_rec *h, const struct journal_rec *u,
 {
         if (!same_content(h, u))
                 return false;
+        if (h->type == 'd')
+                return dir_mode_as(h->mode & 01777, u->mode & 01777); /* set last, in phase 4 */
         if (h->type != 'l' && (h->mode & 01777) != (u->mode & 01777))
                 return false;
         return !times || (h->mtime_sec == u->mtime_sec && h->mtime_nsec == u->mtime_nsec);
 }
 
-/* The host still has the baseline: type, mode, size, mtime, hash (dirs: type and mode). */
+/* The host still has the baseline: type, mode, size, mtime, hash (dirs: type and mode, or
+ * the mode an apply cut short lent it). */
 static bool same_as_baseline(const struct journal_rec *h, const struct journal_rec *b)
 {
         if (h->type != b->type)
                 return false;
         if (h->type == 'd')
-                return h->mode == b->mode;
+                return dir_mode_as(h->mode, b->mode);
         return (h->type == 'l' || h->mode == b->mode) && h->size == b->size &&
                h->mtime_sec == b->mtime_sec && h->mtime_nsec == b->mtime_nsec && h->hash == b->hash;
 }
@@ -262,6 +283,272 @@ int cowapply_check(const struct cow_apply *a, struct cow_conflicts *out)
         return r < 0 ? r : 0;
 }
 
+/* ---- permissions ------------------------------------------------------------------------- */
+
+/* What apply needs of a host directory: to walk through it (the check too), to make or
+ * remove names in it, to set its own mode and times (phase 4). */
+enum { NEED_SEARCH = 1, NEED_WRITE = 2, NEED_META = 4 };
+
+struct need {
+        char *path;
+        int what;
+};
+
+struct needs {
+        struct need *v;
+        size_t n, cap;
+};
+
+static void need(struct needs *ns, const char *path, size_t len, int what)
+{
+        if (ns->n == ns->cap) {
+                ns->cap = ns->cap ? ns->cap * 2 : 16;
+                ns->v = xrealloc(ns->v, ns->cap * sizeof(*ns->v));
+        }
+        ns->v[ns->n].path = strndup(path, len);
+        if (!ns->v[ns->n].path)
+                abort();
+        ns->v[ns->n++].what = what;
+}
+
+/* `what` of the directory holding `path`; a search of it and of every directory above. */
+static void need_parent(struct needs *ns, const char *path, int what)
+{
+        const char *last = strrchr(path, '/');
+
+        need(ns, path, 0, NEED_SEARCH);
+        for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+                need(ns, path, (size_t)(p - path), NEED_SEARCH);
+        need(ns, path, last ? (size_t)(last - path) : 0, what | NEED_SEARCH);
+}
+
+/*
+ * A host file whose mode and times apply cannot set in place (copy_meta): one with other
+ * names, which may lie outside the tree (a chmod would reach them), or, without root,
+ * another user's (only its owner may). It is written beside and renamed over instead.
+ */
+static bool replaced_whole(const struct stat *st)
+{
+        return S_ISREG(st->st_mode) &&
+               (st->st_nlink > 1 || (geteuid() != 0 && st->st_uid != geteuid()));
+}
+
+/* Whether c's host object at its path is set by a rename in its directory rather than in place:
+ * new content, or a file replaced_whole. */
+static bool renames_in(const struct cow_apply *a, const struct cow_change *c)
+{
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (c->op != COW_MOD)
+                return true;
+        if (c->type == 'd' || c->type == 'o')
+                return false;
+        if (c->content)
+                return true;
+        fd = cowdiff_open(a->host_fd, c->path, O_PATH | O_NOFOLLOW);
+        return fd >= 0 && fstat(fd, &st) == 0 && replaced_whole(&st);
+}
+
+static int cmp_need(const void *x, const void *y)
+{
+        return strcmp(((const struct need *)x)->path, ((const struct need *)y)->path);
+}
+
+/* The needs of the selected changes, one per directory, parents first. */
+static void collect_needs(const struct cow_apply *a, struct needs *ns)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < a->diff->n; i++) {
+                const struct cow_change *c = &a->diff->v[i];
+
+                if (a->sel[i] != SEL_YES || c->op == COW_SAME)
+                        continue;
+                need_parent(ns, c->path, renames_in(a, c) ? NEED_WRITE : 0);
+                if (c->op == COW_REN)
+                        need_parent(ns, c->old_path, NEED_WRITE);
+                if (c->type == 'd' && c->op != COW_DEL)
+                        need(ns, c->path, strlen(c->path), NEED_META);
+        }
+        if (ns->n)
+                qsort(ns->v, ns->n, sizeof(*ns->v), cmp_need);
+        for (size_t i = 0; i < ns->n; i++) {
+                if (k && strcmp(ns->v[k - 1].path, ns->v[i].path) == 0) {
+                        ns->v[k - 1].what |= ns->v[i].what;
+                        free(ns->v[i].path);
+                } else {
+                        ns->v[k++] = ns->v[i];
+                }
+        }
+        ns->n = k;
+}
+
+static void needs_free(struct needs *ns)
+{
+        for (size_t i = 0; i < ns->n; i++)
+                free(ns->v[i].path);
+        free(ns->v);
+        memset(ns, 0, sizeof(*ns));
+}
+
+enum verdict { FINE = 0, LEND = 1, REFUSE = 2 };
+
+/*
+ * Whether apply, as it runs (its effective ids: root's DAC override included), can do what
+ * `nd` asks of the host directory open at `fd` (O_PATH): FINE; LEND when it is the user's
+ * own, searchable, and lacks only its owner's write bit (apply lends it, cowapply.h); else
+ * REFUSE with *why. Returns the verdict or -errno.
+ */
+static int judge(int fd, int what, struct stat *st, const char **why)
+{
+        char proc[64];
+        bool mine;
+
+        if (fstat(fd, st) < 0)
+                return -errno;
+        mine = geteuid() == 0 || st->st_uid == geteuid();
+        *why = "not yours: apply cannot set its mode and times";
+        if ((what & NEED_META) && !mine)
+                return REFUSE;
+        if (!(what & (NEED_SEARCH | NEED_WRITE)))
+                return FINE;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        if (faccessat(AT_FDCWD, proc, X_OK | (what & NEED_WRITE ? W_OK : 0), AT_EACCESS) == 0)
+                return FINE;
+        if (errno == EROFS)
+                *why = "on a read-only file system";
+        else if (errno != EACCES)
+                return -errno;
+        else if (!mine && (what & NEED_WRITE))
+                *why = "read-only to you, and not yours to make writable: apply cannot make or "
+                       "remove names in it";
+        else if (!mine)
+                *why = "not searchable by you";
+        else if (!(st->st_mode & S_IXUSR))
+                *why = "not searchable, even by you, its owner: `chmod u+x` it, then apply again";
+        else
+                return LEND;
+        return REFUSE;
+}
+
+/* The host directory a need names, O_PATH, or -errno. A directory that is not there is one
+ * this apply makes (or one the check reports); one beneath a directory that cannot be
+ * searched is judged there: both -ENOENT. */
+static int open_need(const struct cow_apply *a, const struct need *nd)
+{
+        int fd = cowdiff_open(a->host_fd, nd->path, O_PATH | O_DIRECTORY);
+
+        if (fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV || fd == -EACCES)
+                return -ENOENT;
+        return fd;
+}
+
+int cowapply_access(const struct cow_apply *a, struct cow_conflicts *out)
+{
+        struct needs ns = {0};
+        int r = 0;
+
+        memset(out, 0, sizeof(*out));
+        collect_needs(a, &ns);
+        for (size_t i = 0; r >= 0 && i < ns.n; i++) {
+                _cleanup_close_ int fd = open_need(a, &ns.v[i]);
+                const char *why;
+                struct stat st;
+
+                if (fd == -ENOENT)
+                        continue;
+                r = fd < 0 ? fd : judge(fd, ns.v[i].what, &st, &why);
+                if (r == REFUSE)
+                        conflict(out, ns.v[i].path, why);
+        }
+        needs_free(&ns);
+        return r < 0 ? r : 0;
+}
+
+/* The host directories whose owner's write bit apply lent, and their own modes. */
+struct lent {
+        char *path;
+        mode_t mode;
+        dev_t dev;
+        ino_t ino;
+};
+
+struct lents {
+        struct lent *v;
+        size_t n;
+};
+
+static void lents_free(struct lents *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i].path);
+        free(l->v);
+        memset(l, 0, sizeof(*l));
+}
+
+/* Lend `fd`'s directory its owner's write and search bits, recorded in l first. */
+static int lend_one(int fd, const char *path, const struct stat *st, struct lents *l)
+{
+        char proc[64];
+
+        l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+        l->v[l->n++] = (struct lent){xstrdup(path), st->st_mode & 07777, st->st_dev, st->st_ino};
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, (st->st_mode & 07777) | LEND_BITS) < 0 ? -errno : 0;
+}
+
+/* Before any write: every directory apply must write in and cannot, lent its write bit. */
+static int lend_all(const struct cow_apply *a, struct lents *l, char **failed)
+{
+        struct needs ns = {0};
+        int r = 0;
+
+        collect_needs(a, &ns);
+        for (size_t i = 0; r >= 0 && i < ns.n; i++) {
+                _cleanup_close_ int fd = open_need(a, &ns.v[i]);
+                const char *why;
+                struct stat st;
+
+                if (fd == -ENOENT)
+                        continue;
+                r = fd < 0 ? fd : judge(fd, ns.v[i].what, &st, &why);
+                if (r == REFUSE) /* not so when cowapply_access looked: changed since */
+                        r = -EACCES;
+                if (r == LEND)
+                        r = lend_one(fd, ns.v[i].path, &st, l);
+                if (r < 0)
+                        *failed = xstrdup(ns.v[i].path);
+        }
+        needs_free(&ns);
+        return r < 0 ? r : 0;
+}
+
+/* The lent directories' own modes back, deepest first; one gone or replaced is skipped.
+ * Returns the first error (*failed names it when failed is not NULL). */
+static int restore_lent(const struct cow_apply *a, const struct lents *l, char **failed)
+{
+        int r = 0;
+
+        for (size_t k = l->n; k-- > 0;) {
+                _cleanup_close_ int fd =
+                        cowdiff_open(a->host_fd, l->v[k].path, O_PATH | O_DIRECTORY);
+                char proc[64];
+                struct stat st;
+
+                if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != l->v[k].dev ||
+                    st.st_ino != l->v[k].ino)
+                        continue;
+                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                if (chmod(proc, l->v[k].mode) < 0 && r == 0) {
+                        r = -errno;
+                        if (failed)
+                                *failed = xstrdup(l->v[k].path);
+                }
+        }
+        return r;
+}
+
 /* ---- writing ----------------------------------------------------------------------------- */
 
 /* The host directory of `path` (O_PATH, beneath the root) and the last name. */
@@ -345,6 +632,23 @@ static int install(int parent, const char *tmp, const char *name, bool swap, boo
                 return -errno;
         }
         return sync_dir(parent);
+}
+
+/*
+ * A new directory, made at once with the mode it keeps until phase 4 (dir_mode_as): the
+ * upper's `mode`, its owner's write and search bits lent (apply fills it, whatever the
+ * session's mode), the group's and others' write bits withheld (nobody else makes a name in
+ * it while apply does). The umask aside, so that an apply cut short leaves exactly that.
+ */
+static int mkdir_meanwhile(int parent, const char *name, mode_t mode)
+{
+        mode_t old = umask(0);
+        int r = mkdirat(parent, name, ((mode | LEND_BITS) & ~WITHHELD_BITS) & 01777);
+        int e = errno;
+
+        umask(old);
+        errno = e;
+        return r < 0 ? -errno : 0;
 }
 
 /* The upper's regular file at `path`, copied to `tmp` in `parent` with its mode, times and
@@ -481,7 +785,7 @@ static int write_object(const struct cow_apply *a, const struct cow_change *c, b
         } else if (c->type == 'l')
                 r = make_link(a, c->path, parent, name, tmp);
         else if (c->type == 'd')
-                r = mkdirat(parent, tmp, 0700) < 0 ? -errno : 0;
+                r = mkdir_meanwhile(parent, tmp, c->mode);
         else
                 return -EOPNOTSUPP;
         if (r >= 0 && c->type == 'd')
@@ -559,8 +863,8 @@ static int copy_meta(const struct cow_apply *a, const char *path)
                 return -errno;
         if ((old.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
                 return -ESTALE;
-        if (S_ISREG(old.st_mode) && old.st_nlink > 1)
-                return replace_file(a, path); /* its other names may lie outside the tree */
+        if (replaced_whole(&old))
+                return replace_file(a, path);
         if (fchmod(h, host_mode(st.st_mode, old.st_mode)) < 0 ||
             futimens(h, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
                 return -errno;
@@ -604,15 +908,17 @@ static int make_dir(const struct cow_apply *a, const struct cow_change *c)
         const char *name;
         _cleanup_close_ int parent = host_parent(a->host_fd, c->path, &name);
         struct stat st;
+        int r;
 
         if (parent < 0)
                 return parent;
-        if (mkdirat(parent, name, 0700) == 0) {
+        r = mkdir_meanwhile(parent, name, c->mode);
+        if (r == 0) {
                 take_owner(parent, "", name);
                 return sync_dir(parent);
         }
-        if (errno != EEXIST)
-                return -errno;
+        if (r != -EEXIST)
+                return r;
         if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         if (S_ISDIR(st.st_mode))
@@ -675,12 +981,15 @@ static int replace_dir(const struct cow_apply *a, const struct cow_change *c)
 static int root_times(const struct cow_apply *a)
 {
         _cleanup_close_ int h = cowdiff_open(a->host_fd, "", O_RDONLY | O_DIRECTORY);
-        struct stat st;
+        struct stat st, hst;
 
         if (h < 0)
                 return h;
-        if (fstat(a->upper_fd, &st) < 0 ||
-            futimens(h, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
+        if (fstat(h, &hst) < 0 || fstat(a->upper_fd, &st) < 0)
+                return -errno;
+        if (geteuid() != 0 && hst.st_uid != geteuid())
+                return 0; /* only its owner may set them: a shared root keeps the host's */
+        if (futimens(h, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
                 return -errno;
         return 0;
 }
@@ -693,38 +1002,55 @@ static int dir_meta(const struct cow_apply *a, const struct cow_change *c)
         return copy_meta(a, c->path);
 }
 
-int cowapply_write(const struct cow_apply *a, char **failed)
+/* One phase over the selected changes: 0 and 2 parents first, 1 and 3 deepest first. */
+static int run_phase(const struct cow_apply *a, size_t phase, bool *applied, char **failed)
 {
         static int (*const up[])(const struct cow_apply *,
                                  const struct cow_change *) = {write_new, replace_dir};
         static int (*const down[])(const struct cow_apply *,
                                    const struct cow_change *) = {delete_old, dir_meta};
         const struct cow_diff *d = a->diff;
+
+        for (size_t k = 0; k < d->n; k++) {
+                size_t i = phase % 2 ? d->n - 1 - k : k;
+                const struct cow_change *c = &d->v[i];
+                int r;
+
+                if (a->sel[i] != SEL_YES || c->op == COW_SAME)
+                        continue;
+                r = phase % 2 ? down[phase / 2](a, c) : up[phase / 2](a, c);
+                if (r < 0) {
+                        *failed = xstrdup(c->path);
+                        return r;
+                }
+                *applied = true;
+        }
+        return 0;
+}
+
+int cowapply_write(const struct cow_apply *a, char **failed)
+{
+        struct lents lent = {0};
         bool applied = false;
-        int r = 0;
+        int r, rr;
 
         *failed = NULL;
-        for (size_t phase = 0; phase < 4; phase++)
-                for (size_t k = 0; k < d->n; k++) {
-                        /* phases 0 and 2: parents first; 1 and 3: deepest first */
-                        size_t i = phase % 2 ? d->n - 1 - k : k;
-                        const struct cow_change *c = &d->v[i];
-
-                        if (a->sel[i] != SEL_YES || c->op == COW_SAME)
-                                continue;
-                        r = phase % 2 ? down[phase / 2](a, c) : up[phase / 2](a, c);
-                        if (r < 0) {
-                                *failed = xstrdup(c->path);
-                                return r;
-                        }
-                        applied = true;
-                }
+        r = lend_all(a, &lent, failed);
+        for (size_t phase = 0; r >= 0 && phase < 3; phase++)
+                r = run_phase(a, phase, &applied, failed);
+        /* The lent modes go back once no name changes any more (after a failure too: what
+         * stays as it was keeps its mode); then phase 4 gives the directories the session
+         * changed their own. */
+        rr = restore_lent(a, &lent, r >= 0 ? failed : NULL);
+        lents_free(&lent);
+        if (r >= 0)
+                r = rr;
+        if (r >= 0)
+                r = run_phase(a, 3, &applied, failed);
         /* The root is no entry of the diff: its times (what `tar x` of `.` sets, and what
          * the entries made in it changed) follow when everything went. Its mode does not:
          * the diff shows no change of it. */
-        if (applied && a->root_times && (r = root_times(a)) < 0) {
+        if (r >= 0 && applied && a->root_times && (r = root_times(a)) < 0)
                 *failed = xstrdup(".");
-                return r;
-        }
-        return 0;
+        return r;
 }

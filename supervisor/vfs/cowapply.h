@@ -9,14 +9,24 @@
  *
  * The order, so that an interrupted apply leaves every file either old or new and a second
  * apply finishes the job:
- *   1. parents first: directories made, files and symlinks written beside (a temporary
- *      name in the same directory), fsync'd and renamed into place, renames performed;
+ *   0. a host directory apply must make or remove names in, that the user may not write but
+ *      owns (read-only on the host, made writable in the run, or filled with its write bit
+ *      lent: `chmod u+w d; touch d/f; chmod u-w d`), is lent its owner's write bit;
+ *   1. parents first: directories made (the upper's mode, with the owner's write and search
+ *      bits, without the group's and others' write bits until 4), files and symlinks
+ *      written beside (a temporary name in the same directory), fsync'd and renamed into
+ *      place, renames performed;
  *   2. deepest first: deletions;
  *   3. a directory replaced by a file or a symlink (its content is gone after 2): the new
- *      object is made beside and exchanged with the directory (RENAME_EXCHANGE);
+ *      object is made beside and exchanged with the directory (RENAME_EXCHANGE); then the
+ *      lent directories get their own modes back;
  *   4. deepest first: the directories' modes and times (a read-only directory last).
  * What is already as the upper has it is recognised as done (cowapply_check), not as a
- * conflict: after a crash, `stockade apply` again writes what is left.
+ * conflict: after a crash, `stockade apply` again writes what is left. A directory whose
+ * mode differs from the one expected only as 0 and 1 leave it meanwhile (the owner's write
+ * and search bits added, the group's and others' write bits not yet given) counts as that
+ * directory: the crash's leftover, which phase 4 or the next lend puts right.
+ * Root lends nothing (it writes anyway) and gains nothing: the same objects, owners and modes.
  */
 #ifndef STOCKADE_VFS_COWAPPLY_H
 #define STOCKADE_VFS_COWAPPLY_H
@@ -75,9 +85,21 @@ int cowapply_check(const struct cow_apply *a, struct cow_conflicts *out);
 void cowapply_conflicts_free(struct cow_conflicts *cs);
 
 /*
+ * Whether apply, as it runs, can make every selected change: each host directory it must
+ * search, make or remove names in, or set the mode and times of. One problem per directory
+ * it cannot (path relative to the mount, "" for the root): read-only to the user and not
+ * theirs to lend a write bit to, not searchable, not theirs to set the mode of, on a
+ * read-only file system. A directory the user owns and may lend a write bit to is fine (the
+ * write lends it). Looks only: nothing on the host changes. Returns 0 (see out->n) or -errno.
+ */
+int cowapply_access(const struct cow_apply *a, struct cow_conflicts *out);
+
+/*
  * Write the selected changes onto the host (see the order above). Mode and times come from
  * the upper; as root, a new object takes the owner of what it replaces, else of its
- * directory. On failure *failed (malloc'd) names the path. Returns 0 or -errno.
+ * directory. A file whose mode or times change and that is another user's (without root)
+ * or has other names is written beside and renamed over. On failure the lent directories
+ * get their modes back and *failed (malloc'd) names the path. Returns 0 or -errno.
  */
 int cowapply_write(const struct cow_apply *a, char **failed);
 

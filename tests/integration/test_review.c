@@ -5,6 +5,9 @@
  *
  *   W/state       the session store (--state-dir)
  *   W/host        mount 0's lower tree      W/host2   mount 1's (the two-mount session)
+ *
+ * What only an unprivileged user meets (a read-only directory, another user's) is tested as
+ * uid 65534 when the suite runs as root (as_user), since root's DAC override writes anyway.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 static char W[256], STATE[300]; /* short: every path built from W fits PATH_MAX */
+static bool user_run;           /* stockade runs as uid 65534 (as_user) */
 
 /* ---- building ---------------------------------------------------------------------------- */
 
@@ -81,21 +85,51 @@ static char *slurp(const char *path)
         return buf;
 }
 
+static void p_write(const char *path, const char *text)
+{
+        FILE *p = fopen(path, "we");
+
+        assert_non_null(p);
+        fputs(text, p);
+        fclose(p);
+}
+
 static bool exists(const char *path)
 {
         struct stat st;
         return lstat(path, &st) == 0;
 }
 
-/* A session: its file (2 mounts when host2), N/upper and N/work for each. */
-static void session(const char *name, bool host2, time_t updated, const char *command)
+static mode_t mode_of(const char *path)
+{
+        struct stat st;
+
+        assert_int_equal(lstat(path, &st), 0);
+        return st.st_mode & 07777;
+}
+
+/* A binary file: a NUL in its first bytes (git's test), `tag` to tell them apart. */
+static void wbin(const char *path, const char *tag)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "\177ELF\0\0", 6), 6);
+        assert_int_equal(write(fd, tag, strlen(tag)), (ssize_t)strlen(tag));
+        close(fd);
+}
+
+/* A session: its file (mount 0 at `host`, /work; mount 1 at W/host2, /data, when host2),
+ * N/upper and N/work for each. */
+static void session_at(const char *name, const char *host, bool host2, time_t updated,
+                       const char *command)
 {
         struct session_meta m = {.created = updated - 10, .updated = updated};
         char dir[PATH_MAX];
 
         m.command = (char *)command;
         snprintf(m.mounts[0].sandbox, PATH_MAX, "/work");
-        snprintf(m.mounts[0].host, PATH_MAX, "%s/host", W);
+        snprintf(m.mounts[0].host, PATH_MAX, "%s", host);
         m.n_mounts = 1;
         if (host2) {
                 snprintf(m.mounts[1].sandbox, PATH_MAX, "/data");
@@ -117,6 +151,11 @@ static void session(const char *name, bool host2, time_t updated, const char *co
                 wdir(at("state/sessions/%s/%zu/upper", name, i));
                 wdir(at("state/sessions/%s/%zu/work", name, i));
         }
+}
+
+static void session(const char *name, bool host2, time_t updated, const char *command)
+{
+        session_at(name, at("host"), host2, updated, command);
 }
 
 /* Baselines of mount `n`'s host objects as the run records them. */
@@ -194,23 +233,64 @@ static const char s_diff[] = "A \"a\\nb\"\n"
 
 /* ---- running ----------------------------------------------------------------------------- */
 
-/* stockade ARGS... --state-dir STATE (args NULL-terminated). */
-static struct run_result stockade(const char *a0, ...)
+/* PRE... stockade ARGS... --state-dir STATE (pre NULL or NULL-terminated), as uid 65534
+ * after as_user. */
+static struct run_result stockade_v(const char *const *pre, const char *a0, va_list ap)
 {
-        const char *argv[32] = {runner_stockade()};
+        static const char *const setpriv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                              "--clear-groups", NULL};
+        const char *argv[48];
         struct run_result r;
-        size_t n = 1;
-        va_list ap;
+        size_t n = 0;
 
-        va_start(ap, a0);
+        for (const char *const *p = setpriv; user_run && *p; p++)
+                argv[n++] = *p;
+        for (; pre && *pre; pre++)
+                argv[n++] = *pre;
+        argv[n++] = runner_stockade();
         for (const char *a = a0; a; a = va_arg(ap, const char *))
                 argv[n++] = a;
-        va_end(ap);
         argv[n++] = "--state-dir";
         argv[n++] = STATE;
         argv[n] = NULL;
         assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
         return r;
+}
+
+/* stockade ARGS... --state-dir STATE (args NULL-terminated). */
+static struct run_result stockade(const char *a0, ...)
+{
+        struct run_result r;
+        va_list ap;
+
+        va_start(ap, a0);
+        r = stockade_v(NULL, a0, ap);
+        va_end(ap);
+        return r;
+}
+
+static struct run_result stockade_under(const char *const *pre, const char *a0, ...)
+{
+        struct run_result r;
+        va_list ap;
+
+        va_start(ap, a0);
+        r = stockade_v(pre, a0, ap);
+        va_end(ap);
+        return r;
+}
+
+/* From here on, stockade runs as uid 65534 when the suite runs as root, and W is its. */
+static void as_user(void)
+{
+        if (geteuid() != 0)
+                return;
+        if (access("/usr/bin/setpriv", X_OK) != 0) {
+                print_message("  (no setpriv: stockade runs as root here, which writes anyway)\n");
+                return;
+        }
+        assert_int_equal(runner_shell("chown -R 65534:65534 '%s'", W), 0);
+        user_run = true;
 }
 
 static void expect(struct run_result *r, int code, const char *out, const char *err_has)
@@ -309,8 +389,96 @@ static void diff_patch_names_binary(void **state)
         assert_int_equal(truncate(at("state/sessions/s/0/upper/bin"), 64), 0); /* NULs */
         r = stockade("diff", "s", "--patch", NULL);
         assert_int_equal(r.exit_code, 0);
-        assert_non_null(strstr(r.out, "Binary files /dev/null and b/bin differ\n"));
+        assert_non_null(strstr(r.out, "\nBinary files /dev/null and b/bin differ (not in this "
+                                      "patch; stockade apply writes it)\n"));
+        assert_null(strstr(r.out, "a/bin b/bin"));
+        assert_non_null(strstr(r.err, "1 binary file is not in the patch"));
+        assert_non_null(strstr(r.err, "stockade apply s PATH..."));
         runner_free(&r);
+}
+
+/* A tool run in `dir` (NULL-terminated arguments); its exit code, its stderr on failure. */
+static int tool(const char *dir, const char *a0, ...)
+{
+        const char *argv[16] = {a0};
+        struct run_result g;
+        size_t n = 1;
+        char cwd[PATH_MAX];
+        va_list ap;
+        int code;
+
+        va_start(ap, a0);
+        while ((argv[n] = va_arg(ap, const char *)))
+                n++;
+        va_end(ap);
+        assert_non_null(getcwd(cwd, sizeof(cwd)));
+        assert_int_equal(chdir(dir), 0);
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &g), 0);
+        assert_int_equal(chdir(cwd), 0);
+        code = g.exit_code;
+        if (code != 0)
+                print_message("%s: exit %d: %s%s\n", a0, code, g.out, g.err);
+        runner_free(&g);
+        return code;
+}
+
+/*
+ * Binary changes of every kind (M, A, D, T, one right after a change with no hunk, which
+ * git reads a "Binary files ... differ" line after as that change's body): git apply (and
+ * --check) and patch -p1 take the patch, write the text changes, leave the binary files
+ * as they are; each binary file is named, and stderr counts them.
+ */
+static void diff_patch_binary_through_git(void **state)
+{
+        struct run_result r;
+        _cleanup_free_ char *mod = NULL, *f = NULL, *b1 = NULL;
+        const char *patch_bin = "/usr/bin/patch";
+        char cmd[PATH_MAX * 3];
+
+        if (access("/usr/bin/git", X_OK) != 0)
+                skip();
+        make_s();
+        wbin(at("host/bin1"), "one");
+        wbin(at("host/bin2"), "two");
+        wbin(at("host/bin3"), "three");
+        wbin(at("state/sessions/s/0/upper/bin1"), "ONE");                          /* M */
+        whiteout(at("state/sessions/s/0/upper/bin2"));                             /* D */
+        assert_int_equal(symlink("bin1", at("state/sessions/s/0/upper/bin3")), 0); /* T */
+        wbin(at("state/sessions/s/0/upper/exf"), "new"); /* A, after M exe (mode) */
+        r = stockade("diff", "s", "--patch", NULL);
+        assert_int_equal(r.exit_code, 0);
+        p_write(at("patch"), r.out);
+        snprintf(cmd, sizeof(cmd), "cp -a '%s/host' '%s/copy' && cp -a '%s/host' '%s/copy2'", W, W,
+                 W, W);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(tool(at("copy"), "/usr/bin/git", "apply", "--check", at("patch"), NULL),
+                         0);
+        assert_int_equal(tool(at("copy"), "/usr/bin/git", "apply", at("patch"), NULL), 0);
+        assert_non_null(strstr(r.out, "\nBinary files a/bin1 and b/bin1 differ (not in"));
+        assert_non_null(strstr(r.out, "\nBinary files a/bin2 and /dev/null differ (not in"));
+        assert_non_null(strstr(r.out, "\nBinary files a/bin3 and b/bin3 differ (not in"));
+        assert_non_null(strstr(r.out, "new mode 100755\nBinary files /dev/null and b/exf differ "
+                                      "(not in this patch; stockade apply writes it)\n"));
+        assert_null(strstr(r.out, "diff --git a/bin"));
+        assert_non_null(strstr(r.err, "4 binary files are not in the patch"));
+        assert_non_null(strstr(r.out, "-two\n+2\n"));
+        runner_free(&r);
+        mod = slurp(at("copy/mod"));
+        f = slurp(at("copy/new/f"));
+        b1 = slurp(at("copy/bin1"));
+        assert_string_equal(mod, "one\n2\nthree\n");
+        assert_string_equal(f, "fresh\n");
+        assert_memory_equal(b1, "\177ELF\0\0one", 9); /* the host's: not in the patch */
+        assert_true(exists(at("copy/bin2")) && !exists(at("copy/exf")));
+        assert_int_equal(mode_of(at("copy/exe")), 0755);
+        if (access(patch_bin, X_OK) == 0) {
+                free(mod);
+                assert_int_equal(tool(at("copy2"), patch_bin, "-p1", "-s", "-i", at("patch"), NULL),
+                                 0);
+                mod = slurp(at("copy2/mod"));
+                assert_string_equal(mod, "one\n2\nthree\n");
+                assert_true(exists(at("copy2/bin2")) && !exists(at("copy2/exf")));
+        }
 }
 
 /* ---- apply ------------------------------------------------------------------------------- */
@@ -397,6 +565,223 @@ static void apply_conflict_then_force(void **state)
         assert_false(exists(at("host/gone")));
         gone = slurp(at("host/dst"));
         assert_string_equal(gone, "moved content\n");
+}
+
+/*
+ * Session "ro": read-only host directories (555) the run wrote in, as a run does it:
+ *   rod    made writable (755), then filled: rod/x, rod/d/
+ *   d      `chmod u+w d; touch d/f; chmod u-w d`: stays 555, holds f
+ *   k      the same with a removal (k/h) and a file kept (k/m)
+ *   ro2/in nested: ro2/in/z, both directories 555 again afterwards
+ *   mv1 -> mv2  a rename between two read-only directories
+ *   nd/sub/f    new directories the run made read-only (555)
+ *   new    a new file beside them
+ */
+static const char *const ro_dirs[] = {"rod", "d", "k", "ro2/in", "ro2", "mv1", "mv2", NULL};
+
+static void make_ro(void)
+{
+        static const char *const jr[] = {"rod",    "d",   "k",        "k/h", "ro2",
+                                         "ro2/in", "mv1", "mv1/file", "mv2", NULL};
+        const char *const u[] = {"rod",    "rod/d", "d",   "k",  "ro2",
+                                 "ro2/in", "mv1",   "mv2", "nd", "nd/sub"};
+
+        wdir(at("host"));
+        for (const char *const *d = ro_dirs; *d; d++)
+                assert_int_equal(runner_shell("mkdir -p '%s/host/%s'", W, *d), 0);
+        wfile(at("host/k/h"), "h\n", 0644);
+        wfile(at("host/k/m"), "m\n", 0644);
+        wfile(at("host/mv1/file"), "moving\n", 0644);
+        for (const char *const *d = ro_dirs; *d; d++)
+                assert_int_equal(chmod(at("host/%s", *d), 0555), 0);
+        session("ro", false, 1700000000, "sh");
+        journal("ro", 0, at("host"), jr);
+        for (size_t i = 0; i < ARRAY_SIZE(u); i++)
+                wdir(at("state/sessions/ro/0/upper/%s", u[i]));
+        wfile(at("state/sessions/ro/0/upper/new"), "n\n", 0644);
+        wfile(at("state/sessions/ro/0/upper/rod/x"), "x\n", 0644);
+        wfile(at("state/sessions/ro/0/upper/d/f"), "f\n", 0644);
+        whiteout(at("state/sessions/ro/0/upper/k/h"));
+        wfile(at("state/sessions/ro/0/upper/ro2/in/z"), "z\n", 0644);
+        whiteout(at("state/sessions/ro/0/upper/mv1/file"));
+        wfile(at("state/sessions/ro/0/upper/mv2/file"), "moving\n", 0644);
+        wfile(at("state/sessions/ro/0/upper/nd/sub/f"), "deep\n", 0644);
+        for (size_t i = 2; i < ARRAY_SIZE(u); i++) /* all but rod and rod/d: 555 again */
+                assert_int_equal(chmod(at("state/sessions/ro/0/upper/%s", u[i]), 0555), 0);
+}
+
+/* The host as the native run leaves it, and "ro" empty. */
+static void ro_applied(void)
+{
+        static const char *const files[] = {"new",      "rod/x",    "d/f",     "k/m",
+                                            "ro2/in/z", "mv2/file", "nd/sub/f"};
+        struct run_result r;
+
+        assert_int_equal(mode_of(at("host/rod")), 0755);
+        assert_int_equal(mode_of(at("host/rod/d")), 0755);
+        for (const char *const *d = ro_dirs + 1; *d; d++)
+                if (mode_of(at("host/%s", *d)) != 0555)
+                        fail_msg("%s: mode %o", *d, mode_of(at("host/%s", *d)));
+        assert_int_equal(mode_of(at("host/nd")), 0555);
+        assert_int_equal(mode_of(at("host/nd/sub")), 0555);
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+                if (!exists(at("host/%s", files[i])))
+                        fail_msg("%s: missing", files[i]);
+        assert_false(exists(at("host/k/h")) || exists(at("host/mv1/file")));
+        r = stockade("diff", "ro", NULL);
+        expect(&r, 0, "", NULL);
+}
+
+/* Read-only host directories the run wrote in: apply makes the host what the run made. */
+static void apply_readonly_dirs(void **state)
+{
+        struct run_result r;
+
+        make_ro();
+        as_user();
+        r = stockade("apply", "ro", NULL);
+        assert_non_null(strstr(r.out, "applied 11 changes to "));
+        expect(&r, 0, NULL, NULL);
+        ro_applied();
+}
+
+/*
+ * The host as an apply killed half-way leaves it (cowapply.h): d and k lent their write bit
+ * (755), d/f written, k/h removed, nd made with the mode it has until the end (755: the
+ * session's 555 and the owner's write bit). The next apply finishes, no conflict.
+ */
+static void apply_readonly_after_crash(void **state)
+{
+        struct run_result r;
+
+        make_ro();
+        assert_int_equal(chmod(at("host/d"), 0755), 0);
+        assert_int_equal(chmod(at("host/k"), 0755), 0);
+        wfile(at("host/d/f"), "f\n", 0644);
+        same_times(at("state/sessions/ro/0/upper/d/f"), at("host/d/f")); /* as apply writes */
+        assert_int_equal(unlink(at("host/k/h")), 0);
+        assert_int_equal(mkdir(at("host/nd"), 0755), 0);
+        assert_int_equal(chmod(at("host/nd"), 0755), 0); /* whatever the umask */
+        as_user();
+        r = stockade("apply", "ro", NULL);
+        expect(&r, 0, NULL, NULL);
+        ro_applied();
+}
+
+/* `strace -f -qq -o /dev/null -e inject=renameat:SPEC` before stockade, or NULL to skip (no
+ * strace, or no ptrace here). */
+static const char *const *under_strace(const char *spec)
+{
+        static char inject[64];
+        static const char *pre[] = {"/usr/bin/strace", "-f", "-qq",  "-o",
+                                    "/dev/null",       "-e", inject, NULL};
+        struct run_result r;
+
+        snprintf(inject, sizeof(inject), "inject=renameat:%s", spec);
+        if (access(pre[0], X_OK) != 0)
+                return NULL;
+        r = stockade_under(pre, "help", NULL); /* ptrace allowed? (no rename in it) */
+        runner_free(&r);
+        return r.exit_code == 0 ? pre : NULL;
+}
+
+/*
+ * A write that fails half-way (EIO at the fourth rename into place: d/f, mv2/file and
+ * nd/sub/f went, `new` did not): the lent directories get their modes back at once, the
+ * rest stays; apply again finishes.
+ */
+static void apply_readonly_interrupted(void **state)
+{
+        const char *const *strace;
+        struct run_result r;
+
+        make_ro();
+        as_user();
+        if (!(strace = under_strace("error=EIO:when=4")))
+                skip();
+        r = stockade_under(strace, "apply", "ro", NULL);
+        expect(&r, 125, "", "writing new in");
+        assert_true(exists(at("host/d/f")) && exists(at("host/mv2/file"))); /* partly applied */
+        assert_false(exists(at("host/new")) || exists(at("host/mv1/file")));
+        for (const char *const *d = ro_dirs; *d; d++) /* lent, and given back; rod's 755 last */
+                if (mode_of(at("host/%s", *d)) != 0555)
+                        fail_msg("%s: mode %o", *d, mode_of(at("host/%s", *d)));
+        r = stockade("apply", "ro", NULL);
+        expect(&r, 0, NULL, NULL);
+        ro_applied();
+}
+
+/* The same apply killed there (SIGKILL: nothing given back, the directories still lent):
+ * apply again finishes, no conflict. */
+static void apply_readonly_killed(void **state)
+{
+        const char *const *strace;
+        struct run_result r;
+
+        make_ro();
+        as_user();
+        if (!(strace = under_strace("signal=SIGKILL:when=4")))
+                skip();
+        r = stockade_under(strace, "apply", "ro", NULL);
+        assert_int_equal(r.exit_code, 128 + 9);
+        runner_free(&r);
+        assert_true(exists(at("host/d/f")) && !exists(at("host/new")));
+        assert_int_equal(mode_of(at("host/d")), 0755); /* lent */
+        r = stockade("apply", "ro", NULL);
+        expect(&r, 0, NULL, NULL);
+        ro_applied();
+}
+
+/*
+ * A directory apply must write in and cannot (read-only to the user, another user's: no
+ * write bit to lend): named before anything is written, --force or not. As root, stockade
+ * runs as 65534 and the directory is root's; unprivileged, the mount is `/` and the
+ * directory /etc.
+ */
+static void apply_refuses_foreign_dir(void **state)
+{
+        char host[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 64];
+        const char *rel = "sys"; /* dir, relative to host */
+        struct run_result r;
+        struct stat st;
+
+        snprintf(host, sizeof(host), "%s", at("host"));
+        snprintf(dir, sizeof(dir), "%s", at("host/sys"));
+        wdir(host);
+        wdir(dir);
+        if (geteuid() != 0) {
+                if (access("/etc", W_OK) == 0 || stat("/etc", &st) != 0)
+                        skip();
+                snprintf(host, sizeof(host), "/");
+                snprintf(dir, sizeof(dir), "/etc");
+                rel = "etc";
+        }
+        session_at("f", host, false, 1700000000, "sh");
+        if (geteuid() == 0) /* beside: apply could write it, and must not */
+                wfile(at("state/sessions/f/0/upper/new"), "n\n", 0644);
+        wdir(at("state/sessions/f/0/upper/%s", rel));
+        wfile(at("state/sessions/f/0/upper/%s/planted", rel), "p\n", 0644);
+        if (geteuid() != 0) /* the same mode as /etc: no change of it to apply */
+                assert_int_equal(chmod(at("state/sessions/f/0/upper/etc"), st.st_mode & 07777), 0);
+        as_user();
+        if (geteuid() == 0 && !user_run)
+                skip();
+        if (geteuid() == 0)
+                assert_int_equal(chown(dir, 0, 0), 0);
+        snprintf(want, sizeof(want), "apply: cannot write in %s: read-only to you, and not yours",
+                 dir);
+        for (int force = 0; force < 2; force++) {
+                r = stockade("apply", "f", force ? "--force" : NULL, NULL);
+                if (r.exit_code != 125 || !strstr(r.err, want) ||
+                    !strstr(r.err, "nothing applied, 1 directory it cannot write in"))
+                        fail_msg("exit %d\n%s", r.exit_code, r.err);
+                runner_free(&r);
+                assert_false(exists(at("host/new")) || exists(at("host/sys/planted")));
+                assert_false(geteuid() != 0 && exists("/etc/planted"));
+        }
+        r = stockade("diff", "f", NULL);
+        assert_non_null(strstr(r.out, "planted\n")); /* all still in the session */
+        runner_free(&r);
 }
 
 /* Two mounts: paths are the sandbox's; a relative PATH is ambiguous. */
@@ -529,6 +914,7 @@ static int teardown(void **state)
 {
         char cmd[700];
 
+        user_run = false;
         snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", W, W);
         return system(cmd) == 0 ? 0 : -1;
 }
@@ -539,9 +925,15 @@ int main(void)
                 cmocka_unit_test_setup_teardown(diff_text_and_json, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_through_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_names_binary, setup, teardown),
+                cmocka_unit_test_setup_teardown(diff_patch_binary_through_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_all, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_paths, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_conflict_then_force, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_readonly_dirs, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_readonly_after_crash, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_readonly_interrupted, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_readonly_killed, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
                 cmocka_unit_test_setup_teardown(listing_and_damage, setup, teardown),

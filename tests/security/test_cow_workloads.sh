@@ -627,7 +627,26 @@ ls -la --time-style=+%s many | head -n 12
 run_workload many "$w6"
 hook=""
 
-# 7. Scripts: the name the interpreter is given ($0) is the one the program ran the script by,
+# 7. Write permission as the merge has it: access(W_OK) of the workspace's files and
+# directories (merged mode once said EROFS for all of them: `test -w`, and pip's check of a
+# venv's site-packages, failed), and a read-only directory made writable in the run, filled,
+# and one made read-only again after (merged mode judged the host's mode: EACCES).
+hook='mkdir rodir rodir2 && chmod 555 rodir rodir2'
+w7='exec 2>&1
+for p in a.txt exec.sh b.txt sub sub/deep . "dir with space" tree; do
+        if test -w "$p"; then echo "$p w"; else echo "$p -"; fi
+done
+echo n >fresh.txt && test -w fresh.txt && echo fresh.txt w
+mkdir nd && test -w nd && echo nd w
+"$PY" -c "import os; print(os.access(\"sub\", os.W_OK), os.access(\"a.txt\", os.W_OK | os.R_OK))"
+chmod u+w rodir && echo made >rodir/new.txt && mkdir rodir/d && ls rodir && test -w rodir && echo rodir w
+chmod u+w rodir2 && echo f >rodir2/f && chmod u-w rodir2 && ls rodir2
+stat -c "%n %a" rodir rodir2
+'"$listing"
+run_workload perms "$w7"
+hook=""
+
+# 8. Scripts: the name the interpreter is given ($0) is the one the program ran the script by,
 # as binfmt_script gives it (merged mode gave the absolute path with symlinks resolved), from
 # a directory the run made too; and a "#!" naming its interpreter by a relative path (every
 # mode killed the run: the interpreter was looked for from /, then the one that ran was not
@@ -644,7 +663,7 @@ mkdir nd && cd nd && ../low/s.sh && ../new.sh && cd ..
 run_workload scripts "$w8"
 hook=""
 
-# 8. Security, judged from outside: no path changes the host tree (chmod, touch, truncate,
+# 9. Security, judged from outside: no path changes the host tree (chmod, touch, truncate,
 # and calls on an fd opened read-only before any write: each fails or lands in the session);
 # the session store is out of reach; a symlink to a file outside the writable places (--ro),
 # written through, changes nothing there; and apply makes the session's symlinks as symlinks,
