@@ -53,7 +53,8 @@ static const char usage_sessions[] =
         "Usage: stockade sessions [--state-dir DIR]\n"
         "\n"
         "List the sessions, oldest first, one a line: name, last update, number of changes,\n"
-        "bytes held, command. A damaged session says what is wrong with it instead.\n"
+        "bytes held, command, and the directory its changes are for (\"in DIR\"). A damaged\n"
+        "session says what is wrong with it instead.\n"
         "Sessions that never began (stockade killed while it started: no metadata, nothing\n"
         "in them) and are at least ten seconds old are removed first.\n";
 
@@ -506,6 +507,9 @@ static void list_one(const char *state, const char *name)
                 printf("damaged: %s", s.problem);
         else
                 print_command(s.meta.command);
+        /* Where apply writes: two runs of one command in two projects look alike otherwise. */
+        for (size_t i = 0; i < s.meta.n_mounts; i++)
+                printf("%s%s", i ? ", " : "  in ", s.meta.mounts[i].host);
         for (size_t i = 0; i < s.n; i++)
                 if (s.mounts[i].problem[0])
                         printf(" [damaged: %s]", s.mounts[i].problem);
