@@ -7,8 +7,8 @@
  * program would meet natively; the upper's copies keep the lower's modes (and owners, when
  * stockade is root), so a call made there as the program meets the same. The supervisor's
  * own bookkeeping in the upper (copies, whiteouts, opaque marks) is made with its own ids.
- * Not kept: the sticky bit's rule that only a file's owner may remove it from a shared
- * directory, for names the lower has (a workspace seldom has such a directory).
+ * The sticky bit's rule (sticky_ok) is kept too, with the owner of the lower's object for a
+ * name the lower has (its copy may be the user's).
  */
 #include "syscalls/fs_cow.h"
 #include "syscalls/fs_common.h"
@@ -140,6 +140,14 @@ int fs_cow_where(const struct supervisor *sup, int fd, const struct vfs_mount **
                 }
         }
         return 0;
+}
+
+bool fs_cow_in_merged(const struct supervisor *sup, int fd)
+{
+        const struct vfs_mount *m;
+        char path[PATH_MAX];
+
+        return sup->cow_merged && fs_cow_where(sup, fd, &m, path) != 0;
 }
 
 bool fs_cow_found(const struct supervisor *sup, int fd)
@@ -360,6 +368,28 @@ static int judged_dir(const struct fs_cow_name *cn, int parent)
         return parent;
 }
 
+/* The sticky bit's rule for removing or renaming away a name of `owner` from the directory
+ * `dir`: in a sticky directory only the name's owner or the directory's may (the program has
+ * no CAP_FOWNER). Returns 0 or -EPERM (or -errno). */
+static int sticky_ok(struct supervisor *sup, pid_t tid, int dir, uid_t owner)
+{
+        struct fs_as as;
+        struct stat ds;
+        uid_t me;
+        int r;
+
+        if (fstat(dir, &ds) < 0)
+                return -errno;
+        if (!(ds.st_mode & S_ISVTX))
+                return 0;
+        r = fs_as_enter(sup, tid, false, &as);
+        if (r < 0)
+                return r;
+        me = (uid_t)setfsuid((uid_t)-1);
+        fs_as_leave(&as);
+        return me == owner || me == ds.st_uid ? 0 : -EPERM;
+}
+
 /* `last` without its trailing slashes, into name[NAME_MAX + 1]; whether it had any. */
 static bool strip(const char *last, char *name)
 {
@@ -478,12 +508,14 @@ int fs_cow_remove(struct supervisor *sup, pid_t tid, struct fs_cow_name *cn, int
                 return -EISDIR;
         if (!dir && slash)
                 return -ENOTDIR;
+        in_lower = lower_has(cn, name, &lst);
         r = program_may(sup, tid, judged_dir(cn, parent), W_OK | X_OK);
+        if (r == 0)
+                r = sticky_ok(sup, tid, judged_dir(cn, parent), in_lower ? lst.st_uid : st.st_uid);
         if (r == 0 && dir)
                 r = merged_empty(cn);
         if (r < 0)
                 return r;
-        in_lower = lower_has(cn, name, &lst);
         cow_note_path(sup, cn->path);
         if (cn->upper) {
                 if (dir && (r = clear_whiteouts(parent, name)) < 0)
@@ -560,7 +592,7 @@ int fs_cow_rename(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int 
 {
         char na[NAME_MAX + 1], nb[NAME_MAX + 1];
         bool slash = strip(la, na) | strip(lb, nb), a_lower, b_lower;
-        struct stat sa, sb, st;
+        struct stat sa, sb, sla, slb, st;
         int r, fd;
 
         if (a->mount != b->mount)
@@ -576,8 +608,8 @@ int fs_cow_rename(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int 
                 return -ENOTDIR;
         if (strcmp(a->path, b->path) == 0)
                 return 0; /* the same name: nothing to do, as rename(2) */
-        a_lower = lower_has(a, na, &st);
-        b_lower = lower_has(b, nb, &st);
+        a_lower = lower_has(a, na, &sla);
+        b_lower = lower_has(b, nb, &slb);
         if (b->exists) {
                 if (flags & RENAME_NOREPLACE)
                         return -EEXIST;
@@ -594,6 +626,10 @@ int fs_cow_rename(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int 
         r = program_may(sup, tid, judged_dir(a, *pa), W_OK | X_OK);
         if (r == 0)
                 r = program_may(sup, tid, judged_dir(b, *pb), W_OK | X_OK);
+        if (r == 0)
+                r = sticky_ok(sup, tid, judged_dir(a, *pa), a_lower ? sla.st_uid : sa.st_uid);
+        if (r == 0 && b->exists)
+                r = sticky_ok(sup, tid, judged_dir(b, *pb), b_lower ? slb.st_uid : sb.st_uid);
         if (r < 0)
                 return r;
         cow_note_path(sup, a->path);

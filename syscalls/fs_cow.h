@@ -56,6 +56,9 @@ bool fs_cow_missed(const struct supervisor *sup, int base, const char *path, uin
 /* Where the object `fd` lies: 0 on no merged mount, 1 in a lower, 2 in an upper; with its
  * mount and its sandbox path (into path[PATH_MAX]). */
 int fs_cow_where(const struct supervisor *sup, int fd, const struct vfs_mount **m, char *path);
+/* Whether `fd` lies in a merged copy-on-write mount, either layer: writable by the program (its
+ * changes go to the upper), though neither layer is a writable place. */
+bool fs_cow_in_merged(const struct supervisor *sup, int fd);
 /* In place: a host path in an upper directory becomes its sandbox path (fs_sandbox_path). */
 void fs_cow_sandbox_path(const struct supervisor *sup, char *path, size_t size);
 

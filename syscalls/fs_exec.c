@@ -23,6 +23,7 @@
  * code ends up running.
  */
 #include "syscalls/fs_common.h"
+#include "syscalls/fs_cow.h"
 #include "supervisor/error.h"
 #include "supervisor/notify.h"
 #include "supervisor/tfd.h"
@@ -135,7 +136,10 @@ static int judge_policy(struct supervisor *sup, int fd, const struct stat *st)
         bool allowed = sup->n_exec_rules == 0;
 
         name_of(sup, fd, path, sizeof(path));
-        if (sup->cfg->exec_no_writable && (!path[0] || fs_writable_place(sup, fd)))
+        /* A merged copy-on-write mount is writable too, neither layer a place (the overlay
+         * is one): an outside review ran a binary it had just copied into the workspace. */
+        if (sup->cfg->exec_no_writable &&
+            (!path[0] || fs_writable_place(sup, fd) || fs_cow_in_merged(sup, fd)))
                 return -EACCES;
         for (size_t i = 0; i < sup->n_exec_rules && !allowed; i++) {
                 const struct exec_rule *r = &sup->exec_rules[i];
@@ -238,7 +242,10 @@ static int record(struct supervisor *sup, pid_t tid, int fd, const struct stat *
                         cur = next;
                         break;
                 }
-                if (sup->n_exec_rules && judge_policy(sup, next, &ist) < 0) {
+                /* --no-exec-writable too: a read-only script's "#!" may name a program the
+                 * sandbox wrote (./tool from a working directory it chose, /tmp/tool) */
+                if ((sup->n_exec_rules || sup->cfg->exec_no_writable) &&
+                    judge_policy(sup, next, &ist) < 0) {
                         cur = next;
                         r = -EACCES;
                         break;

@@ -491,15 +491,6 @@ bool fs_writable_place(const struct supervisor *sup, int fd)
         return false;
 }
 
-/* Whether `fd` lies in a merged copy-on-write mount, either layer. */
-static bool in_merged_mount(const struct supervisor *sup, int fd)
-{
-        const struct vfs_mount *m;
-        char path[PATH_MAX];
-
-        return sup->cow_merged && fs_cow_where(sup, fd, &m, path) != 0;
-}
-
 static long answer_access(struct supervisor *sup, struct look_call *lc, int fd, int mode)
 {
         struct fs_as as;
@@ -514,7 +505,7 @@ static long answer_access(struct supervisor *sup, struct look_call *lc, int fd, 
          * check of a venv's site-packages). */
         if ((mode & W_OK) && fstat(fd, &st) == 0 &&
             (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) &&
-            !fs_writable_place(sup, fd) && !in_merged_mount(sup, fd))
+            !fs_writable_place(sup, fd) && !fs_cow_in_merged(sup, fd))
                 return -EROFS;
         r = fs_as_enter(sup, lc->tid, false, &as);
         if (r < 0)

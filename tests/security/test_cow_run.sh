@@ -380,6 +380,35 @@ for how in "--cow ." ""; do
         grep -q 'no fd leaked' "$top/err" || fail "the merged run leaked an fd ($how): $(cat "$top/err")"
         [ "$(snap)" = "$before" ] || fail "without a mount namespace ($how) the host tree changed"
 done
+# --no-exec-writable covers the merged workspace: neither layer is a writable place, and an
+# outside review ran your tree's script and a binary it copied there.
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \
+        --state-dir "$state" --no-exec-writable -- sh -c './run.sh; echo host=$?;
+        cp /bin/true ./t && ./t; echo made=$?' 2>&1) || true
+grep -q 'host=126' <<<"$out" && grep -q 'made=126' <<<"$out" ||
+        fail "merged: --no-exec-writable let the workspace's programs run: $out"
+# The sticky bit's rule: in a shared directory only a name's owner (or the directory's) removes
+# or renames it away (merged mode let the sandbox remove root's file there, and an apply as
+# root then carried the removal to the host). Root only: it takes a file of another owner; the
+# run is uid 65534's, without a mount namespace.
+if [ "$(id -u)" -eq 0 ]; then
+        sd=$(mktemp -d /var/tmp/stockade-sticky.XXXXXX)
+        mkdir -p "$sd/ws/sticky" "$sd/state" "$sd/home" && chmod 755 "$sd" "$sd/ws" &&
+                chmod 1777 "$sd/ws/sticky" && echo root >"$sd/ws/sticky/f" &&
+                chown 65534:65534 "$sd/state" "$sd/home"
+        out=$(cd "$sd/ws" && setpriv --reuid=65534 --regid=65534 --clear-groups env -i \
+                HOME="$sd/home" PATH=/usr/bin:/bin STOCKADE_TEST_DISABLE=userns,ipcns \
+                "$stockade" run -q --allow-degraded --state-dir "$sd/state" -- sh -c '
+                rm -f sticky/f; echo rm=$?; mv sticky/f sticky/g 2>/dev/null; echo mv=$?;
+                echo n >sticky/mine && mv sticky/mine sticky/mine2 && rm sticky/mine2 &&
+                echo own-ok' 2>&1) || true
+        grep -q 'rm=1' <<<"$out" && grep -q 'mv=1' <<<"$out" && grep -q own-ok <<<"$out" ||
+                fail "merged: the sticky bit's rule was not kept: $out"
+        [ "$(cat "$sd/ws/sticky/f")" = root ] || fail "merged: the sticky directory's file changed"
+        rm -rf "$sd"
+else
+        echo "note: the sticky bit's case needs root (a file of another owner): not run"
+fi
 # An inotify watch on a directory your tree has (a dev server's reload on save) sees the
 # run's changes there: it is put on the session's copy of the directory, made for it (a watch
 # on yours saw nothing), and the session shows no change for that. So does a watch on a file
