@@ -259,7 +259,7 @@ void layers_print(const struct layers *l, FILE *out)
         /* NETLINK_ROUTE is answered by the supervisor (syscalls/net_netlink.c), with or
          * without the namespace: no host address shows. */
         fprintf(out, "stockade:   %-28s %s\n", "network interfaces",
-                "a view: lo only (127.0.0.1/8, ::1/128), no host address");
+                "a view: lo only (127.0.0.1/8, 127.0.0.2/8, fe80::1/64, ::1/128), no host address");
         if (l->user_namespaces)
                 fprintf(out, "stockade:   %-28s %s\n", "user namespaces",
                         l->ipc == IPC_NS_USERNS ? "yes (for the IPC namespace)"

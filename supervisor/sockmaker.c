@@ -5,6 +5,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -75,6 +81,60 @@ static void answer(int chan, int err, int fd)
         (void)sendmsg(chan, &h, MSG_NOSIGNAL);
 }
 
+/* Add `a` (`family`, `alen` bytes) /`prefixlen` to lo (index 1 in a new namespace), by
+ * netlink (RTM_NEWADDR, as `ip addr add` does, with lo's own label). Errors are ignored: an
+ * address that is already there, or a kernel without IPv6, leaves the view showing what the
+ * namespace lacks, nothing worse (the view is supervisor/net/nlview.c). System calls only. */
+static void add_lo_addr(int nl, int family, const void *a, size_t alen, int prefixlen,
+                        uint32_t flags)
+{
+        union {
+                struct nlmsghdr h;
+                char buf[NLMSG_SPACE(sizeof(struct ifaddrmsg)) + 3 * RTA_SPACE(16)];
+        } q;
+        struct ifaddrmsg ifa = {.ifa_family = (uint8_t)family,
+                                .ifa_prefixlen = (uint8_t)prefixlen,
+                                /* IPv4 takes the scope it is given (iproute2 gives a
+                                 * loopback address host); IPv6 computes it. */
+                                .ifa_scope = family == AF_INET ? RT_SCOPE_HOST : 0,
+                                .ifa_index = 1};
+        static const uint16_t types[] = {IFA_LOCAL, IFA_ADDRESS, IFA_FLAGS};
+        char ack[256];
+        size_t at = NLMSG_LENGTH(sizeof(ifa));
+
+        memset(&q, 0, sizeof(q));
+        q.h.nlmsg_type = RTM_NEWADDR;
+        q.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+        memcpy(q.buf + NLMSG_HDRLEN, &ifa, sizeof(ifa));
+        at = NLMSG_ALIGN(at);
+        for (size_t i = 0; i < 3; i++) {
+                size_t n = i < 2 ? alen : sizeof(flags);
+                struct rtattr ra = {.rta_len = (unsigned short)RTA_LENGTH(n), .rta_type = types[i]};
+
+                memcpy(q.buf + at, &ra, sizeof(ra));
+                memcpy(q.buf + at + sizeof(ra), i < 2 ? a : (const void *)&flags, n);
+                at += RTA_ALIGN(ra.rta_len);
+        }
+        q.h.nlmsg_len = (uint32_t)at;
+        if (send(nl, &q, at, 0) == (ssize_t)at)
+                (void)recv(nl, ack, sizeof(ack), 0);
+}
+
+/* lo's addresses beside 127.0.0.1/8 and ::1/128: 127.0.0.2/8 and fe80::1/64, which the view
+ * shows (nlview.c says why). While we hold the namespace's CAP_NET_ADMIN: before
+ * creds_become. */
+static void add_lo_addrs(void)
+{
+        static const uint8_t v4[4] = {127, 0, 0, 2}, v6[16] = {0xfe, 0x80, [15] = 1};
+        int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+        if (nl < 0)
+                return;
+        add_lo_addr(nl, AF_INET, v4, sizeof(v4), 8, IFA_F_PERMANENT);
+        add_lo_addr(nl, AF_INET6, v6, sizeof(v6), 64, IFA_F_PERMANENT | IFA_F_NODAD);
+        close(nl);
+}
+
 /* The maker's life: system calls only (we forked a process that may have threads later;
  * nothing here takes a lock of libc's). */
 static _Noreturn void serve(int chan)
@@ -112,7 +172,9 @@ int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, int mnt_fd, ui
 
         m->chan = -1;
         m->cookie = 0;
+        m->diag = -1;
         pthread_mutex_init(&m->lock, NULL);
+        pthread_mutex_init(&m->diag_lock, NULL);
         *step = "socketpair for the socket maker";
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return -errno;
@@ -126,6 +188,9 @@ int sockmaker_start(struct sockmaker *m, int user_fd, int net_fd, int mnt_fd, ui
                     setns(net_fd, CLONE_NEWNET) < 0 ||
                     (mnt_fd >= 0 && setns(mnt_fd, CLONE_NEWNS) < 0))
                         _exit(1);
+                /* shim/netns.c brought lo up (its 127.0.0.1 and ::1 come first: an address
+                 * added before would be lo's primary). */
+                add_lo_addrs();
                 /* The command's ids, no capability: it makes sockets and reads what the
                  * command may read (a root stockade's maker would read root's). */
                 if (creds_become(uid, gid) < 0)
@@ -213,6 +278,72 @@ int sockmaker_open_sysnet(struct sockmaker *m, const char *path, int flags)
         return ask(m, &q);
 }
 
+/* The exact look-up (inet_diag_find_one_icsk, udp_dump_one) on `nl`: 1 found, 0 not
+ * (ENOENT), -errno. The answer comes while the request is sent (netlink is synchronous), so
+ * the receive never waits. */
+static int diag_lookup(int nl, int protocol, const struct in6_addr *a, uint16_t port)
+{
+        struct {
+                struct nlmsghdr h;
+                struct inet_diag_req_v2 r;
+        } q = {.h = {.nlmsg_len = sizeof(q),
+                     .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                     .nlmsg_flags = NLM_F_REQUEST,
+                     .nlmsg_seq = 1}};
+        bool v4 = IN6_IS_ADDR_V4MAPPED(a);
+        union {
+                struct nlmsghdr h;
+                char buf[8192];
+        } ans;
+        struct nlmsgerr e;
+        ssize_t n;
+
+        q.r.sdiag_family = v4 ? AF_INET : AF_INET6;
+        q.r.sdiag_protocol = (uint8_t)protocol;
+        q.r.idiag_states = ~0u;
+        q.r.id.idiag_cookie[0] = q.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+        /* The socket's own side is `src` for TCP and `dst` for UDP ("swapped for historical
+         * reasons", udp_diag.c); the other side stays 0:0, which no connected socket has. */
+        if (protocol == IPPROTO_TCP) {
+                q.r.id.idiag_sport = htons(port);
+                memcpy(q.r.id.idiag_src, v4 ? a->s6_addr + 12 : a->s6_addr, v4 ? 4 : 16);
+        } else {
+                q.r.id.idiag_dport = htons(port);
+                memcpy(q.r.id.idiag_dst, v4 ? a->s6_addr + 12 : a->s6_addr, v4 ? 4 : 16);
+        }
+        while (recv(nl, &ans, sizeof(ans), MSG_DONTWAIT) > 0)
+                ; /* nothing is left over, unless an earlier answer came late */
+        if (send(nl, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q))
+                return -errno;
+        n = recv(nl, &ans, sizeof(ans), MSG_DONTWAIT);
+        if (n < (ssize_t)sizeof(struct nlmsghdr))
+                return n < 0 ? -errno : -EIO;
+        if (ans.h.nlmsg_type == SOCK_DIAG_BY_FAMILY)
+                return 1;
+        if (ans.h.nlmsg_type != NLMSG_ERROR || (size_t)n < NLMSG_LENGTH(sizeof(e)))
+                return -EIO;
+        memcpy(&e, NLMSG_DATA(&ans.h), sizeof(e));
+        return e.error == -ENOENT ? 0 : e.error < 0 ? e.error : -EIO;
+}
+
+int sockmaker_serves(struct sockmaker *m, int protocol, const struct in6_addr *a, uint16_t port)
+{
+        int r;
+
+        if (!m->cookie)
+                return -ENOTSUP;
+        pthread_mutex_lock(&m->diag_lock);
+        /* Made by the maker, so that it looks into the sandbox's namespace; kept for the
+         * run (one request at a time, under the lock: a look-up costs a few microseconds). */
+        if (m->diag < 0)
+                m->diag = sockmaker_socket(m, AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG);
+        r = m->diag < 0 ? m->diag : diag_lookup(m->diag, protocol, a, port);
+        if (m->diag < 0)
+                m->diag = -1;
+        pthread_mutex_unlock(&m->diag_lock);
+        return r;
+}
+
 bool sockmaker_inside(const struct sockmaker *m, int fd)
 {
         return m->cookie != 0 && cookie_of(fd) == m->cookie;
@@ -230,4 +361,7 @@ void sockmaker_stop(struct sockmaker *m)
         if (m->chan >= 0)
                 close(m->chan);
         m->chan = -1;
+        if (m->cookie && m->diag >= 0)
+                close(m->diag);
+        m->diag = -1;
 }

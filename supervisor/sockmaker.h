@@ -32,6 +32,8 @@ struct sockmaker {
         pid_t pid;
         uint64_t cookie; /* the sandbox's network namespace */
         pthread_mutex_t lock;
+        int diag; /* a NETLINK_SOCK_DIAG socket made inside (sockmaker_serves), or -1 */
+        pthread_mutex_t diag_lock;
 };
 
 /* Fork the maker into the namespaces `user_fd` (-1: none, stockade is root), `net_fd` and
@@ -55,6 +57,18 @@ int sockmaker_open_sysnet(struct sockmaker *m, const char *path, int flags);
 /* Whether socket `fd` (ours) lives in the sandbox's network namespace. False without a maker
  * or when the kernel cannot tell. */
 bool sockmaker_inside(const struct sockmaker *m, int fd);
+
+/*
+ * Whether a socket of the sandbox's network namespace would take what is sent to loopback
+ * address `a` (IPv4 as ::ffff:a.b.c.d), port `port` (host order), with `protocol`
+ * (IPPROTO_TCP: a listener; IPPROTO_UDP: a bound socket not connected elsewhere), as the
+ * kernel finds it for an incoming packet (an exact sock_diag look-up: the address itself, a
+ * wildcard, a dual-stack IPv6 socket, SO_REUSEPORT groups). 1 yes, 0 no, -errno when the
+ * kernel cannot tell (no maker, no sock_diag). What it says can change the moment after:
+ * callers decide so that either answer is safe (syscalls/net_common.c). Any thread.
+ */
+struct in6_addr;
+int sockmaker_serves(struct sockmaker *m, int protocol, const struct in6_addr *a, uint16_t port);
 
 /* Whether this kernel tells a socket's namespace (SO_NETNS_COOKIE). */
 bool sockmaker_supported(void);

@@ -154,6 +154,31 @@ void net_any_to_reached(const struct net_sock *s, struct sockaddr_storage *addr,
         }
 }
 
+/*
+ * Whether a loopback destination `a` that an allow rule names (the host's service) is served
+ * by the sandbox itself, in its namespace: a TCP listener, a bound UDP socket, on that address
+ * (or a wildcard) and port. Natively there is one loopback, and a port there is either the
+ * sandbox's server's or the host's, never both: with `--allow-net 127.0.0.1` the sandbox's
+ * test suite still reaches the server it started. Decided on our copy of the address, from
+ * the kernel's own look-up (sockmaker_serves), and performed on our copy of the socket like
+ * any connect inside. Racing it is harmless: a server of the sandbox's that goes away before
+ * the connect leaves a refused connect (nothing in the namespace listens), never the host;
+ * one that comes after the look-up is missed and the host's service is reached, which the
+ * rule allows, as natively a connect that came first would reach whoever held the port.
+ * Another protocol (ping, SCTP) or a look-up that fails: the host's, as the rule says.
+ */
+static bool served_inside(struct supervisor *sup, const struct net_sock *s,
+                          const struct netpol_addr *a)
+{
+        struct in6_addr in6;
+
+        if (s->proto != NETPOL_TCP && s->proto != NETPOL_UDP)
+                return false;
+        memcpy(&in6, a->a, sizeof(in6));
+        return sockmaker_serves(&sup->netns, s->proto == NETPOL_TCP ? IPPROTO_TCP : IPPROTO_UDP,
+                                &in6, a->port) == 1;
+}
+
 int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_sock *s,
                    const void *addr, size_t len, const char *what, bool unspec_is_v4,
                    bool connection)
@@ -183,11 +208,12 @@ int net_judge_inet(struct supervisor *sup, struct call *call, const struct net_s
         v = netpol_decide_named(&sup->cfg->net, &sup->net_own, s->proto, &a, &names);
         /* In the sandbox's network namespace, loopback is the sandbox's own: allowed, and
          * performed there, unless a rule names the address (then it means the host's, and
-         * an allow goes out through a socket of the host's; a deny wins as always). Any
-         * other allowed destination goes out through the host's namespace too. */
+         * an allow goes out through a socket of the host's; a deny wins as always) and no
+         * server of the sandbox's takes that address and port (served_inside). Any other
+         * allowed destination goes out through the host's namespace too. */
         inside = sockmaker_inside(&sup->netns, s->fd);
-        if (inside && netpol_classify(&a) == NETPOL_LOOPBACK && v.reason != NETPOL_BY_ALLOW &&
-            v.reason != NETPOL_BY_DENY) {
+        if (inside && netpol_classify(&a) == NETPOL_LOOPBACK && v.reason != NETPOL_BY_DENY &&
+            (v.reason != NETPOL_BY_ALLOW || served_inside(sup, s, &a))) {
                 v.allow = true;
                 v.reason = NETPOL_BY_NETNS;
         }

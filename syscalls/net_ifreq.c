@@ -1,7 +1,7 @@
 /*
  * The interface ioctls (SIOCGIFCONF, SIOCGIFNAME, SIOCGIFINDEX, SIOCGIFADDR, ...): answered
  * by the supervisor from the same view as NETLINK_ROUTE (supervisor/net/nlview.h): one
- * interface, lo, index 1, 127.0.0.1/8. In the kernel they would list the host's interfaces
+ * interface, lo, index 1, 127.0.0.1/8 (and 127.0.0.2/8 for SIOCGIFCONF). In the kernel they would list the host's interfaces
  * and addresses (an outside review read eth0's address and MAC with them).
  *
  * The fd must be a socket, as for the kernel (ENOTTY otherwise); it is taken and looked at,
@@ -98,22 +98,29 @@ static int answer(unsigned long cmd, struct ifreq *ifr)
         return 0;
 }
 
-/* SIOCGIFCONF on the copy `ifc`: the size wanted (a NULL buffer), or lo's IPv4 address if
- * it fits (whole entries only, as the kernel writes them). */
+/* SIOCGIFCONF on the copy `ifc`: the size wanted (a NULL buffer), or lo's IPv4 addresses as
+ * far as they fit (whole entries only, as the kernel writes them): 127.0.0.1 and 127.0.0.2,
+ * both labelled lo, as in the netlink view (supervisor/net/nlview.c). */
 static int conf(pid_t tid, uint64_t arg, struct ifconf *ifc)
 {
-        struct ifreq lo = {0};
+        static const uint32_t addrs[] = {INADDR_LOOPBACK, INADDR_LOOPBACK + 1};
+        struct ifreq lo[2];
+        size_t n = sizeof(addrs) / sizeof(*addrs);
         int r = 0;
 
-        memcpy(lo.ifr_name, "lo", 2);
-        inet(&lo.ifr_addr, INADDR_LOOPBACK);
+        memset(lo, 0, sizeof(lo));
+        for (size_t i = 0; i < n; i++) {
+                memcpy(lo[i].ifr_name, "lo", 2);
+                inet(&lo[i].ifr_addr, addrs[i]);
+        }
         if (!ifc->ifc_buf) {
                 ifc->ifc_len = (int)sizeof(lo);
-        } else if (ifc->ifc_len >= (int)sizeof(lo)) {
-                r = tmem_write(tid, (uint64_t)(uintptr_t)ifc->ifc_buf, &lo, sizeof(lo));
-                ifc->ifc_len = (int)sizeof(lo);
         } else {
-                ifc->ifc_len = 0;
+                if (ifc->ifc_len < (int)sizeof(lo))
+                        n = ifc->ifc_len < 0 ? 0 : (size_t)ifc->ifc_len / sizeof(*lo);
+                if (n > 0)
+                        r = tmem_write(tid, (uint64_t)(uintptr_t)ifc->ifc_buf, lo, n * sizeof(*lo));
+                ifc->ifc_len = (int)(n * sizeof(*lo));
         }
         return r < 0 ? r : tmem_write(tid, arg, ifc, sizeof(*ifc));
 }

@@ -133,30 +133,55 @@ static void put_link(struct nlview_buf *b, uint16_t flags, const struct req *r, 
         end_msg(b, at);
 }
 
-/* 127.0.0.1/8 or ::1/128 on lo (inet_fill_ifaddr, inet6_fill_ifaddr). Lifetimes forever;
- * the creation times (hundredths of a second since the host booted) are 0. */
-static void put_addr(struct nlview_buf *b, int family, const struct req *r, uint32_t port)
+/*
+ * The addresses on lo, in the order the kernel dumps them in a namespace where they were added
+ * (IPv4 first; IPv6 by scope, link before host). 127.0.0.1/8 and ::1/128 are what every lo
+ * has. 127.0.0.2/8 and fe80::1/64 are there for glibc's __check_pf (check_pf.c), which counts
+ * an IPv4 family only for an address other than 127.0.0.1 and an IPv6 one only for one other
+ * than ::1: with lo's two alone, getaddrinfo(AF_INET or AF_INET6, AI_ADDRCONFIG) answered
+ * EAI_NONAME, even for localhost. Neither is a host's address, and neither is one a program
+ * picks to serve the world on: 127.0.0.2 is loopback (reached and bound like 127.0.0.1, in
+ * the sandbox's namespace and on the host's lo alike), fe80::1 link-local on lo (a program
+ * that lists "its address" skips both, as it skips lo). In the sandbox's network namespace
+ * the socket maker puts both on its lo (supervisor/sockmaker.c), so the view is what is there.
+ */
+struct view_addr {
+        uint8_t family, prefixlen, scope;
+        uint32_t flags;
+        uint8_t a[16];
+};
+
+static const struct view_addr view_addrs[] = {
+        {AF_INET, 8, RT_SCOPE_HOST, IFA_F_PERMANENT, {127, 0, 0, 1}},
+        {AF_INET, 8, RT_SCOPE_HOST, IFA_F_PERMANENT | IFA_F_SECONDARY, {127, 0, 0, 2}},
+        {AF_INET6, 64, RT_SCOPE_LINK, IFA_F_PERMANENT | IFA_F_NODAD, {0xfe, 0x80, [15] = 1}},
+        {AF_INET6, 128, RT_SCOPE_HOST, IFA_F_PERMANENT | IFA_F_NOPREFIXROUTE, {[15] = 1}},
+};
+
+/* One address of lo (inet_fill_ifaddr, inet6_fill_ifaddr). Lifetimes forever; the creation
+ * times (hundredths of a second since the host booted) are 0. */
+static void put_addr(struct nlview_buf *b, const struct view_addr *va, const struct req *r,
+                     uint32_t port)
 {
         size_t at = begin_msg(b, RTM_NEWADDR, NLM_F_MULTI, r, port);
-        struct ifaddrmsg ifa = {.ifa_family = (uint8_t)family,
-                                .ifa_prefixlen = family == AF_INET ? 8 : 128,
-                                .ifa_flags = IFA_F_PERMANENT,
-                                .ifa_scope = RT_SCOPE_HOST,
+        struct ifaddrmsg ifa = {.ifa_family = va->family,
+                                .ifa_prefixlen = va->prefixlen,
+                                .ifa_flags = (uint8_t)va->flags,
+                                .ifa_scope = va->scope,
                                 .ifa_index = LO_INDEX};
         struct ifa_cacheinfo ci = {.ifa_prefered = 0xffffffff, .ifa_valid = 0xffffffff};
-        struct in_addr v4 = {htonl(INADDR_LOOPBACK)};
 
         put(b, &ifa, sizeof(ifa));
-        if (family == AF_INET) {
-                put_attr(b, IFA_ADDRESS, &v4, sizeof(v4));
-                put_attr(b, IFA_LOCAL, &v4, sizeof(v4));
+        if (va->family == AF_INET) {
+                put_attr(b, IFA_ADDRESS, va->a, 4);
+                put_attr(b, IFA_LOCAL, va->a, 4);
                 put_attr(b, IFA_LABEL, LO_NAME, sizeof(LO_NAME));
-                put_u32(b, IFA_FLAGS, IFA_F_PERMANENT);
+                put_u32(b, IFA_FLAGS, va->flags);
                 put_attr(b, IFA_CACHEINFO, &ci, sizeof(ci));
         } else {
-                put_attr(b, IFA_ADDRESS, &in6addr_loopback, sizeof(in6addr_loopback));
+                put_attr(b, IFA_ADDRESS, va->a, 16);
                 put_attr(b, IFA_CACHEINFO, &ci, sizeof(ci));
-                put_u32(b, IFA_FLAGS, IFA_F_PERMANENT | IFA_F_NOPREFIXROUTE);
+                put_u32(b, IFA_FLAGS, va->flags);
         }
         end_msg(b, at);
 }
@@ -261,10 +286,10 @@ static int get(struct nlview_buf *b, const struct req *r, uint32_t port, int fam
                 break;
         case RTM_GETADDR:
                 /* Another family falls back to the AF_UNSPEC dump of all, as in the kernel. */
-                if (family != AF_INET6)
-                        put_addr(b, AF_INET, r, port);
-                if (family != AF_INET)
-                        put_addr(b, AF_INET6, r, port);
+                for (size_t i = 0; i < sizeof(view_addrs) / sizeof(*view_addrs); i++)
+                        if ((family != AF_INET && family != AF_INET6) ||
+                            view_addrs[i].family == family)
+                                put_addr(b, &view_addrs[i], r, port);
                 break;
         case RTM_GETROUTE:
                 break; /* no route worth showing: the loopback ones tell nothing */

@@ -1,7 +1,8 @@
 /*
  * The interfaces the sandbox sees (issue 8, item 6): NETLINK_ROUTE answered by the
  * supervisor as the kernel would answer it in a network namespace that holds only lo, up,
- * with 127.0.0.1/8 and ::1/128. No address, name, index or counter of the host's interfaces
+ * with 127.0.0.1/8, 127.0.0.2/8, fe80::1/64 and ::1/128 (nlview.c says why the second and the
+ * third). No address, name, index or counter of the host's interfaces
  * is in any answer: getifaddrs(3), if_nameindex(3), `ip addr`, Go's net.Interfaces see a
  * host with a loopback device and nothing else. Pure code, unit-tested without a sandbox
  * (tests/unit/test_nlview.c); the sockets that carry the messages are supervisor/nlsock.c.

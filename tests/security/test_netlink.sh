@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 8, item 6: the interfaces the sandbox sees are a view the supervisor answers over
-# NETLINK_ROUTE: lo alone, 127.0.0.1/8 and ::1/128, never an address of the host. Usage:
+# NETLINK_ROUTE: lo alone, 127.0.0.1/8, 127.0.0.2/8, fe80::1/64 and ::1/128, never an address
+# of the host (the second and third let getaddrinfo's AI_ADDRCONFIG see both families). Usage:
 #   test_netlink.sh STOCKADE
 # Judged from outside: the host's own addresses are taken here, outside the sandbox, and no
 # output of the sandbox may name one. getifaddrs(3) users (Node's os.networkInterfaces,
@@ -68,7 +69,9 @@ import json, sys
 ifs = json.loads(sys.argv[1])
 addrs = sorted((a["address"], a["cidr"], a["internal"], a["mac"]) for a in ifs.get("lo", []))
 want = [("127.0.0.1", "127.0.0.1/8", True, "00:00:00:00:00:00"),
-        ("::1", "::1/128", True, "00:00:00:00:00:00")]
+        ("127.0.0.2", "127.0.0.2/8", True, "00:00:00:00:00:00"),
+        ("::1", "::1/128", True, "00:00:00:00:00:00"),
+        ("fe80::1", "fe80::1/64", True, "00:00:00:00:00:00")]
 sys.exit(0 if list(ifs) == ["lo"] and addrs == want else 1)' "$got" 2>/dev/null ||
                 fail "os.networkInterfaces: $got"
 else
@@ -84,8 +87,8 @@ if command -v go >/dev/null; then
                         go build -o ifaces . >"$top/err" 2>&1) || fail "go build: $(cat "$top/err")"
         chmod -R a+rX "$top/go"
         got=$(sbx "$top/go/ifaces") || fail "net.Interfaces: $got $(cat "$top/err")"
-        want=$'1 lo 65536 up|loopback  [127.0.0.1/8 ::1/128] <nil>\n'
-        want+='InterfaceAddrs: [127.0.0.1/8 ::1/128] <nil>'
+        want=$'1 lo 65536 up|loopback  [127.0.0.1/8 127.0.0.2/8 fe80::1/64 ::1/128] <nil>\n'
+        want+='InterfaceAddrs: [127.0.0.1/8 127.0.0.2/8 fe80::1/64 ::1/128] <nil>'
         [ "$got" = "$want" ] || fail "net.Interfaces: $got"
 else
         echo "note: no go, net.Interfaces not checked"
@@ -94,7 +97,8 @@ fi
 # 6. iproute2 and hostname -I.
 if command -v ip >/dev/null; then
         got=$(sbx ip -o addr) || fail "ip -o addr: $(cat "$top/err")"
-        want=$'1: lo inet 127.0.0.1/8\n1: lo inet6 ::1/128'
+        want=$'1: lo inet 127.0.0.1/8\n1: lo inet 127.0.0.2/8\n1: lo inet6 fe80::1/64\n'
+        want+='1: lo inet6 ::1/128'
         [ "$(awk '{print $1, $2, $3, $4}' <<<"$got")" = "$want" ] || fail "ip -o addr: $got"
         got=$(sbx ip -o link) || fail "ip -o link: $(cat "$top/err")"
         grep -q '^1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 ' <<<"$got" &&
@@ -123,7 +127,8 @@ if [ -n "$ifnames" ]; then
                 echo "note: no IPv4 address on a host interface: SIOCGIFCONF proves less here"
         # shellcheck disable=SC2086
         got=$(sbx "$py" ifioctl.py $ifnames) || fail "ifioctl: $got $(cat "$top/err")"
-        [ "$(grep '^conf' <<<"$got")" = "conf lo 127.0.0.1" ] || fail "SIOCGIFCONF: $got"
+        [ "$(grep '^conf' <<<"$got")" = $'conf lo 127.0.0.1\nconf lo 127.0.0.2' ] ||
+                fail "SIOCGIFCONF: $got"
         grep -qx 'index lo 1' <<<"$got" && grep -qx 'name 1 lo' <<<"$got" ||
                 fail "lo by the ioctls: $got"
         for n in $ifnames; do
@@ -133,6 +138,44 @@ if [ -n "$ifnames" ]; then
                         fail "the host's MAC of $n seen: $got"
         done
 fi
+
+# 6c. getaddrinfo with a family and AI_ADDRCONFIG: glibc (check_pf.c) counts IPv4 only for an
+# address other than 127.0.0.1 and IPv6 only for one other than ::1; with lo's own alone it
+# answered EAI_NONAME even for localhost (an outside tester). The view's 127.0.0.2/8 and
+# fe80::1/64 count, and work: a server on 127.0.0.2 is reached, and in the sandbox's network
+# namespace (where they are really on its lo) fe80::1%lo can be bound.
+got=$(cd "$top" && "$stockade" run -q --dns-static svc.test=127.0.0.1 -- sh -c '
+getent ahostsv4 localhost >/dev/null && echo ahostsv4
+getent ahostsv6 localhost >/dev/null && echo ahostsv6
+'"$py"' -c "
+import socket
+C = socket.AI_ADDRCONFIG
+for name, fam in ((\"localhost\", socket.AF_INET), (\"svc.test\", socket.AF_INET),
+                  (\"::1\", socket.AF_INET6),
+                  (\"::1\", socket.AF_UNSPEC), (\"localhost\", socket.AF_UNSPEC)):
+    try:
+        a = socket.getaddrinfo(name, 80, fam, socket.SOCK_STREAM, 0, C)
+        print(name, int(fam), a[0][4][0])
+    except socket.gaierror as e:
+        print(name, int(fam), \"error\", e.errno)
+s = socket.socket(); s.bind((\"127.0.0.2\", 0)); s.listen()
+c = socket.create_connection(s.getsockname()); print(\"127.0.0.2 reached\")
+try:
+    socket.socket(socket.AF_INET6).bind((\"fe80::1\", 0, 0, 1)); print(\"fe80::1 bound\")
+except OSError as e:
+    print(\"fe80::1\", e.errno)
+"' 2>"$top/err") || fail "getaddrinfo with AI_ADDRCONFIG: $got $(cat "$top/err")"
+want=$'ahostsv4\nahostsv6\nlocalhost 2 127.0.0.1\nsvc.test 2 127.0.0.1\n'
+want+=$'::1 10 ::1\n::1 0 ::1\nlocalhost 0 127.0.0.1\n127.0.0.2 reached'
+layers=$("$stockade" run -v -- /bin/true 2>&1) || true
+if grep -q '^stockade: *network namespace *yes' <<<"$layers"; then
+        want+=$'\nfe80::1 bound' # on the namespace's lo
+else
+        want+=$'\nfe80::1 13' # not the host's: a bind there is judged, EACCES without a rule
+fi
+[ "$got" = "$want" ] || fail "getaddrinfo with AI_ADDRCONFIG:"$'\n'"$got"$'\nwant:\n'"$want"
+cat "$top/err" >>"$out"
+echo "$got" >>"$out"
 
 # 6b. shutdown(SHUT_WR) of a view socket, then a quiet program: the supervisor's thread must
 # not spin on the EOF (outside review; judged by stockade's CPU time in /proc).

@@ -6,6 +6,9 @@
  * socket the supervisor makes; `--publish PORT` forwards the host's 127.0.0.1:PORT to the
  * sandbox's.
  *
+ * A rule naming a loopback address still leaves the sandbox the servers it runs there itself
+ * (rule_keeps_own_servers).
+ *
  * This test serves on loopback only, natively, counting what each listener receives:
  *   TCP 127.0.0.1:T          replies HOST-TCP
  *   UDP 127.0.0.1:U          counts datagrams
@@ -534,6 +537,55 @@ static void rule_reaches_host(void **state)
         runner_free(&r);
 }
 
+/*
+ * A rule naming the host's loopback without a port (every port, every protocol) leaves the
+ * sandbox its own servers, as natively, where there is one loopback and a port is the
+ * sandbox's or the host's: a connect or a send to an address and port a socket of the
+ * sandbox's takes in its namespace (a TCP listener, a bound UDP socket; on that address or a
+ * wildcard, IPv4 or dual-stack) stays there and reaches it; any other port goes to the
+ * host's (the rule allows it). A deny rule still wins over the sandbox's own server. (Before:
+ * every connect went out to the host, and a test suite could not reach the server it started:
+ * ECONNREFUSED.)
+ */
+static void rule_keeps_own_servers(void **state)
+{
+        char deny[64], script[1024];
+        const char *opts[] = {"--allow-net", "127.0.0.1", "--deny-net", deny, NULL};
+        const char *opts6[] = {"--allow-net", "[::1]", NULL};
+        int port = free_port();
+        struct run_result r;
+
+        (void)state;
+        reset();
+        snprintf(deny, sizeof(deny), "tcp/127.0.0.1:%d", port);
+        /* UDP: a socket bound on 127.0.0.1 (then on 0.0.0.0) hears a datagram sent to its port
+         * by another socket of the sandbox's, unconnected and connected. */
+        snprintf(script, sizeof(script),
+                 "$A server 127.0.0.1; $A server 0.0.0.0; $A server :: ; "
+                 "$A tcp 127.0.0.1 $T; $A udp 127.0.0.1 $U; $A server 127.0.0.1 %d; "
+                 "/usr/bin/python3 -c '\n"
+                 "import socket\n"
+                 "for a in (\"127.0.0.1\", \"0.0.0.0\"):\n"
+                 "    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "    u.bind((a, 0)); u.settimeout(5); p = u.getsockname()[1]\n"
+                 "    v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                 "    v.sendto(b\"own\", (\"127.0.0.1\", p))\n"
+                 "    v.connect((\"127.0.0.1\", p)); v.send(b\"own2\")\n"
+                 "    print(\"udp\", u.recv(9).decode(), u.recv(9).decode())\n'",
+                 port);
+        run(opts, script, &r);
+        expect(&r, "inside:pong\ninside:pong\ninside:pong\ngot:HOST-TCP\nsent:8\nerr:EACCES\n"
+                   "udp own own2\nudp own own2\n");
+        runner_free(&r);
+        assert_int_equal(atomic_load(&lsns[L_TCP].got), 1);
+        assert_int_equal(settle(L_UDP, 1), 1);
+        if (have_v6) {
+                run(opts6, "$A server ::1; $A server ::", &r);
+                expect(&r, "inside:pong\ninside:pong\n");
+                runner_free(&r);
+        }
+}
+
 /* A connect through a host twin keeps what the program set on its socket: the options (the
  * twin's table, net_common.c), O_NONBLOCK and the fd's close-on-exec, read back on the
  * connected socket exactly as natively, for IPv4 and IPv6. The helper connects four times on
@@ -812,6 +864,7 @@ int main(void)
                 cmocka_unit_test(sandbox_server_unreachable),
                 cmocka_unit_test(host_port_free_inside),
                 cmocka_unit_test(rule_reaches_host),
+                cmocka_unit_test(rule_keeps_own_servers),
                 cmocka_unit_test(twin_keeps_options),
                 cmocka_unit_test(twin_cannot_serve_host),
                 cmocka_unit_test(udp_rule),

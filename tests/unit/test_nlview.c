@@ -134,8 +134,13 @@ static void check_lo(const struct msg *m, uint16_t flags)
         assert_memory_equal(a, "\0\0\0\0\0\0", 6);
 }
 
-static void check_addr(const struct msg *m, int family)
+/* The view's addresses, in the kernel's order: 127.0.0.1/8, 127.0.0.2/8 (so that glibc's
+ * AI_ADDRCONFIG sees IPv4 configured), fe80::1/64 (IPv6 likewise), ::1/128. */
+enum { V4_ONE, V4_TWO, V6_LINK, V6_ONE };
+
+static void check_addr(const struct msg *m, int which)
 {
+        static const uint8_t link6[16] = {0xfe, 0x80, [15] = 1};
         struct ifaddrmsg ifa;
         size_t len = 0;
         const uint8_t *a;
@@ -143,16 +148,24 @@ static void check_addr(const struct msg *m, int family)
         assert_int_equal(m->type, RTM_NEWADDR);
         assert_int_equal(m->flags, NLM_F_MULTI);
         memcpy(&ifa, m->body, sizeof(ifa));
-        assert_int_equal(ifa.ifa_family, family);
+        assert_int_equal(ifa.ifa_family, which <= V4_TWO ? AF_INET : AF_INET6);
         assert_int_equal(ifa.ifa_index, 1);
-        assert_int_equal(ifa.ifa_scope, RT_SCOPE_HOST);
+        assert_int_equal(ifa.ifa_scope, which == V6_LINK ? RT_SCOPE_LINK : RT_SCOPE_HOST);
         a = attr(m->body + sizeof(ifa), m->blen - sizeof(ifa), IFA_ADDRESS, &len);
         assert_non_null(a);
-        if (family == AF_INET) {
+        switch (which) {
+        case V4_ONE:
+        case V4_TWO:
                 assert_int_equal(ifa.ifa_prefixlen, 8);
                 assert_int_equal(len, 4);
-                assert_memory_equal(a, "\x7f\0\0\x01", 4);
-        } else {
+                assert_memory_equal(a, which == V4_ONE ? "\x7f\0\0\x01" : "\x7f\0\0\x02", 4);
+                break;
+        case V6_LINK:
+                assert_int_equal(ifa.ifa_prefixlen, 64);
+                assert_int_equal(len, 16);
+                assert_memory_equal(a, link6, 16);
+                break;
+        default:
                 assert_int_equal(ifa.ifa_prefixlen, 128);
                 assert_int_equal(len, 16);
                 assert_memory_equal(a, &in6addr_loopback, 16);
@@ -183,21 +196,25 @@ static void dumps(void **state)
         memcpy(&h, b.data, sizeof(h));
         assert_int_equal(h.nlmsg_seq, SEQ);
         /* Go's: 17 bytes, the rtgenmsg unpadded. */
-        assert_int_equal(answer(req, make(req, RTM_GETADDR, DUMP, &g, 1), m, 8, &b), 3);
-        check_addr(&m[0], AF_INET);
-        check_addr(&m[1], AF_INET6);
-        check_done(&m[2]);
+        assert_int_equal(answer(req, make(req, RTM_GETADDR, DUMP, &g, 1), m, 8, &b), 5);
+        check_addr(&m[0], V4_ONE);
+        check_addr(&m[1], V4_TWO);
+        check_addr(&m[2], V6_LINK);
+        check_addr(&m[3], V6_ONE);
+        check_done(&m[4]);
         body[0] = AF_INET;
-        assert_int_equal(answer(req, make(req, RTM_GETADDR, DUMP, body, 4), m, 8, &b), 2);
-        check_addr(&m[0], AF_INET);
+        assert_int_equal(answer(req, make(req, RTM_GETADDR, DUMP, body, 4), m, 8, &b), 3);
+        check_addr(&m[0], V4_ONE);
+        check_addr(&m[1], V4_TWO);
         body[0] = AF_INET6;
-        assert_int_equal(answer(req, make(req, RTM_GETADDR, DUMP, body, 4), m, 8, &b), 2);
-        check_addr(&m[0], AF_INET6);
+        assert_int_equal(answer(req, make(req, RTM_GETADDR, DUMP, body, 4), m, 8, &b), 3);
+        check_addr(&m[0], V6_LINK);
+        check_addr(&m[1], V6_ONE);
         /* NLM_F_ROOT alone is a dump too, as the kernel tests the bits. */
         body[0] = AF_PACKET; /* another family: the dump of all */
         assert_int_equal(
                 answer(req, make(req, RTM_GETADDR, NLM_F_REQUEST | NLM_F_ROOT, body, 4), m, 8, &b),
-                3);
+                5);
         assert_int_equal(answer(req, make(req, RTM_GETROUTE, DUMP, body, 4), m, 8, &b), 1);
         check_done(&m[0]);
         nlview_buf_free(&b);
@@ -349,9 +366,9 @@ static void malformed(void **state)
         /* Two good ones, and trailing bytes shorter than a header. */
         len = make(req, RTM_GETLINK, DUMP, body, 4);
         len += make(req + len, RTM_GETADDR, DUMP, body, 4);
-        assert_int_equal(answer(req, len + 7, m, 8, &b), 5);
+        assert_int_equal(answer(req, len + 7, m, 8, &b), 7);
         check_lo(&m[0], NLM_F_MULTI);
-        check_addr(&m[2], AF_INET);
+        check_addr(&m[2], V4_ONE);
         nlview_buf_free(&b);
 }
 
