@@ -5,7 +5,8 @@
  *   - the command's exit status is passed through;
  *   - no task of the tree is left (found by a unique marker in their argv);
  *   - no fd of the supervisor leaked (`stockade -v` says "stockade: no fd leaked").
- * 300 threads keep all 64 notifier threads busy. More only slow the start: each new thread
+ * 300 threads keep the notifier pool growing (to about 50 threads on the 2-core VM: one more
+ * starts only while every one is inside a call; the cap is 256). More only slow the start: each new thread
  * waits for the supervisor's ptrace thread, which shares two cores with every runnable
  * caller (1,000 threads took 5 s to start here and over 40 s on a slower CI machine).
  */
