@@ -488,10 +488,10 @@ static int traced_find(struct supervisor *sup, pid_t pid, unsigned long long arg
                                 return obj;
                 }
                 /* A file the program may write, likewise: its changes in the run go to the
-                 * upper's copy (node --watch, tsc --watch and `tail -f` watch files). Copied
-                 * as it is (the diff shows nothing for it); one that cannot be copied (not
-                 * writable: no change of the run can reach it; a full disk) keeps the watch
-                 * on the lower's. */
+                 * upper's copy (node --watch and tsc --watch watch files; `tail -f` reads an
+                 * fd of the lower's opened before: README). Copied as it is (the diff shows
+                 * nothing for it); one that cannot be copied (not writable: no change of the
+                 * run can reach it; a full disk) keeps the watch on the lower's. */
                 if (obj < 0 && watch && res.type == S_IFREG && res.mount && res.mount->emulated &&
                     !res.upper) {
                         obj = fs_cow_up(sup, pid, res.mount, res.path, COW_OWN_WRITABLE);

@@ -444,26 +444,49 @@ static int open_need(const struct cow_apply *a, const struct need *nd)
         return fd;
 }
 
-int cowapply_access(const struct cow_apply *a, struct cow_conflicts *out)
+/* Each need's directory judged, and `fn` told the verdict (FINE, LEND, REFUSE and *why), with
+ * the directory's O_PATH fd and stat; a directory not there is skipped. Stops at the first
+ * -errno, of a judge or of fn, which it returns (with *failed naming the need when failed is
+ * not NULL). */
+static int each_need(const struct cow_apply *a,
+                     int (*fn)(void *ctx, int fd, const struct need *nd, int verdict,
+                               const struct stat *st, const char *why),
+                     void *ctx, char **failed)
 {
         struct needs ns = {0};
         int r = 0;
 
-        memset(out, 0, sizeof(*out));
         collect_needs(a, &ns);
         for (size_t i = 0; r >= 0 && i < ns.n; i++) {
                 _cleanup_close_ int fd = open_need(a, &ns.v[i]);
-                const char *why;
+                const char *why = NULL;
                 struct stat st;
 
                 if (fd == -ENOENT)
                         continue;
                 r = fd < 0 ? fd : judge(fd, ns.v[i].what, &st, &why);
-                if (r == REFUSE)
-                        conflict(out, ns.v[i].path, why);
+                if (r >= 0)
+                        r = fn(ctx, fd, &ns.v[i], r, &st, why);
+                if (r < 0 && failed)
+                        *failed = xstrdup(ns.v[i].path);
         }
         needs_free(&ns);
         return r < 0 ? r : 0;
+}
+
+static int note_refused(void *ctx, int fd, const struct need *nd, int verdict,
+                        const struct stat *st, const char *why)
+{
+        (void)fd, (void)st;
+        if (verdict == REFUSE)
+                conflict(ctx, nd->path, why);
+        return 0;
+}
+
+int cowapply_access(const struct cow_apply *a, struct cow_conflicts *out)
+{
+        memset(out, 0, sizeof(*out));
+        return each_need(a, note_refused, out, NULL);
 }
 
 /* The host directories whose owner's write bit apply lent, and their own modes. */
@@ -498,30 +521,19 @@ static int lend_one(int fd, const char *path, const struct stat *st, struct lent
         return chmod(proc, (st->st_mode & 07777) | LEND_BITS) < 0 ? -errno : 0;
 }
 
+static int lend_needed(void *ctx, int fd, const struct need *nd, int verdict, const struct stat *st,
+                       const char *why)
+{
+        (void)why;
+        if (verdict == REFUSE) /* not so when cowapply_access looked: changed since */
+                return -EACCES;
+        return verdict == LEND ? lend_one(fd, nd->path, st, ctx) : 0;
+}
+
 /* Before any write: every directory apply must write in and cannot, lent its write bit. */
 static int lend_all(const struct cow_apply *a, struct lents *l, char **failed)
 {
-        struct needs ns = {0};
-        int r = 0;
-
-        collect_needs(a, &ns);
-        for (size_t i = 0; r >= 0 && i < ns.n; i++) {
-                _cleanup_close_ int fd = open_need(a, &ns.v[i]);
-                const char *why;
-                struct stat st;
-
-                if (fd == -ENOENT)
-                        continue;
-                r = fd < 0 ? fd : judge(fd, ns.v[i].what, &st, &why);
-                if (r == REFUSE) /* not so when cowapply_access looked: changed since */
-                        r = -EACCES;
-                if (r == LEND)
-                        r = lend_one(fd, ns.v[i].path, &st, l);
-                if (r < 0)
-                        *failed = xstrdup(ns.v[i].path);
-        }
-        needs_free(&ns);
-        return r < 0 ? r : 0;
+        return each_need(a, lend_needed, l, failed);
 }
 
 /* The lent directories' own modes back, deepest first; one gone or replaced is skipped.
