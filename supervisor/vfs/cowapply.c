@@ -5,6 +5,7 @@
  * name is made beside and renamed into place, so that a crash leaves the old or the new.
  */
 #include "supervisor/vfs/cowapply.h"
+#include "supervisor/vfs/cowapply_int.h"
 #include "supervisor/vfs/treemove.h"
 #include "supervisor/util.h"
 
@@ -134,15 +135,10 @@ static void obj_free(struct obj *o)
 }
 
 /*
- * What apply does to a directory's mode while it works (cowapply.h): lends the owner's write
- * and search bits to a host directory it must make or remove names in, and makes a new
- * directory without the group's and others' write bits; the mode the session has comes last.
- * Whether `h` is `m` as apply may have left it meanwhile: an apply cut short leaves such a
+ * Whether `h` is `m` as apply may have left it meanwhile (LEND_BITS, WITHHELD_BITS:
+ * cowapply_int.h): an apply cut short leaves such a
  * mode, and the next one takes it for `m` (the bits are the owner's own, or withheld).
  */
-#define LEND_BITS     (S_IWUSR | S_IXUSR)
-#define WITHHELD_BITS (S_IWGRP | S_IWOTH)
-
 static bool dir_mode_as(mode_t h, mode_t m)
 {
         mode_t d = (h ^ m) & 07777;
@@ -207,9 +203,20 @@ static bool parent_made(const struct cow_apply *a, const char *path)
         return false;
 }
 
+/*
+ * A host file whose mode and times apply cannot set in place (copy_meta): one with other
+ * names, which may lie outside the tree (a chmod would reach them), or, without root,
+ * another user's (only its owner may). It is written beside and renamed over instead.
+ */
+bool cowapply_replaced_whole(const struct stat *st)
+{
+        return S_ISREG(st->st_mode) &&
+               (st->st_nlink > 1 || (geteuid() != 0 && st->st_uid != geteuid()));
+}
+
 /* ---- the check --------------------------------------------------------------------------- */
 
-static void conflict(struct cow_conflicts *out, const char *path, const char *why)
+void cowapply_conflict(struct cow_conflicts *out, const char *path, const char *why)
 {
         if (out->n == out->cap) {
                 out->cap = out->cap ? out->cap * 2 : 8;
@@ -242,8 +249,8 @@ static int check_path(const struct cow_apply *a, const char *path, bool gone, bo
         if (r < 0)
                 return r;
         if (h.loop && !parent_made(a, path)) {
-                conflict(out, path,
-                         "a symlink or a file on the host where a directory is expected");
+                cowapply_conflict(out, path,
+                                  "a symlink or a file on the host where a directory is expected");
                 return 0;
         }
         if (!gone && (r = describe(a->upper_fd, path, v, &u)) < 0) {
@@ -254,11 +261,11 @@ static int check_path(const struct cow_apply *a, const char *path, bool gone, bo
         if (done)
                 r = 0;
         else if (base && !h.exists)
-                conflict(out, path, "removed from the host since the run changed it");
+                cowapply_conflict(out, path, "removed from the host since the run changed it");
         else if (base && !same_as_baseline(&h.r, base))
-                conflict(out, path, "changed on the host since the run changed it");
+                cowapply_conflict(out, path, "changed on the host since the run changed it");
         else if (!base && h.exists)
-                conflict(out, path, "on the host, but the journal has no baseline for it");
+                cowapply_conflict(out, path, "on the host, but the journal has no baseline for it");
         obj_free(&h);
         obj_free(&u);
         return 0;
@@ -281,284 +288,6 @@ int cowapply_check(const struct cow_apply *a, struct cow_conflicts *out)
                         r = check_path(a, c->path, c->op == COW_DEL, c->times, out);
         }
         return r < 0 ? r : 0;
-}
-
-/* ---- permissions ------------------------------------------------------------------------- */
-
-/* What apply needs of a host directory: to walk through it (the check too), to make or
- * remove names in it, to set its own mode and times (phase 4). */
-enum { NEED_SEARCH = 1, NEED_WRITE = 2, NEED_META = 4 };
-
-struct need {
-        char *path;
-        int what;
-};
-
-struct needs {
-        struct need *v;
-        size_t n, cap;
-};
-
-static void need(struct needs *ns, const char *path, size_t len, int what)
-{
-        if (ns->n == ns->cap) {
-                ns->cap = ns->cap ? ns->cap * 2 : 16;
-                ns->v = xrealloc(ns->v, ns->cap * sizeof(*ns->v));
-        }
-        ns->v[ns->n].path = strndup(path, len);
-        if (!ns->v[ns->n].path)
-                abort();
-        ns->v[ns->n++].what = what;
-}
-
-/* `what` of the directory holding `path`; a search of it and of every directory above. */
-static void need_parent(struct needs *ns, const char *path, int what)
-{
-        const char *last = strrchr(path, '/');
-
-        need(ns, path, 0, NEED_SEARCH);
-        for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
-                need(ns, path, (size_t)(p - path), NEED_SEARCH);
-        need(ns, path, last ? (size_t)(last - path) : 0, what | NEED_SEARCH);
-}
-
-/*
- * A host file whose mode and times apply cannot set in place (copy_meta): one with other
- * names, which may lie outside the tree (a chmod would reach them), or, without root,
- * another user's (only its owner may). It is written beside and renamed over instead.
- */
-static bool replaced_whole(const struct stat *st)
-{
-        return S_ISREG(st->st_mode) &&
-               (st->st_nlink > 1 || (geteuid() != 0 && st->st_uid != geteuid()));
-}
-
-/* Whether c's host object at its path is set by a rename in its directory rather than in place:
- * new content, or a file replaced_whole. */
-static bool renames_in(const struct cow_apply *a, const struct cow_change *c)
-{
-        _cleanup_close_ int fd = -1;
-        struct stat st;
-
-        if (c->op != COW_MOD)
-                return true;
-        if (c->type == 'd' || c->type == 'o')
-                return false;
-        if (c->content)
-                return true;
-        fd = cowdiff_open(a->host_fd, c->path, O_PATH | O_NOFOLLOW);
-        return fd >= 0 && fstat(fd, &st) == 0 && replaced_whole(&st);
-}
-
-static int cmp_need(const void *x, const void *y)
-{
-        return strcmp(((const struct need *)x)->path, ((const struct need *)y)->path);
-}
-
-/* The needs of the selected changes, one per directory, parents first. */
-static void collect_needs(const struct cow_apply *a, struct needs *ns)
-{
-        size_t k = 0;
-
-        for (size_t i = 0; i < a->diff->n; i++) {
-                const struct cow_change *c = &a->diff->v[i];
-
-                if (a->sel[i] != SEL_YES || c->op == COW_SAME)
-                        continue;
-                need_parent(ns, c->path, renames_in(a, c) ? NEED_WRITE : 0);
-                if (c->op == COW_REN)
-                        need_parent(ns, c->old_path, NEED_WRITE);
-                if (c->type == 'd' && c->op != COW_DEL)
-                        need(ns, c->path, strlen(c->path), NEED_META);
-        }
-        if (ns->n)
-                qsort(ns->v, ns->n, sizeof(*ns->v), cmp_need);
-        for (size_t i = 0; i < ns->n; i++) {
-                if (k && strcmp(ns->v[k - 1].path, ns->v[i].path) == 0) {
-                        ns->v[k - 1].what |= ns->v[i].what;
-                        free(ns->v[i].path);
-                } else {
-                        ns->v[k++] = ns->v[i];
-                }
-        }
-        ns->n = k;
-}
-
-static void needs_free(struct needs *ns)
-{
-        for (size_t i = 0; i < ns->n; i++)
-                free(ns->v[i].path);
-        free(ns->v);
-        memset(ns, 0, sizeof(*ns));
-}
-
-enum verdict { FINE = 0, LEND = 1, REFUSE = 2 };
-
-/*
- * Whether apply, as it runs (its effective ids: root's DAC override included), can do what
- * `nd` asks of the host directory open at `fd` (O_PATH): FINE; LEND when it is the user's
- * own, searchable, and lacks only its owner's write bit (apply lends it, cowapply.h); else
- * REFUSE with *why. Returns the verdict or -errno.
- */
-static int judge(int fd, int what, struct stat *st, const char **why)
-{
-        char proc[64];
-        bool mine;
-
-        if (fstat(fd, st) < 0)
-                return -errno;
-        mine = geteuid() == 0 || st->st_uid == geteuid();
-        *why = "not yours: apply cannot set its mode and times";
-        if ((what & NEED_META) && !mine)
-                return REFUSE;
-        if (!(what & (NEED_SEARCH | NEED_WRITE)))
-                return FINE;
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        if (faccessat(AT_FDCWD, proc, X_OK | (what & NEED_WRITE ? W_OK : 0), AT_EACCESS) == 0)
-                return FINE;
-        if (errno == EROFS)
-                *why = "on a read-only file system";
-        else if (errno != EACCES)
-                return -errno;
-        else if (!mine && (what & NEED_WRITE))
-                *why = "read-only to you, and not yours to make writable: apply cannot make or "
-                       "remove names in it";
-        else if (!mine)
-                *why = "not searchable by you";
-        else if (!(st->st_mode & S_IXUSR))
-                *why = "not searchable, even by you, its owner: `chmod u+x` it, then apply again";
-        else
-                return LEND;
-        return REFUSE;
-}
-
-/* The host directory a need names, O_PATH, or -errno. A directory that is not there is one
- * this apply makes (or one the check reports); one beneath a directory that cannot be
- * searched is judged there: both -ENOENT. */
-static int open_need(const struct cow_apply *a, const struct need *nd)
-{
-        int fd = cowdiff_open(a->host_fd, nd->path, O_PATH | O_DIRECTORY);
-
-        if (fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV || fd == -EACCES)
-                return -ENOENT;
-        return fd;
-}
-
-/* Each need's directory judged, and `fn` told the verdict (FINE, LEND, REFUSE and *why), with
- * the directory's O_PATH fd and stat; a directory not there is skipped. Stops at the first
- * -errno, of a judge or of fn, which it returns (with *failed naming the need when failed is
- * not NULL). */
-static int each_need(const struct cow_apply *a,
-                     int (*fn)(void *ctx, int fd, const struct need *nd, int verdict,
-                               const struct stat *st, const char *why),
-                     void *ctx, char **failed)
-{
-        struct needs ns = {0};
-        int r = 0;
-
-        collect_needs(a, &ns);
-        for (size_t i = 0; r >= 0 && i < ns.n; i++) {
-                _cleanup_close_ int fd = open_need(a, &ns.v[i]);
-                const char *why = NULL;
-                struct stat st;
-
-                if (fd == -ENOENT)
-                        continue;
-                r = fd < 0 ? fd : judge(fd, ns.v[i].what, &st, &why);
-                if (r >= 0)
-                        r = fn(ctx, fd, &ns.v[i], r, &st, why);
-                if (r < 0 && failed)
-                        *failed = xstrdup(ns.v[i].path);
-        }
-        needs_free(&ns);
-        return r < 0 ? r : 0;
-}
-
-static int note_refused(void *ctx, int fd, const struct need *nd, int verdict,
-                        const struct stat *st, const char *why)
-{
-        (void)fd, (void)st;
-        if (verdict == REFUSE)
-                conflict(ctx, nd->path, why);
-        return 0;
-}
-
-int cowapply_access(const struct cow_apply *a, struct cow_conflicts *out)
-{
-        memset(out, 0, sizeof(*out));
-        return each_need(a, note_refused, out, NULL);
-}
-
-/* The host directories whose owner's write bit apply lent, and their own modes. */
-struct lent {
-        char *path;
-        mode_t mode;
-        dev_t dev;
-        ino_t ino;
-};
-
-struct lents {
-        struct lent *v;
-        size_t n;
-};
-
-static void lents_free(struct lents *l)
-{
-        for (size_t i = 0; i < l->n; i++)
-                free(l->v[i].path);
-        free(l->v);
-        memset(l, 0, sizeof(*l));
-}
-
-/* Lend `fd`'s directory its owner's write and search bits, recorded in l first. */
-static int lend_one(int fd, const char *path, const struct stat *st, struct lents *l)
-{
-        char proc[64];
-
-        l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
-        l->v[l->n++] = (struct lent){xstrdup(path), st->st_mode & 07777, st->st_dev, st->st_ino};
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        return chmod(proc, (st->st_mode & 07777) | LEND_BITS) < 0 ? -errno : 0;
-}
-
-static int lend_needed(void *ctx, int fd, const struct need *nd, int verdict, const struct stat *st,
-                       const char *why)
-{
-        (void)why;
-        if (verdict == REFUSE) /* not so when cowapply_access looked: changed since */
-                return -EACCES;
-        return verdict == LEND ? lend_one(fd, nd->path, st, ctx) : 0;
-}
-
-/* Before any write: every directory apply must write in and cannot, lent its write bit. */
-static int lend_all(const struct cow_apply *a, struct lents *l, char **failed)
-{
-        return each_need(a, lend_needed, l, failed);
-}
-
-/* The lent directories' own modes back, deepest first; one gone or replaced is skipped.
- * Returns the first error (*failed names it when failed is not NULL). */
-static int restore_lent(const struct cow_apply *a, const struct lents *l, char **failed)
-{
-        int r = 0;
-
-        for (size_t k = l->n; k-- > 0;) {
-                _cleanup_close_ int fd =
-                        cowdiff_open(a->host_fd, l->v[k].path, O_PATH | O_DIRECTORY);
-                char proc[64];
-                struct stat st;
-
-                if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != l->v[k].dev ||
-                    st.st_ino != l->v[k].ino)
-                        continue;
-                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-                if (chmod(proc, l->v[k].mode) < 0 && r == 0) {
-                        r = -errno;
-                        if (failed)
-                                *failed = xstrdup(l->v[k].path);
-                }
-        }
-        return r;
 }
 
 /* ---- writing ----------------------------------------------------------------------------- */
@@ -875,7 +604,7 @@ static int copy_meta(const struct cow_apply *a, const char *path)
                 return -errno;
         if ((old.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
                 return -ESTALE;
-        if (replaced_whole(&old))
+        if (cowapply_replaced_whole(&old))
                 return replace_file(a, path);
         if (fchmod(h, host_mode(st.st_mode, old.st_mode)) < 0 ||
             futimens(h, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
@@ -1042,19 +771,19 @@ static int run_phase(const struct cow_apply *a, size_t phase, bool *applied, cha
 
 int cowapply_write(const struct cow_apply *a, char **failed)
 {
-        struct lents lent = {0};
+        struct cowapply_lents lent = {0};
         bool applied = false;
         int r, rr;
 
         *failed = NULL;
-        r = lend_all(a, &lent, failed);
+        r = cowapply_lend_all(a, &lent, failed);
         for (size_t phase = 0; r >= 0 && phase < 3; phase++)
                 r = run_phase(a, phase, &applied, failed);
         /* The lent modes go back once no name changes any more (after a failure too: what
          * stays as it was keeps its mode); then phase 4 gives the directories the session
          * changed their own. */
-        rr = restore_lent(a, &lent, r >= 0 ? failed : NULL);
-        lents_free(&lent);
+        rr = cowapply_restore_lent(a, &lent, r >= 0 ? failed : NULL);
+        cowapply_lents_free(&lent);
         if (r >= 0)
                 r = rr;
         if (r >= 0)

@@ -278,3 +278,27 @@ int runner_process_alive(const char *needle)
         closedir(d);
         return found;
 }
+
+static char *merged_saved_tmpdir;
+
+int runner_merged_setup(void **state)
+{
+        (void)state;
+        merged_saved_tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+        unsetenv("TMPDIR");
+        setenv("STOCKADE_TEST_DISABLE", "userns,ipcns", 1);
+        setenv("STOCKADE_TEST_ALLOW_DEGRADED", "1", 1);
+        return 0;
+}
+
+int runner_merged_teardown(void **state)
+{
+        (void)state;
+        unsetenv("STOCKADE_TEST_DISABLE");
+        unsetenv("STOCKADE_TEST_ALLOW_DEGRADED");
+        if (merged_saved_tmpdir)
+                setenv("TMPDIR", merged_saved_tmpdir, 1);
+        free(merged_saved_tmpdir);
+        merged_saved_tmpdir = NULL;
+        return 0;
+}

@@ -49,4 +49,12 @@ int runner_shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if any live process's cmdline contains `needle` (used to check nothing outlived a run). */
 int runner_process_alive(const char *needle);
 
+/* A cmocka setup and teardown pair: the run without a mount namespace (a host without user
+ * namespaces: stockade merges the copy-on-write workspace, /tmp is the host's), forced with
+ * STOCKADE_TEST_DISABLE=userns,ipcns, and TMPDIR unset meanwhile (ctest's /var/tmp would be a
+ * writable place of the view, and the base of the run's private directories). The teardown
+ * gives all of it back, also after a failed check. */
+int runner_merged_setup(void **state);
+int runner_merged_teardown(void **state);
+
 #endif

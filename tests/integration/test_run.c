@@ -359,32 +359,13 @@ static void tool_caches(void **state)
 }
 
 /* Without a mount namespace /tmp is the host's: `npm install` stopped with EACCES on the
- * read-only ~/.npm there, since no cache was given. The layer is disabled by the setup and
- * given back by the teardown, which runs also when a check fails. */
-static char *saved_tmpdir;
-
-static int merged_setup(void **state)
-{
-        (void)state;
-        saved_tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
-        unsetenv("TMPDIR"); /* the directory is made beneath $TMPDIR, else /tmp */
-        setenv("STOCKADE_TEST_DISABLE", "userns,ipcns", 1);
-        setenv("STOCKADE_TEST_ALLOW_DEGRADED", "1", 1);
-        return 0;
-}
-
+ * read-only ~/.npm there, since no cache was given (runner_merged_setup: the directory is made
+ * beneath $TMPDIR, else /tmp). */
 static int merged_teardown(void **state)
 {
-        (void)state;
-        unsetenv("STOCKADE_TEST_DISABLE");
-        unsetenv("STOCKADE_TEST_ALLOW_DEGRADED");
         unsetenv("XDG_CACHE_HOME");
         unsetenv("GOPATH");
-        if (saved_tmpdir)
-                setenv("TMPDIR", saved_tmpdir, 1);
-        free(saved_tmpdir);
-        saved_tmpdir = NULL;
-        return 0;
+        return runner_merged_teardown(state);
 }
 
 static void tool_caches_merged(void **state)
@@ -736,7 +717,8 @@ int main(void)
                 cmocka_unit_test(missing_and_not_executable),
                 cmocka_unit_test(environment),
                 cmocka_unit_test(tool_caches),
-                cmocka_unit_test_setup_teardown(tool_caches_merged, merged_setup, merged_teardown),
+                cmocka_unit_test_setup_teardown(tool_caches_merged, runner_merged_setup,
+                                                merged_teardown),
                 cmocka_unit_test(timeout_kills_tree),
                 cmocka_unit_test(nothing_outlives_the_root),
                 cmocka_unit_test(max_procs_refuses_forks),

@@ -172,35 +172,6 @@ static void no_writable(void **state)
         runner_free(&r);
 }
 
-/* The same where stockade merges the workspace itself (no mount namespace): neither layer is a
- * writable place, and an outside review ran a binary it had copied into the workspace. The
- * layer is disabled by the setup and given back by the teardown, also when a check fails. */
-static char *saved_tmpdir;
-
-static int merged_setup(void **state)
-{
-        (void)state;
-        setenv("STOCKADE_TEST_DISABLE", "userns,ipcns", 1);
-        setenv("STOCKADE_TEST_ALLOW_DEGRADED", "1", 1);
-        /* Without a mount namespace TMPDIR (ctest's /var/tmp, where the workspace lies) is
-         * writable in the view: the workspace would be refused as a writable place anyway. */
-        saved_tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
-        unsetenv("TMPDIR");
-        return 0;
-}
-
-static int merged_teardown(void **state)
-{
-        (void)state;
-        unsetenv("STOCKADE_TEST_DISABLE");
-        unsetenv("STOCKADE_TEST_ALLOW_DEGRADED");
-        if (saved_tmpdir)
-                setenv("TMPDIR", saved_tmpdir, 1);
-        free(saved_tmpdir);
-        saved_tmpdir = NULL;
-        return 0;
-}
-
 /* --no-exec-writable judges a script's interpreter too: a read-only script whose "#!" names a
  * program the sandbox can write (/tmp/..., or ./tool from a working directory it chose) ran
  * it (an outside review; only --allow-exec rules looked at interpreters). */
@@ -259,8 +230,8 @@ int main(void)
                 cmocka_unit_test(allow_list),
                 cmocka_unit_test(no_writable),
                 cmocka_unit_test(no_writable_interpreter),
-                cmocka_unit_test_setup_teardown(no_writable_interpreter, merged_setup,
-                                                merged_teardown),
+                cmocka_unit_test_setup_teardown(no_writable_interpreter, runner_merged_setup,
+                                                runner_merged_teardown),
                 cmocka_unit_test(everyday),
         };
 
