@@ -383,6 +383,7 @@ static bool sup_free(struct supervisor *sup, int code)
                 sup->cwd = NULL;
                 free(sup->pts);
                 free(sup->unix_own);
+                linkid_fini(&sup->links); /* a stuck handler may still look */
                 for (size_t i = 0; i < sup->n_held; i++)
                         close(sup->held_ptys[i]);
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
@@ -578,6 +579,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         init_lock(&sup->lock);
         pthread_mutex_init(&sup->pts_lock, NULL);
         pthread_mutex_init(&sup->unix_lock, NULL);
+        linkid_init(&sup->links);
         audit_init(&sup->audit);
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);

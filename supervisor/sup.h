@@ -15,6 +15,7 @@
 #include "shim/mntns.h"
 #include "supervisor/tracee.h"
 #include "supervisor/tty.h"
+#include "supervisor/vfs/linkid.h"
 #include "supervisor/vfs/view.h"
 #include "syscalls/filter.h"
 
@@ -95,6 +96,8 @@ struct supervisor {
         int cow_roots[16];    /* their overlays' roots (the view's fds): Landlock rules */
         size_t n_cow_roots;
         bool cow_merged; /* a cow mount is merged by us, not by overlayfs (cow.c) */
+        /* The links made in a cow mount and the identity each shows (vfs/linkid.h). */
+        struct linkid links;
         /* A hidden path lies (or a pattern may match) beneath a cow mount: Landlock, which
          * grants the overlay whole, is no wall there, so the calls that make, remove or
          * rename a name resolve in the view (fs_path.c), never the fast way. */

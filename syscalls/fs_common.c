@@ -696,3 +696,42 @@ const char *fs_proc_task_rest(const char *path)
                         ;
         return p;
 }
+
+/* ---- a hard link's identity in a copy-on-write mount --------------------------------------- */
+
+void fs_link_before(struct supervisor *sup, int dirfd, const char *name, int flags,
+                    struct fs_link_was *was)
+{
+        struct linkid_obj o;
+        int r;
+
+        was->known = false;
+        if (sup->cow.n == 0)
+                return;
+        r = linkid_stat(dirfd, name, flags, &o);
+        if (r < 0 && r != -ENODATA)
+                return;
+        was->dev = o.dev, was->ino = o.ino;
+        if (r == 0)
+                linkid_shown(&sup->links, &o, &was->dev, &was->ino);
+        was->known = true;
+}
+
+void fs_link_after(struct supervisor *sup, const struct fs_link_was *was, int dirfd,
+                   const char *name)
+{
+        struct linkid_obj made;
+
+        if (was->known && linkid_stat(dirfd, name, AT_SYMLINK_NOFOLLOW, &made) == 0)
+                linkid_note(&sup->links, &made, was->dev, was->ino);
+}
+
+void fs_link_shown(struct supervisor *sup, int fd, mode_t mode, dev_t *dev, ino_t *ino)
+{
+        struct linkid_obj raw;
+
+        if (atomic_load(&sup->links.n) == 0 || S_ISDIR(mode))
+                return;
+        if (linkid_stat(fd, "", AT_EMPTY_PATH, &raw) == 0 && raw.dev == *dev && raw.ino == *ino)
+                linkid_shown(&sup->links, &raw, dev, ino);
+}

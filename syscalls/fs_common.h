@@ -164,14 +164,29 @@ int fs_exec_judge(struct supervisor *sup, pid_t tid, int base, const char *path,
  * the judged exec of `tid` for fs_exec_verify; and the hash it is kept as. */
 void fs_exec_script_named(struct supervisor *sup, pid_t tid, const char *name);
 uint64_t fs_exec_name_hash(const char *name);
-/* The "#!" line of the file `fd`, read as the program: its interpreter (a path, relative to the
- * working directory if not absolute; "" for none) and its argument ("" for none), as the
- * kernel would take them. */
 /* The interpreter a "#!" line names, found in the view as the kernel looks for it: a relative
  * name from tid's working directory. O_PATH fd, or -errno. */
 int fs_exec_find_interp(struct supervisor *sup, pid_t tid, const char *interp);
+/* The "#!" line of the file `fd`, read as the program: its interpreter (a path, relative to the
+ * working directory if not absolute; "" for none) and its argument ("" for none), as the
+ * kernel would take them. */
 void fs_exec_shebang(struct supervisor *sup, pid_t tid, int fd, char *out, size_t size, char *arg,
                      size_t arg_size);
+
+/* A hard link's identity in a copy-on-write mount (supervisor/vfs/linkid.h). Before a link:
+ * the identity its source (dirfd, name, statx flags) shows the program; after it, the new name
+ * made there is remembered to show that identity. Nothing without a cow mount. */
+struct fs_link_was {
+        bool known;
+        dev_t dev;
+        ino_t ino;
+};
+void fs_link_before(struct supervisor *sup, int dirfd, const char *name, int flags,
+                    struct fs_link_was *was);
+void fs_link_after(struct supervisor *sup, const struct fs_link_was *was, int dirfd,
+                   const char *name);
+/* The identity the stat family shows for the object `fd`, whose kernel's is *dev, *ino. */
+void fs_link_shown(struct supervisor *sup, int fd, mode_t mode, dev_t *dev, ino_t *ino);
 
 /* Acting as the program: its fsuid/fsgid, no capabilities and, for a call that creates,
  * its umask (on a notifier thread with an fs_struct of its own). */

@@ -673,6 +673,7 @@ int fs_cow_link(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int pa
                 struct fs_cow_name *b, int *pb, const char *lb)
 {
         char na[NAME_MAX + 1], nb[NAME_MAX + 1];
+        struct fs_link_was was;
         bool whiteout;
         struct stat sa;
         struct fs_as as;
@@ -687,6 +688,11 @@ int fs_cow_link(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int pa
                 return r;
         if (S_ISDIR(sa.st_mode))
                 return -EPERM;
+        /* The identity the source shows now, kept by the new name (vfs/linkid.h) */
+        if (a->upper)
+                fs_link_before(sup, pa, na, AT_SYMLINK_NOFOLLOW, &was);
+        else
+                was = (struct fs_link_was){.known = true, .dev = sa.st_dev, .ino = sa.st_ino};
         if (!a->upper) {
                 note_parents(sup, a->mount, a->path);
                 cow_note_path(sup, a->path);
@@ -706,6 +712,8 @@ int fs_cow_link(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int pa
                 r = linkat(AT_FDCWD, self, *pb, nb, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
                 fs_as_leave(&as);
         }
+        if (r == 0)
+                fs_link_after(sup, &was, *pb, nb);
         close(src);
         return r;
 }

@@ -453,21 +453,30 @@ int fs_look_find(struct supervisor *sup, pid_t tid, int base, const char *path, 
 
 /* ---- the answers ------------------------------------------------------------------------ */
 
-static long answer_stat(int fd, uint64_t buf, pid_t tid)
+/* The stat family's answers show a link's identity where a copy-on-write mount changed it
+ * (vfs/linkid.h). */
+static long answer_stat(struct supervisor *sup, int fd, uint64_t buf, pid_t tid)
 {
         struct stat st;
 
         if (fstat(fd, &st) < 0)
                 return -errno;
+        fs_link_shown(sup, fd, st.st_mode, &st.st_dev, &st.st_ino);
         return tmem_write(tid, buf, &st, sizeof(st)) < 0 ? -EFAULT : 0;
 }
 
-static long answer_statx(int fd, unsigned flags, unsigned mask, uint64_t buf, pid_t tid)
+static long answer_statx(struct supervisor *sup, int fd, unsigned flags, unsigned mask,
+                         uint64_t buf, pid_t tid)
 {
         struct statx stx;
+        dev_t dev;
+        ino_t ino;
 
         if (statx(fd, "", AT_EMPTY_PATH | (int)(flags & AT_STATX_SYNC_TYPE), mask, &stx) < 0)
                 return -errno;
+        dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), ino = stx.stx_ino;
+        fs_link_shown(sup, fd, stx.stx_mode, &dev, &ino);
+        stx.stx_dev_major = major(dev), stx.stx_dev_minor = minor(dev), stx.stx_ino = ino;
         return tmem_write(tid, buf, &stx, sizeof(stx)) < 0 ? -EFAULT : 0;
 }
 
@@ -764,10 +773,10 @@ int fs_look(struct supervisor *sup, struct call *call)
         } else {
                 switch (lc.op) {
                 case LK_STAT:
-                        r = answer_stat(fd, path_arg ? a[2] : a[1], lc.tid);
+                        r = answer_stat(sup, fd, path_arg ? a[2] : a[1], lc.tid);
                         break;
                 case LK_STATX:
-                        r = answer_statx(fd, lc.flags, (unsigned)a[3], a[4], lc.tid);
+                        r = answer_statx(sup, fd, lc.flags, (unsigned)a[3], a[4], lc.tid);
                         break;
                 case LK_ACCESS:
                         r = answer_access(sup, &lc, fd, (int)(path_arg ? a[2] : a[1]));

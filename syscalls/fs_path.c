@@ -551,6 +551,7 @@ static int perform(struct supervisor *sup, struct path_call *pc)
 static int perform_plain(struct supervisor *sup, const struct path_call *pc)
 {
         const struct place_arg *a = &pc->p[0], *b = &pc->p[1];
+        struct fs_link_was was = {0};
         bool moved = false;
         struct fs_as as;
         long r;
@@ -561,6 +562,10 @@ static int perform_plain(struct supervisor *sup, const struct path_call *pc)
                 cow_note_at(sup, a->parent, a->last);
         if (pc->op == OP_RENAME)
                 cow_note_at(sup, b->parent, b->last);
+        if (pc->op == OP_LINK && pc->link_source >= 0)
+                fs_link_before(sup, pc->link_source, "", AT_EMPTY_PATH, &was);
+        else if (pc->op == OP_LINK)
+                fs_link_before(sup, a->parent, a->last, AT_SYMLINK_NOFOLLOW, &was);
         r = fs_as_enter(sup, pc->tid, creates(pc->op), &as);
         if (r < 0)
                 return (int)r;
@@ -619,6 +624,8 @@ static int perform_plain(struct supervisor *sup, const struct path_call *pc)
                 cow_note_at(sup, a->parent, a->last);
         if (r == 0 && pc->op == OP_RENAME)
                 cow_note_at(sup, b->parent, b->last);
+        if (r == 0 && pc->op == OP_LINK)
+                fs_link_after(sup, &was, b->parent, b->last);
         return (int)r;
 }
 

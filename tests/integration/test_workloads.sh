@@ -162,6 +162,31 @@ case_git() {
         [ -z "$("${g[@]}" status --porcelain)" ] || fail "status not clean: $("${g[@]}" status --porcelain)"
         "${g[@]}" fsck --strict --no-dangling --no-progress || fail "git fsck"
         [ "$("${g[@]}" show HEAD:docs/README.md)" = $'# readme\nmore' ] || fail "committed content"
+
+        # A local clone of a repository the host tree holds: git hard-links each object, then
+        # compares the new name's st_dev and st_ino with the source's, taken before the link
+        # ("hardlink different from source"). In a copy-on-write workspace the source is
+        # copied up first; the stat family must still show the identity it had. Under --fast
+        # the kernel answers stat, and the clone needs --no-hardlinks (README, "Fast mode").
+        [ -z "$fast" ] || return 0
+        local cl
+        cl=$(fresh clone)
+        nat "$cl" sh -c 'git init -q r && cd r && echo one >a && echo two >b &&
+                git add -A && git "$@" commit -q -m one' sh "${git_id[@]}" ||
+                fail "the repository to clone, natively"
+        sbx "$cl" sh -c 'git clone -q r r2 && git -C r2 fsck --strict --no-progress &&
+                stat -c "%d %i" r/b >id && ln r/b r/b2 && stat -c "%d %i" r/b r/b2 >>id' ||
+                fail "git clone of a local repository in the workspace"
+        [ "$(git -c safe.directory='*' -C "$cl/r2" log --format=%s)" = one ] ||
+                fail "the clone's log"
+        [ "$(cat "$cl/r2/a")" = one ] || fail "the clone's work tree"
+        # As natively, the clone's objects are the source's, linked (apply links them again).
+        local o
+        o=$(cd "$cl/r" && find .git/objects -type f | head -1)
+        [ "$(stat -c %i "$cl/r/$o")" = "$(stat -c %i "$cl/r2/$o")" ] || fail "objects not linked"
+        # ln of a file the host tree has: both names showed the identity b had before.
+        [ "$(wc -l <"$cl/id")" = 3 ] && [ "$(uniq "$cl/id" | wc -l)" = 1 ] ||
+                fail "ln: the identities shown were $(tr '\n' ' ' <"$cl/id")"
 }
 
 case_tar() {
