@@ -40,6 +40,7 @@ struct target {
         const char *paths[256]; /* relative to the mount */
         const char *args[256];  /* what the user wrote, for messages */
         size_t n_paths;
+        char lent[PATH_MAX + 8]; /* SESSION/N/lent (cowapply_unlend_left) */
 };
 
 /* The mount an argument names, and the path beneath it (in rel, PATH_MAX). */
@@ -92,6 +93,7 @@ static int plan(struct sess *s, const struct sess_args *a, struct target *t, cha
 {
         for (size_t i = 0; i < s->n; i++) {
                 t[i].sm = &s->mounts[i];
+                snprintf(t[i].lent, sizeof(t[i].lent), "%s/lent", s->mounts[i].dir);
                 t[i].a = (struct cow_apply){
                         .upper_fd = s->mounts[i].upper_fd,
                         .host_fd = s->mounts[i].host_fd,
@@ -99,6 +101,7 @@ static int plan(struct sess *s, const struct sess_args *a, struct target *t, cha
                         .diff = &s->mounts[i].diff,
                         .sel = xcalloc(s->mounts[i].diff.n + 1, 1),
                         .root_times = a->n_pos == 1,
+                        .lent_path = t[i].lent,
                 };
         }
         for (size_t k = 1; k < a->n_pos; k++) {
@@ -305,10 +308,14 @@ int session_cli_apply(int argc, char **argv)
                                "apply: give a session name (stockade sessions lists them)");
         if (r == 0)
                 r = sess_find(&s, a.state, a.pos[0], &err);
+        if (r == 0)
+                r = sess_as_owner(&s, "apply", &err);
         if (r == 0) {
                 lock = sess_lock(&s, &err);
                 r = lock < 0 ? -1 : 0;
         }
+        if (r == 0)
+                r = sess_unlend(&s, "apply", &err);
         if (r == 0) {
                 sess_load(&s);
                 opened = true;

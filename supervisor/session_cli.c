@@ -7,13 +7,16 @@
 #include "supervisor/session_cli.h"
 #include "supervisor/session_cli_int.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/cowapply.h"
 #include "supervisor/vfs/treemove.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +116,49 @@ void sess_quote_arg(FILE *out, const char *s)
 }
 
 /* ---- one session ------------------------------------------------------------------------- */
+
+int sess_as_owner(const struct sess *s, const char *cmd, struct error *err)
+{
+        char dirs[3][PATH_MAX + 16], name[256];
+        uid_t owner = 0;
+        struct passwd *pw;
+        gid_t gid = 0;
+
+        if (geteuid() != 0)
+                return 0;
+        snprintf(dirs[0], sizeof(dirs[0]), "%s", s->dir);
+        snprintf(dirs[1], sizeof(dirs[1]), "%s/sessions", s->state);
+        snprintf(dirs[2], sizeof(dirs[2]), "%s", s->state);
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                struct stat st;
+
+                if (lstat(dirs[i], &st) < 0)
+                        return make_error(err, errno, "%s: session %s: %s", cmd, s->name, dirs[i]);
+                if (st.st_uid == 0)
+                        continue;
+                if (owner && st.st_uid != owner)
+                        return make_error(err, 0,
+                                          "%s: session %s: %s belongs to uid %u, %s to uid %u: "
+                                          "whose session is it? (nothing done)",
+                                          cmd, s->name, dirs[i], (unsigned)st.st_uid, s->dir,
+                                          (unsigned)owner);
+                owner = st.st_uid, gid = st.st_gid;
+        }
+        if (!owner)
+                return 0;
+        pw = getpwuid(owner);
+        if (pw)
+                gid = pw->pw_gid, snprintf(name, sizeof(name), "%s", pw->pw_name);
+        if ((pw ? initgroups(name, gid) : setgroups(0, NULL)) < 0 || setresgid(gid, gid, gid) < 0 ||
+            setresuid(owner, owner, owner) < 0)
+                return make_error(err, errno,
+                                  "%s: session %s belongs to uid %u, and stockade cannot become "
+                                  "that user (nothing done)",
+                                  cmd, s->name, (unsigned)owner);
+        fprintf(stderr, "stockade: %s: session %s belongs to uid %u (%s): working as that user\n",
+                cmd, s->name, (unsigned)owner, pw ? name : "no such user");
+        return 0;
+}
 
 int sess_lock(const struct sess *s, struct error *err)
 {
@@ -360,6 +406,41 @@ int session_cli_diff(int argc, char **argv)
 
 /* ---- stockade discard -------------------------------------------------------------------- */
 
+int sess_unlend(const struct sess *found, const char *cmd, struct error *err)
+{
+        char lent[SESSION_MOUNTS_MAX][PATH_MAX + 24];
+        struct sess *s;
+        bool any = false;
+        int r = 0;
+
+        for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++) {
+                snprintf(lent[i], sizeof(lent[i]), "%s/%zu/lent", found->dir, i);
+                any |= access(lent[i], F_OK) == 0;
+        }
+        if (!any)
+                return 0;
+        s = xcalloc(1, sizeof(*s)); /* loaded on a copy: the caller's is still as found */
+        *s = *found;
+        sess_load(s);
+        for (size_t i = 0; i < s->n && r == 0; i++) {
+                size_t n = (size_t)(s->mounts[i].m - s->meta.mounts);
+                struct cow_apply ca = {.host_fd = s->mounts[i].host_fd, .lent_path = lent[n]};
+                _cleanup_free_ char *failed = NULL;
+
+                if (ca.host_fd < 0 || n >= SESSION_MOUNTS_MAX)
+                        continue;
+                r = cowapply_unlend_left(&ca, &failed);
+                if (r < 0)
+                        make_error(err, -r,
+                                   "%s: session %s: giving %s/%s its mode back (an earlier "
+                                   "apply lent it its write bit): nothing done",
+                                   cmd, s->name, s->mounts[i].m->host, failed ? failed : "");
+        }
+        sess_close(s);
+        free(s);
+        return r < 0 ? -1 : 0;
+}
+
 int session_cli_discard(int argc, char **argv)
 {
         struct error err = {0};
@@ -377,10 +458,14 @@ int session_cli_discard(int argc, char **argv)
                 r = make_error(&err, 0, "discard: give one session name");
         if (r == 0)
                 r = sess_find(&s, a.state, a.pos[0], &err);
+        if (r == 0)
+                r = sess_as_owner(&s, "discard", &err);
         if (r == 0) {
                 lock = sess_lock(&s, &err);
                 r = lock < 0 ? -1 : 0;
         }
+        if (r == 0)
+                r = sess_unlend(&s, "discard", &err);
         if (r == 0) {
                 snprintf(sessions, sizeof(sessions), "%s/sessions", s.state);
                 parent = open(sessions, O_PATH | O_DIRECTORY | O_CLOEXEC);

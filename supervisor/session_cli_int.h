@@ -37,8 +37,18 @@ struct sess {
 /* Find session `name` in the store (`state_opt` or the default). Returns 0, or -1 with *err
  * set when the name is not valid or there is no such session. */
 int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err);
+/* As root, a session whose directory, or the store's `sessions` or the store itself, is another
+ * user's is that user's to apply or discard: stockade becomes that user (ids and groups), so
+ * that what the session says is done with that user's rights, and what apply writes is
+ * theirs. Returns 0, or -1 with *err set (two users' directories, or the switch failed). */
+int sess_as_owner(const struct sess *s, const char *cmd, struct error *err);
 /* Lock the session against a live run: the lock fd, or -1 with *err set (in use, or why not). */
 int sess_lock(const struct sess *s, struct error *err);
+
+/* After sess_lock, before sess_load: the write bits an apply killed half-way left lent on the
+ * host's directories (cowapply.h), given back, so that the diff sees the host's own modes.
+ * Returns 0 or -1 with *err set. */
+int sess_unlend(const struct sess *s, const char *cmd, struct error *err);
 
 /* Read the session file, open the mounts (upper, host, journal) and compute their diffs.
  * Problems are noted in s->problem and each mount's; the rest is loaded as far as it goes. */

@@ -4,13 +4,18 @@
  * anything is written (cowapply_access: one read-only to the user and not the user's to make
  * writable is a conflict), and, for a read-only directory of the user's, its owner's write
  * bit lent while apply works and given back after (cowapply_lend_all, cowapply_restore_lent).
+ * Each lend is written down in the session first (cow_apply.lent_path), so that an apply
+ * killed before it gave the bits back has the next one give them back (cowapply_unlend_left),
+ * the mount root's included, whose mode no entry of the diff carries.
  */
 #include "supervisor/vfs/cowapply.h"
 #include "supervisor/vfs/cowapply_int.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,11 +224,36 @@ void cowapply_lents_free(struct cowapply_lents *l)
         memset(l, 0, sizeof(*l));
 }
 
+/* The lend of `path` (dev, ino, its own mode) written down in the session, on disk before the
+ * chmod. One line: "DEV INO MODE PATH", the path escaped as the journal's. */
+static int write_down(const struct cow_apply *a, const char *path, const struct stat *st)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *esc = NULL, *line = NULL;
+        int n, r = 0;
+
+        if (!a->lent_path)
+                return 0;
+        esc = journal_escape(path[0] ? path : ".");
+        n = asprintf(&line, "%ju %ju %o %s\n", (uintmax_t)st->st_dev, (uintmax_t)st->st_ino,
+                     (unsigned)(st->st_mode & 07777), esc);
+        if (n < 0)
+                abort();
+        fd = open(a->lent_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, line, (size_t)n) != n || fsync(fd) < 0)
+                r = errno ? -errno : -EIO;
+        return r;
+}
+
 /* Lend `fd`'s directory its owner's write and search bits, recorded in l first. */
-static int lend_one(int fd, const char *path, const struct stat *st, struct cowapply_lents *l)
+static int lend_one(const struct cow_apply *a, int fd, const char *path, const struct stat *st,
+                    struct cowapply_lents *l)
 {
         char proc[64];
+        int r = write_down(a, path, st);
 
+        if (r < 0)
+                return r;
         l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
         l->v[l->n++] =
                 (struct cowapply_lent){xstrdup(path), st->st_mode & 07777, st->st_dev, st->st_ino};
@@ -231,19 +261,79 @@ static int lend_one(int fd, const char *path, const struct stat *st, struct cowa
         return chmod(proc, (st->st_mode & 07777) | LEND_BITS) < 0 ? -errno : 0;
 }
 
+struct lending {
+        const struct cow_apply *a;
+        struct cowapply_lents *l;
+};
+
 static int lend_needed(void *ctx, int fd, const struct need *nd, int verdict, const struct stat *st,
                        const char *why)
 {
+        struct lending *g = ctx;
+
         (void)why;
         if (verdict == REFUSE) /* not so when cowapply_access looked: changed since */
                 return -EACCES;
-        return verdict == LEND ? lend_one(fd, nd->path, st, ctx) : 0;
+        return verdict == LEND ? lend_one(g->a, fd, nd->path, st, g->l) : 0;
 }
 
 /* Before any write: every directory apply must write in and cannot, lent its write bit. */
 int cowapply_lend_all(const struct cow_apply *a, struct cowapply_lents *l, char **failed)
 {
-        return each_need(a, lend_needed, l, failed);
+        struct lending g = {a, l};
+
+        return each_need(a, lend_needed, &g, failed);
+}
+
+/* `path`'s mode back to `mode` when it is still the directory lent (dev, ino) and has the
+ * mode apply gave it; one changed since is the user's. Returns 0 or -errno. */
+static int give_back(const struct cow_apply *a, const char *path, dev_t dev, ino_t ino, mode_t mode,
+                     bool only_lent)
+{
+        _cleanup_close_ int fd = cowdiff_open(a->host_fd, path, O_PATH | O_DIRECTORY);
+        char proc[64];
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)
+                return 0; /* gone or replaced */
+        if (only_lent && (st.st_mode & 07777) != (mode | LEND_BITS))
+                return 0;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, mode) < 0 ? -errno : 0;
+}
+
+int cowapply_unlend_left(const struct cow_apply *a, char **failed)
+{
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        FILE *f;
+        int r = 0;
+
+        *failed = NULL;
+        if (!a->lent_path)
+                return 0;
+        f = fopen(a->lent_path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (r == 0 && getline(&line, &cap, f) > 0) {
+                uintmax_t dev, ino;
+                unsigned mode;
+                char *path = xcalloc(1, strlen(line) + 1);
+
+                /* A line cut short by the crash names nothing: its chmod never came. */
+                if (sscanf(line, "%ju %ju %o %s", &dev, &ino, &mode, path) == 4 &&
+                    line[strlen(line) - 1] == '\n' && journal_unescape(path) == 0) {
+                        r = give_back(a, strcmp(path, ".") == 0 ? "" : path, (dev_t)dev, (ino_t)ino,
+                                      mode & 07777, true);
+                        if (r < 0)
+                                *failed = xstrdup(path);
+                }
+                free(path);
+        }
+        fclose(f);
+        if (r == 0 && unlink(a->lent_path) < 0 && errno != ENOENT)
+                r = -errno;
+        return r;
 }
 
 /* The lent directories' own modes back, deepest first; one gone or replaced is skipped.
@@ -253,20 +343,16 @@ int cowapply_restore_lent(const struct cow_apply *a, const struct cowapply_lents
         int r = 0;
 
         for (size_t k = l->n; k-- > 0;) {
-                _cleanup_close_ int fd =
-                        cowdiff_open(a->host_fd, l->v[k].path, O_PATH | O_DIRECTORY);
-                char proc[64];
-                struct stat st;
+                int e = give_back(a, l->v[k].path, l->v[k].dev, l->v[k].ino, l->v[k].mode, false);
 
-                if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != l->v[k].dev ||
-                    st.st_ino != l->v[k].ino)
-                        continue;
-                snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-                if (chmod(proc, l->v[k].mode) < 0 && r == 0) {
-                        r = -errno;
+                if (e < 0 && r == 0) {
+                        r = e;
                         if (failed)
                                 *failed = xstrdup(l->v[k].path);
                 }
         }
+        /* All given back: nothing for the next apply to give back. */
+        if (r == 0 && a->lent_path && unlink(a->lent_path) < 0 && errno != ENOENT)
+                r = -errno;
         return r;
 }

@@ -313,6 +313,11 @@ static int host_parent(int root, const char *path, const char **name)
  */
 static mode_t host_mode(mode_t upper, mode_t host_old)
 {
+        /* As root, a directory takes the group of the directory it is made in (take_owner), not
+         * the sandbox's: its set-group-ID bit would hand that group (root's, say) to every file
+         * made in it. It keeps the bit where the host's has it (inherited from its parent). */
+        if (S_ISDIR(upper) && geteuid() == 0)
+                return (upper & 05777) | (upper & host_old & S_ISGID);
         if (!S_ISREG(upper))
                 return upper & 07777;
         return (upper & 01777) | (upper & host_old & 06000);

@@ -52,6 +52,9 @@ struct cow_apply {
         const struct cow_diff *diff;
         unsigned char *sel; /* enum cow_sel, one per diff entry */
         bool root_times;    /* everything applied: the root directory's times too */
+        /* Where each directory lent its owner's write bit is written down before the lend
+         * (in the session), for cowapply_unlend_left; NULL: nowhere (a test's apply). */
+        const char *lent_path;
 };
 
 /* A host path apply refuses to touch, and why. */
@@ -93,6 +96,14 @@ void cowapply_conflicts_free(struct cow_conflicts *cs);
  * write lends it). Looks only: nothing on the host changes. Returns 0 (see out->n) or -errno.
  */
 int cowapply_access(const struct cow_apply *a, struct cow_conflicts *out);
+
+/*
+ * Before cowapply_access: the write bits an earlier apply lent and, killed, never gave back
+ * (written down at a->lent_path) are given back, where the directory is still the one lent
+ * and still has the lent mode (one changed since is left as the user made it). Then the
+ * record goes. Returns 0 or -errno (*failed, malloc'd, names the directory).
+ */
+int cowapply_unlend_left(const struct cow_apply *a, char **failed);
 
 /*
  * Write the selected changes onto the host (see the order above). Mode and times come from

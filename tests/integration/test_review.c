@@ -733,6 +733,133 @@ static void apply_readonly_killed(void **state)
 }
 
 /*
+ * The mount root read-only and the user's, a name to add in it: apply lends the root its write
+ * bit. Killed there, the root is left lent; the root's mode is no entry of the diff, so only
+ * the record of the lend, written before it, lets the next apply (or a discard) give the
+ * mode back (an outside review found the root left 755 for good).
+ */
+static void root_lent_and_killed(void)
+{
+        const char *const *strace;
+        struct run_result r;
+
+        wdir(at("host"));
+        wfile(at("host/f"), "old\n", 0644);
+        session("rt", false, 1700000000, "sh");
+        wfile(at("state/sessions/rt/0/upper/new"), "new\n", 0644);
+        assert_int_equal(chmod(at("host"), 0555), 0);
+        as_user();
+        if (!(strace = under_strace("signal=SIGKILL:when=1")))
+                skip();
+        if (geteuid() == 0 && !user_run)
+                skip(); /* root lends nothing */
+        r = stockade_under(strace, "apply", "rt", NULL);
+        assert_int_equal(r.exit_code, 128 + 9);
+        runner_free(&r);
+        assert_int_equal(mode_of(at("host")), 0755); /* lent, and killed */
+        assert_false(exists(at("host/new")));
+}
+
+static void apply_readonly_root_killed(void **state)
+{
+        struct run_result r;
+
+        root_lent_and_killed();
+        r = stockade("apply", "rt", NULL);
+        expect(&r, 0, NULL, NULL);
+        assert_int_equal(mode_of(at("host")), 0555);
+        assert_true(exists(at("host/new")));
+        assert_false(exists(at("state/sessions/rt/0/lent")));
+        r = stockade("diff", "rt", NULL);
+        expect(&r, 0, "", NULL);
+}
+
+static void discard_after_killed_apply(void **state)
+{
+        struct run_result r;
+
+        root_lent_and_killed();
+        r = stockade("discard", "rt", NULL);
+        expect(&r, 0, "", NULL);
+        assert_int_equal(mode_of(at("host")), 0555);
+        assert_false(exists(at("host/new")) || exists(at("state/sessions/rt")));
+}
+
+/*
+ * As root, a session in a store another user owns is applied as that user: the session's
+ * files are theirs to write, and a mount line pointed at a directory of root's must not
+ * make root write there (an outside review planted a file so).
+ */
+static void apply_as_the_owner(void **state)
+{
+        struct run_result r;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(chmod(W, 0755), 0); /* the user reaches its store */
+        wdir(at("rootdir"));
+        session_at("ev", at("rootdir"), false, 1700000000, "sh");
+        wfile(at("state/sessions/ev/0/upper/planted"), "p\n", 0644);
+        assert_int_equal(runner_shell("chown -R 65534:65534 '%s/state'", W), 0);
+        r = stockade("apply", "ev", NULL); /* as root */
+        if (r.exit_code != 125 || !strstr(r.err, "belongs to uid 65534") ||
+            !strstr(r.err, "working as that user") || !strstr(r.err, "cannot write in"))
+                fail_msg("exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+        assert_false(exists(at("rootdir/planted")));
+        /* a directory of the user's: written, and the user's */
+        wdir(at("mine"));
+        assert_int_equal(chown(at("mine"), 65534, 65534), 0);
+        session_at("ok", at("mine"), false, 1700000000, "sh");
+        wfile(at("state/sessions/ok/0/upper/f"), "f\n", 0644);
+        assert_int_equal(runner_shell("chown -R 65534:65534 '%s/state'", W), 0);
+        r = stockade("apply", "ok", NULL);
+        expect(&r, 0, NULL, NULL);
+        {
+                struct stat st;
+
+                assert_int_equal(lstat(at("mine/f"), &st), 0);
+                assert_int_equal(st.st_uid, 65534);
+                /* the journal apply rewrote is the user's too */
+                if (lstat(at("state/sessions/ok/0/journal"), &st) == 0)
+                        assert_int_equal(st.st_uid, 65534);
+        }
+        r = stockade("discard", "ok", NULL);
+        expect(&r, 0, "", "working as that user");
+}
+
+/*
+ * As root, a new directory takes the owner and group of the directory it is made in: a
+ * set-group-ID bit from the session would then hand root's group to every file made in it.
+ * Withheld, unless the host gives it anyway (a set-group-ID parent).
+ */
+static void apply_root_no_setgid_dir(void **state)
+{
+        struct run_result r;
+
+        if (geteuid() != 0)
+                skip();
+        wdir(at("host"));
+        wdir(at("host/spool"));
+        assert_int_equal(chmod(at("host/spool"), 01777), 0);
+        wdir(at("host/team"));
+        assert_int_equal(chmod(at("host/team"), 02775), 0);
+        session("sg", false, 1700000000, "sh");
+        wdir(at("state/sessions/sg/0/upper/spool"));
+        assert_int_equal(chmod(at("state/sessions/sg/0/upper/spool"), 01777), 0);
+        wdir(at("state/sessions/sg/0/upper/spool/d"));
+        assert_int_equal(chmod(at("state/sessions/sg/0/upper/spool/d"), 03777), 0);
+        wdir(at("state/sessions/sg/0/upper/team"));
+        assert_int_equal(chmod(at("state/sessions/sg/0/upper/team"), 02775), 0);
+        wdir(at("state/sessions/sg/0/upper/team/n"));
+        assert_int_equal(chmod(at("state/sessions/sg/0/upper/team/n"), 02755), 0);
+        r = stockade("apply", "sg", NULL);
+        expect(&r, 0, NULL, NULL);
+        assert_int_equal(mode_of(at("host/spool/d")), 01777);
+        assert_int_equal(mode_of(at("host/team/n")), 02755); /* inherited, as natively */
+}
+
+/*
  * A directory apply must write in and cannot (read-only to the user, another user's: no
  * write bit to lend): named before anything is written, --force or not. As root, stockade
  * runs as 65534 and the directory is root's; unprivileged, the mount is `/` and the
@@ -940,6 +1067,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(apply_readonly_after_crash, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_readonly_interrupted, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_readonly_killed, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_readonly_root_killed, setup, teardown),
+                cmocka_unit_test_setup_teardown(discard_after_killed_apply, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_as_the_owner, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_root_no_setgid_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
