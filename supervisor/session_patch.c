@@ -8,7 +8,10 @@
  * first 8000 bytes (git's test) is left out, and named on a line that git apply and
  * patch(1) skip (binary_note); stderr says how many. Directories have no entry of
  * their own (git has none); a new empty directory is not in the patch, nor a mode change
- * git cannot say (only the executable bit exists for it), nor a FIFO, socket or device.
+ * git cannot say (only the executable bit exists for it), nor a FIFO, socket or device, nor
+ * anything inside a `.git` directory (a repository's own store: git apply refuses the whole
+ * patch for one such path, and patch(1) would move a branch to objects it cannot write);
+ * stderr says how many.
  */
 #include "supervisor/session_cli_int.h"
 #include "supervisor/trace_json.h"
@@ -91,7 +94,18 @@ struct patch {
         FILE *out;
         const char *place; /* after a/ and b/: "" or the mount's sandbox path without its '/' */
         size_t binaries;
+        size_t in_git; /* changes inside a .git directory, left out */
 };
+
+/* Whether a component of `path` (relative) is `.git`: what git apply refuses to touch (a
+ * repository's store, or a worktree's or submodule's `.git` file). */
+static bool in_git_dir(const char *path)
+{
+        for (const char *c = path; (c = strstr(c, ".git")); c++)
+                if ((c == path || c[-1] == '/') && (c[4] == '/' || c[4] == '\0'))
+                        return true;
+        return false;
+}
 
 /* One side of a file's entry: where it is, what it is, and (side_open) its content. */
 struct side {
@@ -358,6 +372,10 @@ static int change_entry(struct patch *p, const struct sess_mount *sm, const stru
         bool content = c->op != COW_MOD || c->content;
         int r = 0;
 
+        if (in_git_dir(c->path) || (c->op == COW_REN && in_git_dir(c->old_path))) {
+                p->in_git += c->type != 'd' && c->old_type != 'd';
+                return 0;
+        }
         if (c->op == COW_REN)
                 return rename_entry(p, sm, c);
         if (c->op == COW_ADD || c->op == COW_SAME || !is_file(c->old_type))
@@ -386,7 +404,7 @@ out:
 
 int sess_print_patch(FILE *out, const struct sess *s, struct error *err)
 {
-        struct patch p = {out, "", 0};
+        struct patch p = {out, "", 0, 0};
 
         for (size_t i = 0; i < s->n; i++) {
                 const struct sess_mount *sm = &s->mounts[i];
@@ -411,5 +429,13 @@ int sess_print_patch(FILE *out, const struct sess *s, struct error *err)
                         "patch skip): `stockade apply %s PATH...` writes %s\n",
                         p.binaries, p.binaries == 1 ? " is" : "s are", s->name,
                         p.binaries == 1 ? "it" : "them");
+        if (p.in_git)
+                fprintf(stderr,
+                        "stockade: diff --patch: %zu change%s inside .git (a repository's own "
+                        "store: commits, refs, objects) %s not in the patch, which git apply would "
+                        "refuse whole: `stockade apply %s` writes %s, or commit again on the "
+                        "host\n",
+                        p.in_git, p.in_git == 1 ? "" : "s", p.in_git == 1 ? "is" : "are", s->name,
+                        p.in_git == 1 ? "it" : "them");
         return 0;
 }

@@ -380,6 +380,44 @@ static void diff_patch_through_git(void **state)
         assert_string_equal(link, "../../etc/passwd");
 }
 
+/* What lies in a .git directory (or is a `.git` file) is a repository's own store: left out
+ * of the patch, counted on stderr, and git apply takes the rest (an outside tester's first
+ * commit in a run made git apply refuse the whole patch: "invalid path '.git/...'"). */
+static void diff_patch_leaves_out_git(void **state)
+{
+        char *argv[] = {"/usr/bin/git", "-C", NULL, "apply", "--check", NULL, NULL};
+        struct run_result r, g;
+        FILE *p;
+
+        if (access("/usr/bin/git", X_OK) != 0)
+                skip();
+        make_s();
+        wdir(at("host/.git"));
+        wfile(at("host/.git/HEAD"), "ref: refs/heads/main\n", 0644);
+        wdir(at("state/sessions/s/0/upper/.git"));
+        wfile(at("state/sessions/s/0/upper/.git/HEAD"), "ref: refs/heads/other\n", 0644);
+        wfile(at("state/sessions/s/0/upper/.git/COMMIT_EDITMSG"), "two\n", 0644);
+        wfile(at("state/sessions/s/0/upper/new/.git"), "gitdir: ../.git/modules/new\n", 0644);
+        wfile(at("state/sessions/s/0/upper/.gitignore"), "*.o\n", 0644); /* not the store */
+        r = stockade("diff", "s", "--patch", NULL);
+        assert_int_equal(r.exit_code, 0);
+        if (strstr(r.out, ".git/") || strstr(r.out, "new/.git") ||
+            !strstr(r.out, "b/.gitignore\nnew file mode") ||
+            !strstr(r.err, "3 changes inside .git"))
+                fail_msg("stdout:\n%s\nstderr:\n%s", r.out, r.err);
+        p = fopen(at("patch"), "we");
+        fputs(r.out, p);
+        fclose(p);
+        runner_free(&r);
+        assert_int_equal(runner_shell("cp -a '%s/host' '%s/copy'", W, W), 0);
+        argv[2] = (char *)at("copy");
+        argv[5] = (char *)at("patch");
+        assert_int_equal(runner_run(argv, NULL, 60, &g), 0);
+        if (g.exit_code != 0)
+                fail_msg("git apply --check: %s", g.err);
+        runner_free(&g);
+}
+
 static void diff_patch_names_binary(void **state)
 {
         struct run_result r;
@@ -1058,6 +1096,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(diff_text_and_json, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_through_git, setup, teardown),
+                cmocka_unit_test_setup_teardown(diff_patch_leaves_out_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_names_binary, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_binary_through_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_all, setup, teardown),
