@@ -131,7 +131,7 @@ int scratch_setup(struct supervisor *sup, struct error *err)
         sup->shm_dir = make_own_dir(sup, sup->scratch, "shm", err);
         if (!sup->shm_dir)
                 return -1;
-        if (!sup->layers.mntns && sup->tmp_scratch) {
+        if (sup->tmp_scratch) {
                 sup->cache_dir = make_own_dir(sup, sup->tmp_scratch, "cache", err);
                 if (!sup->cache_dir)
                         return -1;

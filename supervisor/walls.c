@@ -662,7 +662,16 @@ static bool view_own(const struct supervisor *sup, const char *path)
 {
         const struct vfs_mount *m = vfs_view_find(&sup->view, path);
 
-        return m && (m->mode == VFS_RW || m->mode == VFS_TMP);
+        if (m && (m->mode == VFS_RW || m->mode == VFS_TMP))
+                return true;
+        if (!m || m->mode != VFS_RO || strcmp(m->sandbox, "/") != 0)
+                return false;
+        /* beneath /var/tmp, say: a place the view leaves to Landlock (places.h) */
+        for (size_t i = 0; i < sup->places.n; i++)
+                if (sup->places.v[i].kind == PLACE_TREE &&
+                    vfs_path_has_prefix(path, sup->places.v[i].path))
+                        return true;
+        return false;
 }
 
 char **walls_env(struct supervisor *sup, char *const *envp)
@@ -677,7 +686,7 @@ char **walls_env(struct supervisor *sup, char *const *envp)
          * the command write it (a TMPDIR elsewhere in a read-only tree does not). */
         if (!sup->layers.mntns || !tmp || tmp->mode != VFS_TMP ||
             (tmp->host && strcmp(tmp->host, "/tmp") == 0)) {
-                if (sup->layers.mntns || !sup->cache_dir || !view_own(sup, sup->cache_dir))
+                if (!sup->cache_dir || !view_own(sup, sup->cache_dir))
                         return NULL;
                 base = sup->cache_dir;
         }

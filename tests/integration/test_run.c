@@ -358,6 +358,41 @@ static void tool_caches(void **state)
         check_caches(false);
 }
 
+/* A workspace in /tmp: /tmp is then the host's, mount namespace or not, and the caches go in a
+ * directory of the run's (an outside tester's `go build` and `npm install` in /tmp/proj
+ * stopped on the read-only home's). */
+static void tool_caches_workspace_in_tmp(void **state)
+{
+        static const char show[] =
+                "echo \"$XDG_CACHE_HOME|$npm_config_cache|$GOMODCACHE\" && mkdir -p "
+                "\"$GOMODCACHE\" && echo made >\"$npm_config_cache\" && cat \"$npm_config_cache\"";
+        char ws[] = "/tmp/stockade-cws.XXXXXX", base[PATH_MAX];
+        const char *tmp = getenv("TMPDIR");
+        const char *opts[] = {"--env", "HOME=/nonexistent", NULL};
+        const char *dir;
+        struct run_result r;
+        struct stat st;
+
+        (void)state;
+        unsetenv("XDG_CACHE_HOME");
+        unsetenv("npm_config_cache");
+        unsetenv("NPM_CONFIG_CACHE");
+        unsetenv("GOMODCACHE");
+        unsetenv("GOPATH");
+        assert_non_null(mkdtemp(ws));
+        assert_int_equal(chmod(ws, 0755), 0);
+        if (geteuid() == 0)
+                assert_int_equal(chown(ws, 65534, 65534), 0);
+        assert_int_equal(runner_stockade_sh(ws, opts, show, WATCHDOG, &r), 0);
+        if (r.exit_code != 0 || !strstr(r.out, "\nmade\n"))
+                fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r.exit_code, r.out, r.err);
+        snprintf(base, sizeof(base), "%s/stockade-tmp-", tmp && tmp[0] == '/' ? tmp : "/tmp");
+        dir = caches_dir(r.out, base); /* beneath $TMPDIR, where the private ones would be */
+        runner_free(&r);
+        assert_int_equal(stat(dir, &st), -1); /* gone with the run */
+        assert_int_equal(runner_shell("rm -rf '%s'", ws), 0);
+}
+
 /* Without a mount namespace /tmp is the host's: `npm install` stopped with EACCES on the
  * read-only ~/.npm there, since no cache was given (runner_merged_setup: the directory is made
  * beneath $TMPDIR, else /tmp). */
@@ -719,6 +754,7 @@ int main(void)
                 cmocka_unit_test(tool_caches),
                 cmocka_unit_test_setup_teardown(tool_caches_merged, runner_merged_setup,
                                                 merged_teardown),
+                cmocka_unit_test(tool_caches_workspace_in_tmp),
                 cmocka_unit_test(timeout_kills_tree),
                 cmocka_unit_test(nothing_outlives_the_root),
                 cmocka_unit_test(max_procs_refuses_forks),
