@@ -287,3 +287,13 @@ char **env_with_caches(char *const *env, const char *base,
                                   "choose another)\n");
         return e.v;
 }
+
+char **env_with(char *const *env, const char *name, const char *value)
+{
+        struct env_vec e = {0};
+
+        for (char *const *p = env; p && *p; p++)
+                vec_set(&e, *p);
+        set_var(&e, name, value);
+        return e.v;
+}

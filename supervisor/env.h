@@ -28,4 +28,7 @@ const char *env_get(char *const *env, const char *name);
 char **env_with_caches(char *const *env, const char *base,
                        bool (*writable)(const char *path, void *ctx), void *ctx, FILE *verbose);
 
+/* A copy of env with `name` set to `value` (for env_free). */
+char **env_with(char *const *env, const char *name, const char *value);
+
 #endif

@@ -136,6 +136,11 @@ int scratch_setup(struct supervisor *sup, struct error *err)
                 if (!sup->cache_dir)
                         return -1;
         }
+        if (sup->tmp_scratch && !sup->layers.mntns) {
+                sup->tmpdir_own = make_own_dir(sup, sup->tmp_scratch, "tmp", err);
+                if (!sup->tmpdir_own)
+                        return -1;
+        }
         return places_add(&sup->places, sup->shm_dir, PLACE_TREE, err);
 }
 
@@ -478,5 +483,6 @@ void scratch_remove(struct supervisor *sup)
         sup->resolv = NULL;
         free(sup->tmp_scratch);
         free(sup->cache_dir);
-        sup->scratch = sup->shm_dir = sup->tmp_scratch = sup->cache_dir = NULL;
+        free(sup->tmpdir_own);
+        sup->scratch = sup->shm_dir = sup->tmp_scratch = sup->cache_dir = sup->tmpdir_own = NULL;
 }

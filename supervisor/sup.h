@@ -133,8 +133,11 @@ struct supervisor {
         char *tmp_scratch;      /* where the private /tmp and --tmp directories are made (on the
                               host's /tmp or $TMPDIR, not in memory); without a mount
                               namespace the tool caches' (cache_dir), or NULL */
-        char *cache_dir;        /* without a mount namespace: the tool caches' directory of
-                                   this run's, in tmp_scratch (walls_env), or NULL */
+        char *cache_dir;        /* the tool caches' directory of this run's, in tmp_scratch
+                                   (walls_env: where /tmp is the host's), or NULL */
+        char *tmpdir_own;       /* without a mount namespace: a TMPDIR of this run's, in
+                                   tmp_scratch (walls_env: where /tmp takes no new entry), or
+                                   NULL */
         int ns_fds[4];          /* user and IPC namespaces (IPC_NS_USERNS), the mount namespace
                            (private directories), the network namespace: until the fork */
         struct mnt_bind *binds; /* the mount namespace's binds (shim/mntns.h) */

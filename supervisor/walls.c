@@ -486,16 +486,41 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
         return 0;
 }
 
+/* Without a mount namespace, a copy-on-write mount strictly beneath `place`, or NULL: the kernel
+ * sees it read-only, and the place's write rule is split around it. */
+static const char *cow_beneath(const struct supervisor *sup, const char *place)
+{
+        for (size_t i = 0; !sup->layers.mntns && i < sup->view.n_mounts; i++) {
+                const struct vfs_mount *m = &sup->view.mounts[i];
+
+                if (m->mode == VFS_COW && strcmp(m->sandbox, place) != 0 &&
+                    vfs_path_has_prefix(m->sandbox, place))
+                        return m->sandbox;
+        }
+        return NULL;
+}
+
 static void say_splits(const struct supervisor *sup, const struct vfs_view *view)
 {
-        for (size_t i = 0; !sup->cfg->quiet && i < sup->places.n; i++)
-                if (sup->places.v[i].kind == PLACE_TREE &&
-                    grants_hidden_beneath(view, sup->places.v[i].path))
+        for (size_t i = 0; !sup->cfg->quiet && i < sup->places.n; i++) {
+                const char *place = sup->places.v[i].path, *cow;
+
+                if (sup->places.v[i].kind != PLACE_TREE)
+                        continue;
+                if (grants_hidden_beneath(view, place))
                         fprintf(stderr,
                                 "stockade: note: %s holds hidden paths; the sandbox can write "
                                 "beneath it except there, but cannot create entries directly "
                                 "in it or in the directories on the way to them\n",
-                                sup->places.v[i].path);
+                                place);
+                if ((cow = cow_beneath(sup, place)))
+                        fprintf(stderr,
+                                "stockade: note: %s holds the copy-on-write workspace %s, which "
+                                "the kernel sees read-only without a mount namespace: the sandbox "
+                                "can write beneath %s elsewhere, but cannot create entries "
+                                "directly in it or in the directories on the way to %s\n",
+                                place, cow, place, cow);
+        }
         if (sup->cfg->verbose)
                 fprintf(stderr,
                         "stockade: Landlock: %zu rules (reads everywhere but the hidden paths; "
@@ -678,19 +703,35 @@ char **walls_env(struct supervisor *sup, char *const *envp)
 {
         const struct vfs_mount *tmp = vfs_view_mount_at(&sup->view, "/tmp");
         const char *base = "/tmp";
+        char **env = NULL, **with;
 
         if (sup->cfg->clear_env)
                 return NULL;
-        /* /tmp shared with the host: a cache there is one other users could fill; without a
-         * mount namespace the run's own directory for them (scratch.c), where the view lets
-         * the command write it (a TMPDIR elsewhere in a read-only tree does not). */
+        /* /tmp shared with the host: a cache there is one other users could fill; the run's
+         * own directory for them (scratch.c), where the view lets the command write it (a
+         * TMPDIR elsewhere in a read-only tree does not). */
         if (!sup->layers.mntns || !tmp || tmp->mode != VFS_TMP ||
-            (tmp->host && strcmp(tmp->host, "/tmp") == 0)) {
-                if (!sup->cache_dir || !view_own(sup, sup->cache_dir))
-                        return NULL;
-                base = sup->cache_dir;
+            (tmp->host && strcmp(tmp->host, "/tmp") == 0))
+                base = sup->cache_dir && view_own(sup, sup->cache_dir) ? sup->cache_dir : NULL;
+        if (base)
+                env = env_with_caches(envp, base, view_writable, sup,
+                                      sup->cfg->verbose ? stderr : NULL);
+        /* Without a mount namespace, a copy-on-write workspace beneath /tmp: nothing new can
+         * be made directly in /tmp then (say_splits), where mktemp, gcc and go make their
+         * temporary files. */
+        if (cow_beneath(sup, "/tmp") && !env_get(envp, "TMPDIR") && sup->tmpdir_own &&
+            view_own(sup, sup->tmpdir_own)) {
+                with = env_with(env ? env : envp, "TMPDIR", sup->tmpdir_own);
+                env_free(env);
+                env = with;
+                if (sup->cfg->verbose)
+                        fprintf(stderr,
+                                "stockade: environment: TMPDIR=%s (the workspace lies in /tmp, "
+                                "where nothing new can be made without a mount namespace; a "
+                                "directory of this run's, removed at its end)\n",
+                                sup->tmpdir_own);
         }
-        return env_with_caches(envp, base, view_writable, sup, sup->cfg->verbose ? stderr : NULL);
+        return env;
 }
 
 int walls_setup(struct supervisor *sup, struct error *err)

@@ -368,7 +368,7 @@ static void tool_caches_workspace_in_tmp(void **state)
                 "\"$GOMODCACHE\" && echo made >\"$npm_config_cache\" && cat \"$npm_config_cache\"";
         char ws[] = "/tmp/stockade-cws.XXXXXX", base[PATH_MAX];
         const char *tmp = getenv("TMPDIR");
-        const char *opts[] = {"--env", "HOME=/nonexistent", NULL};
+        const char *opts[] = {"--cow", ".", "--env", "HOME=/nonexistent", NULL};
         const char *dir;
         struct run_result r;
         struct stat st;
@@ -390,6 +390,43 @@ static void tool_caches_workspace_in_tmp(void **state)
         dir = caches_dir(r.out, base); /* beneath $TMPDIR, where the private ones would be */
         runner_free(&r);
         assert_int_equal(stat(dir, &st), -1); /* gone with the run */
+        assert_int_equal(runner_shell("rm -rf '%s'", ws), 0);
+}
+
+/* Without a mount namespace a workspace in /tmp is read-only to the kernel, and Landlock's rule
+ * for /tmp is split around it: nothing new could be made directly in /tmp, where mktemp, gcc
+ * and go make their temporary files (an outside tester's gcc stopped so). TMPDIR then points to
+ * a directory of the run's, and a note says why. */
+static void tmpdir_workspace_in_tmp_merged(void **state)
+{
+        char ws[] = "/tmp/stockade-mws.XXXXXX", tmp[PATH_MAX];
+        const char *cow[] = {"--cow", ".", NULL}; /* the default view's, as given */
+        struct run_result r;
+        const char *nl;
+
+        (void)state;
+        r = run((const char *[]){"-v", "--", "/bin/true", NULL});
+        if (!strstr(r.err, "private directories (--tmp)  no")) {
+                runner_free(&r); /* as root, a mount namespace is made all the same */
+                print_message("  (a mount namespace here: /tmp is the run's own)\n");
+                skip();
+        }
+        runner_free(&r);
+        assert_non_null(mkdtemp(ws));
+        assert_int_equal(chmod(ws, 0755), 0);
+        if (geteuid() == 0)
+                assert_int_equal(chown(ws, 65534, 65534), 0);
+        assert_int_equal(runner_stockade_sh(ws, cow, "mktemp && echo \"$TMPDIR\"", WATCHDOG, &r),
+                         0);
+        nl = strchr(r.out, '\n');
+        if (r.exit_code != 0 || !nl || strncmp(r.out, "/tmp/stockade-tmp-", 18) != 0 ||
+            !strstr(r.err, "holds the copy-on-write workspace"))
+                fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r.exit_code, r.out, r.err);
+        /* the file mktemp made lies in that TMPDIR, which is gone with the run */
+        snprintf(tmp, sizeof(tmp), "%.*s", (int)strcspn(nl + 1, "\n"), nl + 1);
+        assert_int_equal(strncmp(r.out, tmp, strlen(tmp)), 0);
+        assert_int_equal(access(tmp, F_OK), -1);
+        runner_free(&r);
         assert_int_equal(runner_shell("rm -rf '%s'", ws), 0);
 }
 
@@ -755,6 +792,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(tool_caches_merged, runner_merged_setup,
                                                 merged_teardown),
                 cmocka_unit_test(tool_caches_workspace_in_tmp),
+                cmocka_unit_test_setup_teardown(tmpdir_workspace_in_tmp_merged, runner_merged_setup,
+                                                merged_teardown),
                 cmocka_unit_test(timeout_kills_tree),
                 cmocka_unit_test(nothing_outlives_the_root),
                 cmocka_unit_test(max_procs_refuses_forks),
