@@ -304,37 +304,47 @@ void trace_call_begin(struct trace_call *tc)
         tc->rule = tc->limit = NULL;
         tc->denied = tc->would_deny = false;
         tc->bt_id = 0;
-        tc->mem_arg = -1;
-        tc->mem_len = 0;
-        tc->mem_truncated = false;
+        for (size_t i = 0; i < ARRAY_SIZE(tc->mem); i++)
+                tc->mem[i] = (struct trace_mem){.arg = -1};
+}
+
+/* The slot for argument `arg`: the one holding it already, else a free one, else the last. */
+static struct trace_mem *mem_slot(struct trace_call *tc, int arg)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(tc->mem); i++)
+                if (tc->mem[i].arg == arg || tc->mem[i].arg < 0)
+                        return &tc->mem[i];
+        return &tc->mem[ARRAY_SIZE(tc->mem) - 1];
 }
 
 void trace_call_path(struct call *call, unsigned arg, const char *path)
 {
-        struct trace_call *tc = call->tc;
+        struct trace_mem *m;
         size_t n;
 
-        if (!tc)
+        if (!call->tc)
                 return;
+        m = mem_slot(call->tc, (int)arg);
         n = strnlen(path, TRACE_MEM_MAX);
-        memcpy(tc->mem, path, n);
-        tc->mem_arg = (int)arg;
-        tc->mem_len = (int)n;
-        tc->mem_truncated = n == TRACE_MEM_MAX;
+        memcpy(m->bytes, path, n);
+        m->arg = (int)arg;
+        m->len = (int)n;
+        m->truncated = n == TRACE_MEM_MAX;
 }
 
 void trace_call_mem(struct call *call, unsigned arg, const void *mem, size_t len)
 {
-        struct trace_call *tc = call->tc;
+        struct trace_mem *m;
 
-        if (!tc)
+        if (!call->tc)
                 return;
+        m = mem_slot(call->tc, (int)arg);
         if (len > TRACE_MEM_MAX)
                 len = TRACE_MEM_MAX;
-        memcpy(tc->mem, mem, len);
-        tc->mem_arg = (int)arg;
-        tc->mem_len = (int)len;
-        tc->mem_truncated = false;
+        memcpy(m->bytes, mem, len);
+        m->arg = (int)arg;
+        m->len = (int)len;
+        m->truncated = false;
 }
 
 void trace_call_rule(struct call *call, const char *rule)
@@ -359,30 +369,38 @@ void trace_call_limit(struct call *call, const char *limit, uint64_t value)
 static void copy_mem(struct call *call)
 {
         struct trace_call *tc = call->tc;
-        int arg = trace_mem_arg(call->req->data.nr);
-        uint64_t addr;
-        ssize_t n;
+        int from = 0;
 
-        if (arg < 0 || tc->mem_arg >= 0)
+        if (tc->mem[0].arg >= 0)
                 return;
-        addr = call->req->data.args[arg];
-        if (!addr)
-                return;
-        tc->mem_arg = arg;
-        if (trace_mem_is_sockaddr(call->req->data.nr, (unsigned)arg)) {
-                uint64_t len = call->req->data.args[arg + 1];
-                if (len > TRACE_MEM_MAX)
-                        len = TRACE_MEM_MAX;
-                n = tmem_read((pid_t)call->req->pid, addr, tc->mem, (size_t)len);
-                tc->mem_len = n < 0 ? (int)n : (int)len;
-                return;
+        for (size_t k = 0; k < ARRAY_SIZE(tc->mem); k++) {
+                int arg = trace_mem_arg(call->req->data.nr, from);
+                struct trace_mem *m = &tc->mem[k];
+                uint64_t addr;
+                ssize_t n;
+
+                if (arg < 0)
+                        return;
+                from = arg + 1;
+                addr = call->req->data.args[arg];
+                if (!addr)
+                        continue;
+                m->arg = arg;
+                if (trace_mem_is_sockaddr(call->req->data.nr, (unsigned)arg)) {
+                        uint64_t len = call->req->data.args[arg + 1];
+                        if (len > TRACE_MEM_MAX)
+                                len = TRACE_MEM_MAX;
+                        n = tmem_read((pid_t)call->req->pid, addr, m->bytes, (size_t)len);
+                        m->len = n < 0 ? (int)n : (int)len;
+                        continue;
+                }
+                n = tmem_read_string((pid_t)call->req->pid, addr, m->bytes, TRACE_MEM_MAX);
+                if (n == -ENAMETOOLONG) {
+                        m->truncated = true;
+                        n = TRACE_MEM_MAX - 1;
+                }
+                m->len = (int)n;
         }
-        n = tmem_read_string((pid_t)call->req->pid, addr, tc->mem, TRACE_MEM_MAX);
-        if (n == -ENAMETOOLONG) {
-                tc->mem_truncated = true;
-                n = TRACE_MEM_MAX - 1;
-        }
-        tc->mem_len = (int)n;
 }
 
 void trace_call_answering(struct supervisor *sup, struct call *call)
@@ -404,7 +422,8 @@ void trace_call_end(struct supervisor *sup, unsigned producer, struct call *call
 
         if (resp->flags & SECCOMP_USER_NOTIF_FLAG_CONTINUE)
                 copy_mem(call);
-        mem = tc->mem_len > 0 ? (size_t)tc->mem_len : 0;
+        mem = (tc->mem[0].len > 0 ? (size_t)tc->mem[0].len : 0) +
+              (tc->mem[1].len > 0 ? (size_t)tc->mem[1].len : 0);
         len = align8(sizeof(*rc) + mem);
         rc = (struct raw_call *)reserve(sup, &t->rings[producer], len);
         if (!rc)
@@ -430,10 +449,16 @@ void trace_call_end(struct supervisor *sup, unsigned producer, struct call *call
         rc->limit = tc->limit;
         rc->limit_value = tc->limit_value;
         rc->bt_id = tc->bt_id;
-        rc->mem_arg = (int16_t)tc->mem_arg;
-        rc->mem_len = (int16_t)tc->mem_len;
-        rc->mem_truncated = tc->mem_truncated;
-        memcpy(rc->mem, tc->mem, mem);
+        mem = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(tc->mem); i++) {
+                rc->mem_arg[i] = (int16_t)tc->mem[i].arg;
+                rc->mem_len[i] = (int16_t)tc->mem[i].len;
+                rc->mem_truncated[i] = tc->mem[i].truncated;
+                if (tc->mem[i].len > 0) {
+                        memcpy(rc->mem + mem, tc->mem[i].bytes, (size_t)tc->mem[i].len);
+                        mem += (size_t)tc->mem[i].len;
+                }
+        }
         commit(t, &t->rings[producer], len);
 }
 
@@ -458,10 +483,22 @@ static int encode_call(struct trace *t, const struct raw_call *rc)
         int r;
 
         for (unsigned i = 0; i < nargs; i++) {
+                const char *mem = NULL;
+                int mem_len = -1, truncated = 0;
+                size_t at = 0;
+
+                for (size_t k = 0; k < ARRAY_SIZE(rc->mem_arg); k++) {
+                        if (rc->mem_arg[k] == (int)i) {
+                                mem = rc->mem + at;
+                                mem_len = rc->mem_len[k];
+                                truncated = rc->mem_truncated[k];
+                                break;
+                        }
+                        at += rc->mem_len[k] > 0 ? (size_t)rc->mem_len[k] : 0;
+                }
                 args[i] = text[i];
-                trace_format_arg(text[i], sizeof(text[i]), rc->nr, i, rc->args[i], rc->args,
-                                 rc->mem_arg == (int)i ? rc->mem : NULL,
-                                 rc->mem_arg == (int)i ? rc->mem_len : -1, rc->mem_truncated);
+                trace_format_arg(text[i], sizeof(text[i]), rc->nr, i, rc->args[i], rc->args, mem,
+                                 mem_len, truncated);
         }
         snprintf(unknown, sizeof(unknown), "syscall_%d", rc->nr);
         ev.time_ns = rc->t0 - t->mono0;

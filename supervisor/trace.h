@@ -44,10 +44,14 @@ struct trace_call {
         bool denied;     /* call_deny() refused it */
         bool would_deny; /* call_deny() in audit mode */
         uint64_t bt_id;
-        int mem_arg; /* the argument `mem` holds, -1 for none */
-        int mem_len; /* its length, or -errno of the copy */
-        bool mem_truncated;
-        char mem[TRACE_MEM_MAX];
+        /* Copies of the call's memory arguments (paths, a sockaddr): two, for the calls with
+         * two paths (rename, link, symlink's target and name). */
+        struct trace_mem {
+                int arg; /* the argument this holds, -1 for none */
+                int len; /* its length, or -errno of the copy */
+                bool truncated;
+                char bytes[TRACE_MEM_MAX];
+        } mem[2];
 };
 
 /* Open the trace named by cfg->trace_path (a file, or unix:PATH), refusing a file inside

@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-int trace_mem_arg(int nr)
+int trace_mem_arg(int nr, int from)
 {
-        for (unsigned i = 0; i < 6; i++) {
+        for (unsigned i = from < 0 ? 0 : (unsigned)from; i < 6; i++) {
                 enum decode_kind k = decode_arg_kind(nr, i);
 
                 if (k == D_PATH || k == D_SOCKADDR)

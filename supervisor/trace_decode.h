@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The argument the supervisor copies from memory for the trace (a path or a sockaddr), or
- * -1. */
-int trace_mem_arg(int nr);
+/* The first argument at or after `from` that the supervisor copies from memory for the trace
+ * (a path or a sockaddr), or -1. */
+int trace_mem_arg(int nr, int from);
 /* Is argument `i` of `nr` a sockaddr (its length the next argument), rather than a path? */
 bool trace_mem_is_sockaddr(int nr, unsigned i);
 /* Format argument `i` of `nr`, raw value `v`; `mem`/`mem_len` is the copy of the memory it

@@ -43,10 +43,10 @@ struct raw_call {
         const char *rule, *limit;
         uint64_t limit_value;
         uint64_t bt_id;
-        int16_t mem_arg;
-        int16_t mem_len;
-        bool mem_truncated;
-        char mem[]; /* mem_len bytes */
+        int16_t mem_arg[2];
+        int16_t mem_len[2];
+        bool mem_truncated[2];
+        char mem[]; /* mem_len[0] bytes (when > 0), then mem_len[1] bytes (when > 0) */
 };
 
 struct raw_bytes {

@@ -315,9 +315,9 @@ static void meta_run(struct supervisor *sup, struct call *call, struct meta_call
         long r;
 
         r = copy_args(tid, m);
-        if (r == 0 && !m->fd_form && m->path && trace_mem_arg(call->req->data.nr) >= 0)
+        if (r == 0 && !m->fd_form && m->path && trace_mem_arg(call->req->data.nr, 0) >= 0)
                 /* the path as this handler copied it once and decides on */
-                trace_call_path(call, (unsigned)trace_mem_arg(call->req->data.nr), m->path_buf);
+                trace_call_path(call, (unsigned)trace_mem_arg(call->req->data.nr, 0), m->path_buf);
         if (r == 0 && !m->fd_form)
                 magic_fd_path(m);
         if (r == 0) {

@@ -655,10 +655,12 @@ static int run(struct supervisor *sup, struct call *call, struct path_call *pc)
         }
         if (r == 0 && tmem_id_valid(sup->listener, call->req->id) < 0)
                 r = -ESRCH;
-        for (int i = 0; i < pc->n && r == 0; i++) {
+        if (r == 0 && pc->op == OP_SYMLINK)
+                trace_call_path(call, 0, pc->target); /* symlink(at)'s first: the target */
+        for (int i = 0; i < pc->n && r == 0; i++)
                 trace_call_path(call, pc->p[i].arg, pc->p[i].path);
+        for (int i = 0; i < pc->n && r == 0; i++)
                 r = find_parent(sup, pc, &pc->p[i]);
-        }
         if (r == 0 && pc->op == OP_LINK && (pc->flags & AT_SYMLINK_FOLLOW))
                 r = follow_source(sup, pc);
         if (r == 0)

@@ -120,6 +120,48 @@ static void records_a_run(void **state)
         runner_free(&r);
 }
 
+/* The calls with two paths show both, and the *at forms their AT_FDCWD: an outside tester's
+ * trace showed renames, links and symlinks as addresses, so "who made this file" (written
+ * beside, then renamed: Go, git, cmake, editors) had no answer. */
+static void records_both_paths(void **state)
+{
+        const char *t = path_of("paths.trace");
+        static const char *const want[] = {
+                "rename(\"x1\", \"x2\") = 0",
+                "symlink(\"x2\", \"x3\") = 0",
+                "link(\"x2\", \"x4\") = 0",
+                "utimensat(AT_FDCWD, \"x2\", ",
+                "renameat2(AT_FDCWD, \"x2\", AT_FDCWD, \"x5\", ",
+                "mkdir(\"nope/x\", 0777) = -1 ENOENT",
+        };
+        const char *opts[] = {"--trace", t, NULL};
+        char ws[] = "/var/tmp/stockade-paths.XXXXXX";
+        struct run_result r;
+
+        assert_non_null(mkdtemp(ws));
+        assert_int_equal(chmod(ws, 0755), 0);
+        if (geteuid() == 0) /* the command runs as nobody */
+                assert_int_equal(chown(ws, 65534, 65534), 0);
+        assert_int_equal(
+                runner_stockade_sh(
+                        ws, opts,
+                        "python3 -c \"import os\nopen('x1','w').close(); os.rename('x1','x2')\n"
+                        "os.symlink('x2','x3'); os.link('x2','x4'); os.utime('x2',(1,1))\n"
+                        "try: os.mkdir('nope/x')\nexcept OSError: pass\" && mv x2 x5 && "
+                        "rm x3 x4 x5",
+                        WATCHDOG, &r),
+                0);
+        rmdir(ws);
+        if (r.exit_code != 0)
+                fail_msg("exit %d: %s", r.exit_code, r.err);
+        runner_free(&r);
+        r = trace_cmd("show", t, NULL, NULL);
+        for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+                if (!strstr(r.out, want[i]))
+                        fail_msg("no `%s` in:\n%s", want[i], r.out);
+        runner_free(&r);
+}
+
 /* Every way to reach the trace from inside, by path; prints what succeeded. */
 static const char try_trace[] =
         "import os, sys, errno\n"
@@ -357,6 +399,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(records_a_run),
+                cmocka_unit_test(records_both_paths),
                 cmocka_unit_test(sandbox_cannot_open_the_trace),
                 cmocka_unit_test(show_escapes_program_strings),
                 cmocka_unit_test(refused_before_anything_runs),
