@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -108,6 +109,11 @@ static int open_file(struct trace *t, const char *path, const struct places *pla
                 return make_error(err, 0, "--trace `%s`: not a regular file", path);
         if (fchmod(t->fd, 0200) < 0)
                 return make_error(err, errno, "--trace `%s`: chmod", path);
+        /* Held while it is recorded: a reader tells a trace whose recorder was killed (free,
+         * still 0200) from one being recorded (trace_cli.c). */
+        if (flock(t->fd, LOCK_EX | LOCK_NB) < 0)
+                return make_error(err, errno == EWOULDBLOCK ? 0 : errno,
+                                  "--trace `%s`: another stockade is recording it", path);
         t->path = xstrdup(path);
         return 0;
 }

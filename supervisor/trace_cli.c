@@ -20,7 +20,9 @@
 #include <linux/audit.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +101,36 @@ static void on_int(int sig)
 
 /* FILE, "-" (stdin) or unix:PATH: listen there and read the first run that connects
  * (`stockade run --trace unix:PATH`), which works for any user while the run goes on. */
+
+/*
+ * A trace still mode 0200 (trace.c: while it is recorded) that no stockade holds locked any
+ * more: its recorder was killed before the end gave the owner read access back. Given it now
+ * (0600), with a note. Returns true when it was.
+ */
+static bool unlock_killed(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        bool done = false;
+
+        if (fd < 0)
+                return false;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            (st.st_mode & 07777) == 0200 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                done = fchmod(fd, 0600) == 0;
+                if (done)
+                        fprintf(stderr,
+                                "stockade: trace `%s`: its run ended without finishing it "
+                                "(stockade "
+                                "killed?): made readable to you; what it holds is shown, then "
+                                "where "
+                                "it was cut\n",
+                                path);
+        }
+        close(fd);
+        return done;
+}
+
 static int open_trace(struct reader *r, const char *path)
 {
         r->path = path;
@@ -128,6 +160,12 @@ static int open_trace(struct reader *r, const char *path)
                 return 0;
         }
         r->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+        if (r->fd < 0 && errno == EACCES) {
+                if (unlock_killed(path))
+                        r->fd = open(path, O_RDONLY | O_CLOEXEC);
+                else
+                        errno = EACCES;
+        }
         if (r->fd < 0) {
                 fprintf(stderr, "stockade: trace `%s`: %s%s\n", path, strerror(errno),
                         errno == EACCES ? " (a trace being recorded is mode 0200 until the run "
