@@ -39,7 +39,9 @@ static const char usage[] =
         "Read a trace recorded with `stockade run --trace FILE`.\n"
         "  show    one line per event, like strace: time (s since the start), thread, call,\n"
         "          arguments, result, verdict, rule, time spent in the supervisor\n"
-        "          --only denied|net|exec|files   only those events\n"
+        "          --only denied|net|exec|files   only those events (denied: the refusals,\n"
+        "                                          EACCES/EPERM/EROFS failures, refused DNS\n"
+        "                                          and connects, limits)\n"
         "          --pid N                        only process (or thread) N\n"
         "          --follow                       keep reading as the trace grows (tail -f)\n"
         "  stats   counts per system call and verdict, supervisor time, the most denied\n"
@@ -253,6 +255,14 @@ static unsigned row_flags(uint32_t nr)
         return row ? row->flags : 0;
 }
 
+bool trace_event_refused(const Stockade__Trace__Event *e)
+{
+        if (e->verdict == STOCKADE__TRACE__VERDICT__DENIED || e->would_deny)
+                return true;
+        return e->verdict == STOCKADE__TRACE__VERDICT__EMULATED && e->has_result &&
+               (e->error == EACCES || e->error == EPERM || e->error == EROFS);
+}
+
 static bool event_matches(const struct reader *r, const Stockade__Trace__Event *e)
 {
         if (r->pid && e->pid != r->pid && e->tid != r->pid)
@@ -261,7 +271,7 @@ static bool event_matches(const struct reader *r, const Stockade__Trace__Event *
         case ONLY_ALL:
                 return true;
         case ONLY_DENIED:
-                return e->verdict == STOCKADE__TRACE__VERDICT__DENIED || e->would_deny;
+                return trace_event_refused(e);
         case ONLY_NET:
                 return row_flags(e->nr) & SF_NET;
         case ONLY_EXEC:
@@ -455,14 +465,21 @@ static void show_one(struct reader *r, const Record *rec, void *arg)
                        P(rec->limit->limit), rec->limit->value);
                 break;
         case STOCKADE__TRACE__RECORD__KIND_DNS:
-                if (r->only != ONLY_ALL && r->only != ONLY_NET)
+                /* a query the supervisor answered for a task, or (pid 0) for none it knew */
+                if ((r->only != ONLY_ALL && r->only != ONLY_NET &&
+                     !(r->only == ONLY_DENIED &&
+                       rec->dns->verdict == STOCKADE__TRACE__VERDICT__DENIED)) ||
+                    (r->pid && rec->dns->pid != r->pid && rec->dns->tid != r->pid))
                         return;
                 print_time(rec->dns->time_ns);
                 printf("%-6u dns %s %s <%s>\n", rec->dns->tid, P(rec->dns->qtype),
                        P(rec->dns->name), trace_verdict_name(rec->dns->verdict));
                 break;
         case STOCKADE__TRACE__RECORD__KIND_CONNECT:
-                if (r->only != ONLY_ALL && r->only != ONLY_NET)
+                if ((r->only != ONLY_ALL && r->only != ONLY_NET &&
+                     !(r->only == ONLY_DENIED &&
+                       rec->connect->verdict == STOCKADE__TRACE__VERDICT__DENIED)) ||
+                    (r->pid && rec->connect->pid != r->pid && rec->connect->tid != r->pid))
                         return;
                 print_time(rec->connect->time_ns);
                 printf("%-6u connect %s %s <%s>\n", rec->connect->tid, P(rec->connect->protocol),

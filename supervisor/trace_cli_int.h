@@ -30,6 +30,11 @@ const char *trace_verdict_name(Stockade__Trace__Verdict v);
 int trace_stats(struct reader *r);
 int trace_export(struct reader *r, const char *format);
 
+/* A call the sandbox was refused: DENIED (or would be, in audit mode), or performed by the
+ * supervisor and failed with EACCES, EPERM or EROFS (the view's or Landlock's refusal, or the
+ * file's own permissions, as natively). What `--only denied` and the stats' list show. */
+bool trace_event_refused(const Stockade__Trace__Event *e);
+
 /* A string of a trace, safe to print on a terminal (trace_cli.c): control bytes as \xHH. */
 const char *trace_printable(const char *s);
 

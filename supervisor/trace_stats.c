@@ -91,7 +91,7 @@ static void stats_one(struct reader *r, const Record *rec, void *arg)
                 s->events++;
                 s->total_ns += e->duration_ns;
                 s->would_deny += e->would_deny;
-                if (e->verdict == STOCKADE__TRACE__VERDICT__DENIED || e->would_deny)
+                if (trace_event_refused(e))
                         count_denied(s, e);
                 break;
         }

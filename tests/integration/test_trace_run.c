@@ -148,7 +148,7 @@ static void records_both_paths(void **state)
                         "python3 -c \"import os\nopen('x1','w').close(); os.rename('x1','x2')\n"
                         "os.symlink('x2','x3'); os.link('x2','x4'); os.utime('x2',(1,1))\n"
                         "try: os.mkdir('nope/x')\nexcept OSError: pass\" && mv x2 x5 && "
-                        "rm x3 x4 x5",
+                        "rm x3 x4 x5 && ! (echo x >/etc/stockade-refused) 2>/dev/null",
                         WATCHDOG, &r),
                 0);
         rmdir(ws);
@@ -159,6 +159,12 @@ static void records_both_paths(void **state)
         for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
                 if (!strstr(r.out, want[i]))
                         fail_msg("no `%s` in:\n%s", want[i], r.out);
+        runner_free(&r);
+        /* a write the walls refused is among the refusals (the tester's "what did the sandbox
+         * refuse?" found neither it nor a refused name lookup) */
+        r = trace_cmd("show", "--only", "denied", t);
+        if (!strstr(r.out, "\"/etc/stockade-refused\"") || strstr(r.out, "\"x5\""))
+                fail_msg("--only denied:\n%s", r.out);
         runner_free(&r);
 }
 
