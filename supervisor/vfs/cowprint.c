@@ -136,6 +136,8 @@ void cowdiff_print(FILE *out, const struct cow_change *c, const char *prefix)
         } else if (c->target) {
                 print_target(out, c, " (symlink to ");
                 fputc(')', out);
+        } else if (c->op == COW_ADD && c->type == 'o') {
+                fputs(" (a FIFO, socket or device: apply leaves it in the session)", out);
         } else if (c->op == COW_ADD && unusual_mode(c)) {
                 print_mode(out, c, " (");
                 fputc(')', out);

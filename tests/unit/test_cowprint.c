@@ -90,6 +90,10 @@ static void what_a_reviewer_sees(void **state)
                 {{.op = COW_ADD, .path = "pub", .type = 'd', .mode = 01777},
                  "A pub/ (mode 1777)\n"},
                 {{.op = COW_ADD, .path = "d", .type = 'd', .mode = 0755}, "A d/\n"},
+                /* said up front: apply skips it (an outside tester read "A fifo1", then saw
+                 * apply leave it out) */
+                {{.op = COW_ADD, .path = "p", .type = 'o', .mode = 0644},
+                 "A p (a FIFO, socket or device: apply leaves it in the session)\n"},
                 {{.op = COW_ADD, .path = "l", .type = 'l', .mode = 0777, .target = "/etc/passwd"},
                  "A l (symlink to /etc/passwd)\n"},
                 {{.op = COW_ADD, .path = "n", .type = 'l', .mode = 0777, .target = "a\nb"},
