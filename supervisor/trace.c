@@ -77,6 +77,17 @@ static int open_socket(struct trace *t, const char *path, struct error *err)
  * places (refused above), and chmod is emulated and refused there too. The end of the run
  * gives the owner read access back (trace_finish).
  */
+/* Whether the home directory lies where the sandbox writes (a CI's HOME in /var/tmp): then
+ * ~/traces is no place to suggest. */
+static bool home_in_places(const struct places *places)
+{
+        const char *home = getenv("HOME");
+        _cleanup_close_ int fd =
+                home && home[0] == '/' ? open(home, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+
+        return fd >= 0 && in_places(places, fd);
+}
+
 static int open_file(struct trace *t, const char *path, const struct places *places,
                      struct error *err)
 {
@@ -99,9 +110,12 @@ static int open_file(struct trace *t, const char *path, const struct places *pla
                 return make_error(err, 0,
                                   "--trace `%s`: the sandbox can write there (the current "
                                   "directory, /tmp and /var/tmp are its); put the trace "
-                                  "elsewhere, e.g. --trace ~/traces/run.trace or a directory "
-                                  "outside the current one",
-                                  path);
+                                  "in a directory outside those, e.g. %s",
+                                  path,
+                                  home_in_places(places)
+                                          ? "one of yours elsewhere (your home lies in one "
+                                            "of them), or stream it: --trace unix:PATH"
+                                          : "--trace ~/traces/run.trace");
         t->fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0200);
         if (t->fd < 0)
                 return make_error(err, errno, "--trace `%s`: cannot be written", path);
