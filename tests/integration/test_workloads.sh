@@ -223,7 +223,7 @@ case_tar() {
         local rn=0 rs=0
         nat "$n" tar xf "$top/a.tar" 2>"$top/tar.n" || rn=$?
         sbx "$s" tar xf "$top/a.tar" || rs=$?
-        grep -v -e '^stockade: warning: running as root' -e '^stockade: the changes are in session' -e '^stockade: note: .* holds hidden paths' -e '^stockade: warning: the state directory' -e '^stockade: warning: STOCKADE_TEST_DISABLE' \
+        grep -v -e '^stockade: warning: running as root' -e '^stockade: the changes are in session' -e '^stockade: note: .* holds hidden paths' -e '^stockade: note: .* holds the copy-on-write workspace' -e '^stockade: warning: the state directory' -e '^stockade: warning: STOCKADE_TEST_DISABLE' \
                 "$top/sbx.err" >"$top/tar.s" || true
         [ "$rn" = "$rs" ] || fail "tar x exited $rn natively, $rs under stockade: $(cat "$top/tar.s")"
         same "tar x messages" "$top/tar.n" "$top/tar.s"
