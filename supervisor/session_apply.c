@@ -308,6 +308,7 @@ int session_cli_apply(int argc, char **argv)
                                "apply: give a session name (stockade sessions lists them)");
         if (r == 0)
                 r = sess_find(&s, a.state, a.pos[0], &err);
+        opened = r == 0;
         if (r == 0)
                 r = sess_as_owner(&s, "apply", &err);
         if (r == 0) {
@@ -318,7 +319,6 @@ int session_cli_apply(int argc, char **argv)
                 r = sess_unlend(&s, "apply", &err);
         if (r == 0) {
                 sess_load(&s);
-                opened = true;
                 if (sess_report(&s))
                         r = make_error(&err, 0,
                                        "apply: session %s is damaged: nothing applied "

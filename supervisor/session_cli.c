@@ -119,28 +119,29 @@ void sess_quote_arg(FILE *out, const char *s)
 
 int sess_as_owner(const struct sess *s, const char *cmd, struct error *err)
 {
-        char dirs[3][PATH_MAX + 16], name[256];
+        const int fds[3] = {s->dir_fd, s->sessions_fd, s->state_fd};
+        char shown[3][PATH_MAX + 16], name[256];
         uid_t owner = 0;
         struct passwd *pw;
         gid_t gid = 0;
 
         if (geteuid() != 0)
                 return 0;
-        snprintf(dirs[0], sizeof(dirs[0]), "%s", s->dir);
-        snprintf(dirs[1], sizeof(dirs[1]), "%s/sessions", s->state);
-        snprintf(dirs[2], sizeof(dirs[2]), "%s", s->state);
-        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+        snprintf(shown[0], sizeof(shown[0]), "%s", s->dir);
+        snprintf(shown[1], sizeof(shown[1]), "%s/sessions", s->state);
+        snprintf(shown[2], sizeof(shown[2]), "%s", s->state);
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
                 struct stat st;
 
-                if (lstat(dirs[i], &st) < 0)
-                        return make_error(err, errno, "%s: session %s: %s", cmd, s->name, dirs[i]);
+                if (fstat(fds[i], &st) < 0)
+                        return make_error(err, errno, "%s: session %s: %s", cmd, s->name, shown[i]);
                 if (st.st_uid == 0)
                         continue;
                 if (owner && st.st_uid != owner)
                         return make_error(err, 0,
                                           "%s: session %s: %s belongs to uid %u, %s to uid %u: "
                                           "whose session is it? (nothing done)",
-                                          cmd, s->name, dirs[i], (unsigned)st.st_uid, s->dir,
+                                          cmd, s->name, shown[i], (unsigned)st.st_uid, s->dir,
                                           (unsigned)owner);
                 owner = st.st_uid, gid = st.st_gid;
         }
@@ -162,7 +163,7 @@ int sess_as_owner(const struct sess *s, const char *cmd, struct error *err)
 
 int sess_lock(const struct sess *s, struct error *err)
 {
-        int lock = session_lock(s->dir);
+        int lock = session_lock(s->at);
 
         if (lock == -EWOULDBLOCK)
                 return make_error(err, 0, "session %s is in use by a running stockade", s->name);
@@ -171,13 +172,19 @@ int sess_lock(const struct sess *s, struct error *err)
         return lock;
 }
 
+/* openat(at, name) of a directory, as O_PATH and without following a symlink. */
+static int open_dir_below(int at, const char *name)
+{
+        return openat(at, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err)
 {
-        struct stat st;
         int r;
 
         memset(s, 0, sizeof(*s));
         s->name = name;
+        s->state_fd = s->sessions_fd = s->dir_fd = -1;
         for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++)
                 s->mounts[i].upper_fd = s->mounts[i].host_fd = -1;
         if (!session_name_ok(name))
@@ -195,13 +202,26 @@ int sess_find(struct sess *s, const char *state_opt, const char *name, struct er
         r = session_path(s->state, name, s->dir);
         if (r < 0)
                 return make_error(err, -r, "session %s", name);
-        if (lstat(s->dir, &st) < 0 && errno == ENOENT)
-                return make_error(err, 0, "session %s: no such session in %s/sessions", name,
-                                  s->state);
-        if (lstat(s->dir, &st) < 0)
-                return make_error(err, errno, "session %s: %s", name, s->dir);
-        if (!S_ISDIR(st.st_mode))
-                return make_error(err, 0, "session %s: %s is not a directory", name, s->dir);
+        /* The store as its path names it now (a symlink on the way is the user's choice),
+         * then each step beneath it once: no symlink, and never looked up again. */
+        s->state_fd = open(s->state, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (s->state_fd >= 0)
+                s->sessions_fd = open_dir_below(s->state_fd, "sessions");
+        if (s->sessions_fd >= 0)
+                s->dir_fd = open_dir_below(s->sessions_fd, name);
+        if (s->dir_fd < 0) {
+                int e = errno;
+
+                sess_close(s);
+                if (e == ENOENT)
+                        return make_error(err, 0, "session %s: no such session in %s/sessions",
+                                          name, s->state);
+                if (e == ENOTDIR)
+                        return make_error(err, 0, "session %s: %s is not a directory", name,
+                                          s->dir);
+                return make_error(err, e, "session %s: %s", name, s->dir);
+        }
+        snprintf(s->at, sizeof(s->at), "/proc/self/fd/%d", s->dir_fd);
         return 0;
 }
 
@@ -279,14 +299,14 @@ static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
 
 static bool sess_unborn(const struct sess *s)
 {
-        _cleanup_close_ int fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         return fd >= 0 && session_unborn(fd);
 }
 
 void sess_load(struct sess *s)
 {
-        int r = session_meta_read(s->dir, &s->meta);
+        int r = session_meta_read(s->at, &s->meta);
 
         if (r == -ENOENT && (s->unborn = sess_unborn(s)))
                 snprintf(s->problem, sizeof(s->problem),
@@ -309,7 +329,7 @@ void sess_load(struct sess *s)
                 if (!s->meta.mounts[i].sandbox[0])
                         continue; /* a line the damage took */
                 sm->m = &s->meta.mounts[i];
-                if (snprintf(sm->dir, sizeof(sm->dir), "%s/%zu", s->dir, i) >= (int)sizeof(sm->dir))
+                if (snprintf(sm->dir, sizeof(sm->dir), "%s/%zu", s->at, i) >= (int)sizeof(sm->dir))
                         continue; /* session_path leaves room: cannot happen */
                 s->n++;
         }
@@ -347,6 +367,9 @@ void sess_close(struct sess *s)
                 cowdiff_free(&sm->diff);
         }
         session_meta_free(&s->meta);
+        for (int *fd = &s->state_fd; fd <= &s->dir_fd; fd++)
+                if (*fd >= 0)
+                        close(*fd), *fd = -1;
 }
 
 int sess_report(const struct sess *s)
@@ -414,13 +437,14 @@ int sess_unlend(const struct sess *found, const char *cmd, struct error *err)
         int r = 0;
 
         for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++) {
-                snprintf(lent[i], sizeof(lent[i]), "%s/%zu/lent", found->dir, i);
+                snprintf(lent[i], sizeof(lent[i]), "%s/%zu/lent", found->at, i);
                 any |= access(lent[i], F_OK) == 0;
         }
         if (!any)
                 return 0;
         s = xcalloc(1, sizeof(*s)); /* loaded on a copy: the caller's is still as found */
         *s = *found;
+        s->state_fd = s->sessions_fd = s->dir_fd = -1; /* the caller's to close */
         sess_load(s);
         for (size_t i = 0; i < s->n && r == 0; i++) {
                 size_t n = (size_t)(s->mounts[i].m - s->meta.mounts);
@@ -446,8 +470,8 @@ int session_cli_discard(int argc, char **argv)
         struct error err = {0};
         struct sess_args a;
         struct sess s;
-        char sessions[PATH_MAX + 16];
-        _cleanup_close_ int lock = -1, parent = -1;
+        _cleanup_close_ int lock = -1;
+        bool found;
         int r = sess_parse_args(argc, argv, NULL, &a, &err);
 
         if (r == 1) {
@@ -458,6 +482,7 @@ int session_cli_discard(int argc, char **argv)
                 r = make_error(&err, 0, "discard: give one session name");
         if (r == 0)
                 r = sess_find(&s, a.state, a.pos[0], &err);
+        found = r == 0;
         if (r == 0)
                 r = sess_as_owner(&s, "discard", &err);
         if (r == 0) {
@@ -467,12 +492,12 @@ int session_cli_discard(int argc, char **argv)
         if (r == 0)
                 r = sess_unlend(&s, "discard", &err);
         if (r == 0) {
-                snprintf(sessions, sizeof(sessions), "%s/sessions", s.state);
-                parent = open(sessions, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                r = parent < 0 ? -errno : vfs_remove_tree(parent, s.name, true);
+                r = vfs_remove_tree(s.sessions_fd, s.name, true);
                 if (r < 0)
                         make_error(&err, -r, "discard: session %s", s.name);
         }
+        if (found)
+                sess_close(&s);
         if (r < 0) {
                 error_print(&err);
                 return EXIT_STOCKADE;

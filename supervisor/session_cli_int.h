@@ -26,7 +26,13 @@ struct sess_mount {
 struct sess {
         const char *name;
         char state[PATH_MAX];
-        char dir[PATH_MAX];
+        char dir[PATH_MAX]; /* STATE/sessions/NAME, as shown */
+        /* The store, its `sessions` and the session's directory, each opened once beneath the
+         * one before (sess_find): whose they are is judged on these, and all that follows is
+         * done beneath `at`, the session's directory as /proc/self/fd/N, so that what a path
+         * names later (a directory on the way renamed, a symlink swapped) changes nothing. */
+        int state_fd, sessions_fd, dir_fd;
+        char at[32];
         struct session_meta meta;
         char problem[256]; /* what is wrong with the session file, "" when nothing */
         bool unborn;       /* never began (session_unborn): problem says so */
@@ -34,11 +40,11 @@ struct sess {
         size_t n; /* mounts, sorted by sandbox path */
 };
 
-/* Find session `name` in the store (`state_opt` or the default). Returns 0, or -1 with *err
- * set when the name is not valid or there is no such session. */
+/* Find session `name` in the store (`state_opt` or the default) and open its directories.
+ * Returns 0, or -1 with *err set when the name is not valid or there is no such session. */
 int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err);
-/* As root, a session whose directory, or the store's `sessions` or the store itself, is another
- * user's is that user's to apply or discard: stockade becomes that user (ids and groups), so
+/* As root, a session whose directory, or the store's `sessions` or the store itself (as
+ * sess_find opened them), is another user's is that user's to apply or discard: stockade becomes that user (ids and groups), so
  * that what the session says is done with that user's rights, and what apply writes is
  * theirs. Returns 0, or -1 with *err set (two users' directories, or the switch failed). */
 int sess_as_owner(const struct sess *s, const char *cmd, struct error *err);

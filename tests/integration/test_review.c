@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -143,13 +144,17 @@ static void session_at(const char *name, const char *host, bool host2, time_t up
                         m.mounts[i].dev = st.st_dev, m.mounts[i].ino = st.st_ino;
         }
         assert_int_equal(session_path(STATE, name, dir), 0);
-        mkdir(at("state/sessions"), 0700);
+        mkdir(at("state/sessions"), 0700); /* STATE's own, when STATE is W/state */
         wdir(dir);
         assert_int_equal(session_meta_write(dir, &m), 0);
         for (size_t i = 0; i < m.n_mounts; i++) {
-                wdir(at("state/sessions/%s/%zu", name, i));
-                wdir(at("state/sessions/%s/%zu/upper", name, i));
-                wdir(at("state/sessions/%s/%zu/work", name, i));
+                static const char *const sub[] = {"", "/upper", "/work"};
+                char p[PATH_MAX + 32];
+
+                for (size_t k = 0; k < ARRAY_SIZE(sub); k++) {
+                        snprintf(p, sizeof(p), "%s/%zu%s", dir, i, sub[k]);
+                        wdir(p);
+                }
         }
 }
 
@@ -708,19 +713,24 @@ static void apply_readonly_after_crash(void **state)
 
 /* `strace -f -qq -o /dev/null -e inject=renameat:SPEC` before stockade, or NULL to skip (no
  * strace, or no ptrace here). */
-static const char *const *under_strace(const char *spec)
+static const char *const *under_strace_of(const char *call, const char *spec)
 {
         static char inject[64];
         static const char *pre[] = {"/usr/bin/strace", "-f", "-qq",  "-o",
                                     "/dev/null",       "-e", inject, NULL};
         struct run_result r;
 
-        snprintf(inject, sizeof(inject), "inject=renameat:%s", spec);
+        snprintf(inject, sizeof(inject), "inject=%s:%s", call, spec);
         if (access(pre[0], X_OK) != 0)
                 return NULL;
         r = stockade_under(pre, "help", NULL); /* ptrace allowed? (no rename in it) */
         runner_free(&r);
         return r.exit_code == 0 ? pre : NULL;
+}
+
+static const char *const *under_strace(const char *spec)
+{
+        return under_strace_of("renameat", spec);
 }
 
 /*
@@ -864,6 +874,65 @@ static void apply_as_the_owner(void **state)
         }
         r = stockade("discard", "ok", NULL);
         expect(&r, 0, "", "working as that user");
+}
+
+/*
+ * As root, with a store whose path runs through a directory of the user's: the user swaps a
+ * symlink there from a store of root's (whose session root may apply as root) to their own
+ * while apply runs, between the look at whose the store is and the reading of the session.
+ * Their session, read then, would have root write where they chose (an outside attack did
+ * so, racing `~/.local`). strace holds apply at its lock, after the look, while the test
+ * swaps: what apply reads must still be the store it judged.
+ */
+static void apply_root_store_swapped(void **state)
+{
+        const char *const *strace;
+        char saved[sizeof(STATE)];
+        struct run_result r;
+        pid_t pid;
+        int st;
+
+        if (geteuid() != 0)
+                skip();
+        if (!(strace = under_strace_of("flock", "delay_enter=2000000")))
+                skip();
+        assert_int_equal(chmod(W, 0755), 0);
+        snprintf(saved, sizeof(saved), "%s", STATE);
+        wdir(at("rootdir"));
+        wdir(at("rootok"));
+        /* root's own store, whose session writes a harmless file into root's directory */
+        wdir(at("rootstore"));
+        snprintf(STATE, sizeof(STATE), "%s", at("rootstore/st"));
+        wdir(STATE);
+        wdir(at("rootstore/st/sessions"));
+        session_at("ev", at("rootok"), false, 1700000000, "sh");
+        wfile(at("rootstore/st/sessions/ev/0/upper/harmless"), "h\n", 0644);
+        /* the user's, whose session would plant a file in root's directory */
+        wdir(at("u"));
+        wdir(at("u/store"));
+        snprintf(STATE, sizeof(STATE), "%s", at("u/store/st"));
+        wdir(STATE);
+        wdir(at("u/store/st/sessions"));
+        session_at("ev", at("rootdir"), false, 1700000000, "sh");
+        wfile(at("u/store/st/sessions/ev/0/upper/planted"), "p\n", 0644);
+        assert_int_equal(symlink(at("rootstore"), at("u/s")), 0);
+        assert_int_equal(symlink(at("u/store"), at("u/s2")), 0);
+        assert_int_equal(runner_shell("chown -hR 65534:65534 '%s'", at("u")), 0);
+        snprintf(STATE, sizeof(STATE), "%s", at("u/s/st")); /* like ~/.local/state/stockade */
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) { /* the user, once apply looked and waits at its lock */
+                usleep(700000);
+                _exit(rename(at("u/s2"), at("u/s")) == 0 ? 0 : 1);
+        }
+        r = stockade_under(strace, "apply", "ev", NULL); /* as root */
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        snprintf(STATE, sizeof(STATE), "%s", saved);
+        if (exists(at("rootdir/planted")))
+                fail_msg("root wrote the swapped-in session: exit %d\n%s", r.exit_code, r.err);
+        expect(&r, 0, NULL, NULL);
+        assert_true(exists(at("rootok/harmless")));
 }
 
 /*
@@ -1110,6 +1179,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(discard_after_killed_apply, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_as_the_owner, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_root_no_setgid_dir, setup, teardown),
+                cmocka_unit_test_setup_teardown(apply_root_store_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
