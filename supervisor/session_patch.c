@@ -92,19 +92,46 @@ void sess_print_json(FILE *out, const struct sess *s)
 /* The patch being written, and the binary files left out of it. */
 struct patch {
         FILE *out;
-        const char *place; /* after a/ and b/: "" or the mount's sandbox path without its '/' */
+        const char *place;  /* after a/ and b/: "" or the mount's sandbox path without its '/' */
+        const char *prefix; /* the mount's, as diff shows paths: "" or SANDBOX/ */
         size_t binaries;
-        size_t in_git; /* changes inside a .git directory, left out */
+        size_t in_git; /* changes inside a .git, left out */
+        /* the first few .git places they are in (PATH/.git), with their counts */
+        struct {
+                char *where;
+                size_t n;
+        } git[4];
+        size_t more_git; /* changes in .git places past those */
 };
 
-/* Whether a component of `path` (relative) is `.git`: what git apply refuses to touch (a
- * repository's store, or a worktree's or submodule's `.git` file). */
-static bool in_git_dir(const char *path)
+/* The length of `path` (relative) up to and with its first `.git` component, or 0: what git
+ * apply refuses to touch (a repository's store, or a worktree's or submodule's `.git` file). */
+static size_t git_place(const char *path)
 {
         for (const char *c = path; (c = strstr(c, ".git")); c++)
                 if ((c == path || c[-1] == '/') && (c[4] == '/' || c[4] == '\0'))
-                        return true;
-        return false;
+                        return (size_t)(c + 4 - path);
+        return 0;
+}
+
+/* A change at `path`, inside a .git, left out: counted under its place. */
+static void left_in_git(struct patch *p, const char *path)
+{
+        size_t len = git_place(path), plen = strlen(p->prefix), i;
+
+        p->in_git++;
+        for (i = 0; i < ARRAY_SIZE(p->git) && p->git[i].where; i++)
+                if (strncmp(p->git[i].where, p->prefix, plen) == 0 &&
+                    strlen(p->git[i].where) == plen + len &&
+                    strncmp(p->git[i].where + plen, path, len) == 0)
+                        break;
+        if (i == ARRAY_SIZE(p->git)) {
+                p->more_git++;
+                return;
+        }
+        if (!p->git[i].where && asprintf(&p->git[i].where, "%s%.*s", p->prefix, (int)len, path) < 0)
+                abort();
+        p->git[i].n++;
 }
 
 /* One side of a file's entry: where it is, what it is, and (side_open) its content. */
@@ -372,8 +399,25 @@ static int change_entry(struct patch *p, const struct sess_mount *sm, const stru
         bool content = c->op != COW_MOD || c->content;
         int r = 0;
 
-        if (in_git_dir(c->path) || (c->op == COW_REN && in_git_dir(c->old_path))) {
-                p->in_git += c->type != 'd' && c->old_type != 'd';
+        if (c->op == COW_REN && (git_place(c->path) || git_place(c->old_path))) {
+                /* the side outside .git is still a change: a deletion or a creation */
+                struct cow_change one = {.op = COW_DEL,
+                                         .path = c->old_path,
+                                         .old_type = c->old_type,
+                                         .old_mode = c->old_mode};
+
+                if (git_place(c->old_path))
+                        one = (struct cow_change){.op = COW_ADD,
+                                                  .path = c->path,
+                                                  .type = c->type,
+                                                  .mode = c->mode,
+                                                  .target = c->target};
+                left_in_git(p, git_place(c->path) ? c->path : c->old_path);
+                return git_place(one.path) ? 0 : change_entry(p, sm, &one);
+        }
+        if (git_place(c->path)) {
+                if (c->type != 'd' && c->old_type != 'd')
+                        left_in_git(p, c->path);
                 return 0;
         }
         if (c->op == COW_REN)
@@ -404,22 +448,19 @@ out:
 
 int sess_print_patch(FILE *out, const struct sess *s, struct error *err)
 {
-        struct patch p = {out, "", 0, 0};
+        struct patch p = {.out = out, .place = ""};
+        int r = 0;
 
         for (size_t i = 0; i < s->n; i++) {
                 const struct sess_mount *sm = &s->mounts[i];
 
                 /* a/ and b/ then the sandbox path without its '/', with several mounts */
                 p.place = sm->prefix[0] == '/' ? sm->prefix + 1 : sm->prefix;
-                for (size_t k = 0; sm->loaded && k < sm->diff.n; k++) {
-                        int r = change_entry(&p, sm, &sm->diff.v[k]);
-
-                        if (r < 0) {
-                                fflush(out);
-                                return make_error(err, -r, "diff --patch: session %s: %s%s",
-                                                  s->name, sm->prefix, sm->diff.v[k].path);
-                        }
-                }
+                p.prefix = sm->prefix;
+                for (size_t k = 0; r == 0 && sm->loaded && k < sm->diff.n; k++)
+                        if ((r = change_entry(&p, sm, &sm->diff.v[k])) < 0)
+                                make_error(err, -r, "diff --patch: session %s: %s%s", s->name,
+                                           sm->prefix, sm->diff.v[k].path);
         }
         fflush(out);
         if (p.binaries)
@@ -429,13 +470,23 @@ int sess_print_patch(FILE *out, const struct sess *s, struct error *err)
                         "patch skip): `stockade apply %s PATH...` writes %s\n",
                         p.binaries, p.binaries == 1 ? " is" : "s are", s->name,
                         p.binaries == 1 ? "it" : "them");
-        if (p.in_git)
+        if (p.in_git && r == 0) {
                 fprintf(stderr,
-                        "stockade: diff --patch: %zu change%s inside .git (a repository's own "
-                        "store: commits, refs, objects) %s not in the patch, which git apply would "
-                        "refuse whole: `stockade apply %s` writes %s, or commit again on the "
-                        "host\n",
-                        p.in_git, p.in_git == 1 ? "" : "s", p.in_git == 1 ? "is" : "are", s->name,
-                        p.in_git == 1 ? "it" : "them");
-        return 0;
+                        "stockade: diff --patch: %zu change%s inside .git %s not in the patch "
+                        "(git apply refuses any path there):",
+                        p.in_git, p.in_git == 1 ? "" : "s", p.in_git == 1 ? "is" : "are");
+                for (size_t i = 0; i < ARRAY_SIZE(p.git) && p.git[i].where; i++) {
+                        fprintf(stderr, "%s ", i ? "," : "");
+                        cowdiff_quote(stderr, p.git[i].where);
+                        fprintf(stderr, " (%zu)", p.git[i].n);
+                }
+                if (p.more_git)
+                        fprintf(stderr, ", %zu in other places", p.more_git);
+                fprintf(stderr,
+                        "; `stockade diff %s` lists them, `stockade apply %s` writes them\n",
+                        s->name, s->name);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(p.git); i++)
+                free(p.git[i].where);
+        return r < 0 ? -1 : 0;
 }

@@ -404,11 +404,26 @@ static void diff_patch_leaves_out_git(void **state)
         wfile(at("state/sessions/s/0/upper/.git/COMMIT_EDITMSG"), "two\n", 0644);
         wfile(at("state/sessions/s/0/upper/new/.git"), "gitdir: ../.git/modules/new\n", 0644);
         wfile(at("state/sessions/s/0/upper/.gitignore"), "*.o\n", 0644); /* not the store */
+        /* renamed into .git and out of it: the side outside is still a change */
+        wfile(at("host/stash"), "stashed away\n", 0644);
+        whiteout(at("state/sessions/s/0/upper/stash"));
+        wfile(at("state/sessions/s/0/upper/.git/stash"), "stashed away\n", 0644);
+        wfile(at("host/.git/description"), "a repository\n", 0644);
+        whiteout(at("state/sessions/s/0/upper/.git/description"));
+        wfile(at("state/sessions/s/0/upper/description"), "a repository\n", 0644);
+        r = stockade("diff", "s", NULL);
+        if (!strstr(r.out, "R stash -> .git/stash\n") ||
+            !strstr(r.out, "R .git/description -> description\n"))
+                fail_msg("the renames are not proven:\n%s", r.out);
+        runner_free(&r);
         r = stockade("diff", "s", "--patch", NULL);
         assert_int_equal(r.exit_code, 0);
         if (strstr(r.out, ".git/") || strstr(r.out, "new/.git") ||
             !strstr(r.out, "b/.gitignore\nnew file mode") ||
-            !strstr(r.err, "3 changes inside .git"))
+            !strstr(r.out, "diff --git a/stash b/stash\ndeleted file mode 100644\n") ||
+            !strstr(r.out, "diff --git a/description b/description\nnew file mode 100644\n") ||
+            !strstr(r.err, "5 changes inside .git are not in the patch") ||
+            !strstr(r.err, ": .git (4), new/.git (1);"))
                 fail_msg("stdout:\n%s\nstderr:\n%s", r.out, r.err);
         p = fopen(at("patch"), "we");
         fputs(r.out, p);
