@@ -709,8 +709,8 @@ void fs_link_before(struct supervisor *sup, int dirfd, const char *name, int fla
         if (sup->cow.n == 0)
                 return;
         r = linkid_stat(dirfd, name, flags, &o);
-        if (r < 0 && r != -ENODATA)
-                return;
+        if ((r < 0 && r != -ENODATA) || o.nlink > 1)
+                return; /* a name of a file with others: nothing to keep (linkid.h) */
         was->dev = o.dev, was->ino = o.ino;
         if (r == 0)
                 linkid_shown(&sup->links, &o, &was->dev, &was->ino);

@@ -691,8 +691,9 @@ int fs_cow_link(struct supervisor *sup, pid_t tid, struct fs_cow_name *a, int pa
         /* The identity the source shows now, kept by the new name (vfs/linkid.h) */
         if (a->upper)
                 fs_link_before(sup, pa, na, AT_SYMLINK_NOFOLLOW, &was);
-        else
-                was = (struct fs_link_was){.known = true, .dev = sa.st_dev, .ino = sa.st_ino};
+        else /* one name of several the host's: not kept (vfs/linkid.h) */
+                was = (struct fs_link_was){
+                        .known = sa.st_nlink == 1, .dev = sa.st_dev, .ino = sa.st_ino};
         if (!a->upper) {
                 note_parents(sup, a->mount, a->path);
                 cow_note_path(sup, a->path);

@@ -31,8 +31,9 @@ int linkid_stat(int dirfd, const char *name, int flags, struct linkid_obj *o)
 {
         struct statx stx;
 
-        if (statx(dirfd, name, flags, STATX_INO | STATX_BTIME, &stx) < 0)
+        if (statx(dirfd, name, flags, STATX_INO | STATX_NLINK | STATX_BTIME, &stx) < 0)
                 return -errno;
+        o->nlink = stx.stx_nlink;
         o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
         o->ino = stx.stx_ino;
         o->btime_sec = stx.stx_btime.tv_sec;

@@ -14,6 +14,10 @@
  * an inode number freed and given to a new file is not taken for the link (no birth time
  * from the file system: nothing is remembered, and the link shows its own identity, as
  * before). fstat of an fd, which the kernel answers, still shows the copy's.
+ *
+ * A source the host tree holds under more than one name is not remembered: copied up, it
+ * parts from its other names (a copy-on-write limit), so the link would show the identity
+ * of a name whose content is no longer its own, and `cp -a` would copy one for the other.
  */
 #ifndef STOCKADE_VFS_LINKID_H
 #define STOCKADE_VFS_LINKID_H
@@ -24,12 +28,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* What the kernel shows of an object, with its birth time. */
+/* What the kernel shows of an object, with its birth time (and its link count, which is
+ * not part of what makes it the same object). */
 struct linkid_obj {
         dev_t dev;
         ino_t ino;
         int64_t btime_sec;
         uint32_t btime_nsec;
+        uint32_t nlink;
 };
 
 struct linkid_entry {

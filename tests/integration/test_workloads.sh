@@ -187,6 +187,18 @@ case_git() {
         # ln of a file the host tree has: both names showed the identity b had before.
         [ "$(wc -l <"$cl/id")" = 3 ] && [ "$(uniq "$cl/id" | wc -l)" = 1 ] ||
                 fail "ln: the identities shown were $(tr '\n' ' ' <"$cl/id")"
+        # A file the host tree holds under two names: copied up, one name parts from the
+        # other (a copy-on-write limit, README). A link made to it then must not show the
+        # identity the other name still shows: their contents differ, and cp -a, which links
+        # what shows one identity, would copy one content for both.
+        nat "$cl" sh -c 'mkdir pair && echo old >pair/p1 && ln pair/p1 pair/p2' ||
+                fail "the host's two names"
+        sbx "$cl" sh -c 'ln pair/p1 pair/p3 && echo new >pair/p1 &&
+                stat -c "%d:%i" pair/p2 pair/p3 >pair.id && cat pair/p2 pair/p3 >>pair.id' ||
+                fail "ln of a file the host holds under two names"
+        [ "$(sed -n 1p "$cl/pair.id")" != "$(sed -n 2p "$cl/pair.id")" ] ||
+                [ "$(sed -n 3p "$cl/pair.id")" = "$(sed -n 4p "$cl/pair.id")" ] ||
+                fail "p2 and p3 show one identity with two contents: $(tr '\n' ' ' <"$cl/pair.id")"
 }
 
 case_tar() {
