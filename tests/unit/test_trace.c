@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "proto/trace_file.h"
+#include "supervisor/trace_json.h"
 #include "tests/helpers/runner.h"
 
 #include <errno.h>
@@ -615,6 +616,43 @@ static void damaged_trace_cli(void **state)
         close(mfd);
 }
 
+/* Names in JSON: UTF-8 as it is, the bytes of anything else as lone surrogates (lossless),
+ * what a terminal or a reader would act on escaped. */
+static void json_strings(void **state)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                {"plain", "\"plain\""},
+                {"q\"b\\n\nt\t", "\"q\\\"b\\\\n\\nt\\t\""},
+                {"\xc3\xa9t\xc3\xa9", "\"\xc3\xa9t\xc3\xa9\""},                         /* été */
+                {"\xe2\x82\xac \xf0\x9f\x98\x80", "\"\xe2\x82\xac \xf0\x9f\x98\x80\""}, /* € 😀 */
+                {"bad\xffname", "\"bad\\udcffname\""},
+                {"\xc3", "\"\\udcc3\""},                                  /* cut at the end */
+                {"\xc3(", "\"\\udcc3(\""},                                /* not a continuation */
+                {"\xc0\xaf", "\"\\udcc0\\udcaf\""},                       /* overlong '/' */
+                {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""},            /* a surrogate */
+                {"\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\""}, /* past U+10FFFF */
+                {"\x1b[2J\x7f", "\"\\u001b[2J\\u007f\""},
+                {"\xc2\x9b", "\"\\u009b\""},         /* C1 CSI */
+                {"a\xe2\x80\xae" "b", "\"a\\u202eb\""}, /* right-to-left override */
+                {"\xe2\x80\xa8", "\"\\u2028\""},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *buf = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&buf, &len);
+
+                assert_non_null(f);
+                json_string(f, cases[i].in);
+                fclose(f);
+                if (strcmp(buf, cases[i].out) != 0)
+                        fail_msg("case %zu: %s, expected %s", i, buf, cases[i].out);
+                free(buf);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -626,6 +664,7 @@ int main(void)
                 cmocka_unit_test(follow_before_the_header),
                 cmocka_unit_test(golden_outputs),
                 cmocka_unit_test(chrome_export_is_valid_json),
+                cmocka_unit_test(json_strings),
                 cmocka_unit_test(damaged_trace_cli),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
