@@ -119,46 +119,7 @@ void sess_quote_arg(FILE *out, const char *s)
 
 int sess_as_owner(const struct sess *s, const char *cmd, struct error *err)
 {
-        const int fds[3] = {s->dir_fd, s->sessions_fd, s->state_fd};
-        char shown[3][PATH_MAX + 16], name[256];
-        uid_t owner = 0;
-        struct passwd *pw;
-        gid_t gid = 0;
-
-        if (geteuid() != 0)
-                return 0;
-        snprintf(shown[0], sizeof(shown[0]), "%s", s->dir);
-        snprintf(shown[1], sizeof(shown[1]), "%s/sessions", s->state);
-        snprintf(shown[2], sizeof(shown[2]), "%s", s->state);
-        for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
-                struct stat st;
-
-                if (fstat(fds[i], &st) < 0)
-                        return make_error(err, errno, "%s: session %s: %s", cmd, s->name, shown[i]);
-                if (st.st_uid == 0)
-                        continue;
-                if (owner && st.st_uid != owner)
-                        return make_error(err, 0,
-                                          "%s: session %s: %s belongs to uid %u, %s to uid %u: "
-                                          "whose session is it? (nothing done)",
-                                          cmd, s->name, shown[i], (unsigned)st.st_uid, s->dir,
-                                          (unsigned)owner);
-                owner = st.st_uid, gid = st.st_gid;
-        }
-        if (!owner)
-                return 0;
-        pw = getpwuid(owner);
-        if (pw)
-                gid = pw->pw_gid, snprintf(name, sizeof(name), "%s", pw->pw_name);
-        if ((pw ? initgroups(name, gid) : setgroups(0, NULL)) < 0 || setresgid(gid, gid, gid) < 0 ||
-            setresuid(owner, owner, owner) < 0)
-                return make_error(err, errno,
-                                  "%s: session %s belongs to uid %u, and stockade cannot become "
-                                  "that user (nothing done)",
-                                  cmd, s->name, (unsigned)owner);
-        fprintf(stderr, "stockade: %s: session %s belongs to uid %u (%s): working as that user\n",
-                cmd, s->name, (unsigned)owner, pw ? name : "no such user");
-        return 0;
+        return owner_become(&s->owner, cmd, s->name, err);
 }
 
 int sess_lock(const struct sess *s, struct error *err)
@@ -202,11 +163,19 @@ int sess_find(struct sess *s, const char *state_opt, const char *name, struct er
         r = session_path(s->state, name, s->dir);
         if (r < 0)
                 return make_error(err, -r, "session %s", name);
-        /* The store as its path names it now (a symlink on the way is the user's choice),
-         * then each step beneath it once: no symlink, and never looked up again. */
-        s->state_fd = open(s->state, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (s->state_fd >= 0)
-                s->sessions_fd = open_dir_below(s->state_fd, "sessions");
+        /* The store found once (as root: walked from /, session_owner.c), then each step
+         * beneath it once: no symlink, and never looked up again. */
+        {
+                struct error e = {0};
+
+                s->state_fd = store_open(s->state, &s->owner, NULL, name, &e);
+                if (s->state_fd < 0 && e.errnum == ENOENT)
+                        return make_error(err, 0, "session %s: no such session in %s/sessions",
+                                          name, s->state);
+                if (s->state_fd < 0)
+                        return make_error(err, e.errnum, "%s", e.msg);
+        }
+        s->sessions_fd = open_dir_below(s->state_fd, "sessions");
         if (s->sessions_fd >= 0)
                 s->dir_fd = open_dir_below(s->sessions_fd, name);
         if (s->dir_fd < 0) {
@@ -220,6 +189,16 @@ int sess_find(struct sess *s, const char *state_opt, const char *name, struct er
                         return make_error(err, 0, "session %s: %s is not a directory", name,
                                           s->dir);
                 return make_error(err, e, "session %s: %s", name, s->dir);
+        }
+        if (geteuid() == 0) {
+                char shown[PATH_MAX + 16];
+
+                snprintf(shown, sizeof(shown), "%s/sessions", s->state);
+                if (owner_claim(&s->owner, s->sessions_fd, shown, NULL, name, err) < 0 ||
+                    owner_claim(&s->owner, s->dir_fd, s->dir, NULL, name, err) < 0) {
+                        sess_close(s);
+                        return -1;
+                }
         }
         snprintf(s->at, sizeof(s->at), "/proc/self/fd/%d", s->dir_fd);
         return 0;
@@ -345,10 +324,15 @@ void sess_load(struct sess *s)
         }
 }
 
-int sess_open(struct sess *s, const char *state_opt, const char *name, struct error *err)
+int sess_open(struct sess *s, const char *state_opt, const char *name, const char *cmd,
+              struct error *err)
 {
         if (sess_find(s, state_opt, name, err) < 0)
                 return -1;
+        if (sess_as_owner(s, cmd, err) < 0) {
+                sess_close(s);
+                return -1;
+        }
         sess_load(s);
         return 0;
 }
@@ -406,7 +390,7 @@ int session_cli_diff(int argc, char **argv)
         if (r == 0 && a.flag[0] && a.flag[1])
                 r = make_error(&err, 0, "diff: --json or --patch, not both");
         if (r == 0)
-                r = sess_open(&s, a.state, a.pos[0], &err);
+                r = sess_open(&s, a.state, a.pos[0], "diff", &err);
         if (r < 0) {
                 error_print(&err);
                 return EXIT_STOCKADE;
@@ -668,6 +652,8 @@ int session_cli_sessions(int argc, char **argv)
         struct sess_args a;
         char state[PATH_MAX], bad[PATH_MAX];
         _cleanup_free_ struct listed *v = NULL;
+        _cleanup_close_ int store = -1, sessions = -1;
+        struct sess_owner owner = {0};
         size_t n;
         int r = sess_parse_args(argc, argv, NULL, &a, &err);
 
@@ -684,10 +670,29 @@ int session_cli_sessions(int argc, char **argv)
         if (r == 0 && (r = session_store_loose(a.state, state, bad)) < 0)
                 r = make_error(&err, 0, "sessions: the session store's directory `%s` %s", bad,
                                SESSION_LOOSE_HINT);
+        if (r == 0) { /* as root: the store's owner's to list and sweep (session_owner.c) */
+                store = store_open(state, &owner, "sessions", NULL, &err);
+                if (store < 0 && err.errnum == ENOENT)
+                        return 0; /* no store yet: no session */
+                r = store < 0 ? -1 : 0;
+        }
+        if (r == 0 &&
+            (sessions = openat(store, "sessions", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+                    0 &&
+            errno != ENOENT)
+                r = make_error(&err, errno, "sessions: %s/sessions", state);
+        if (r == 0 && sessions >= 0 && geteuid() == 0)
+                r = owner_claim(&owner, sessions, "sessions", "sessions", NULL, &err);
+        if (r == 0)
+                r = owner_become(&owner, "sessions", NULL, &err);
         if (r < 0) {
                 error_print(&err);
                 return EXIT_STOCKADE;
         }
+        if (sessions < 0)
+                return 0;
+        /* beneath the store found, whatever its path names since */
+        snprintf(state, sizeof(state), "/proc/self/fd/%d", store);
         session_sweep_unborn(state, SESSION_UNBORN_AGE);
         n = collect(state, &v);
         for (size_t i = 0; i < n; i++)

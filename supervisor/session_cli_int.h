@@ -23,6 +23,27 @@ struct sess_mount {
         char problem[512]; /* what is wrong with this mount, "" when nothing */
 };
 
+/* Whose a store or session is, as root (session_owner.c): uid 0 until a directory or symlink
+ * of another user's is met, `where`. */
+struct sess_owner {
+        uid_t uid;
+        gid_t gid;
+        char where[PATH_MAX * 2];
+};
+
+/* The store `state`, opened O_PATH: as root, walked from / with each directory and symlink
+ * on the way claimed (session_owner.c); else simply opened. Messages begin "CMD: session
+ * NAME" (NAME NULL: "CMD"). Returns the fd, or -1 with *err set (errnum: why). */
+int store_open(const char *state, struct sess_owner *o, const char *cmd, const char *name,
+               struct error *err);
+/* The object `fd` (shown as `shown`) counts for *o: -1 with *err set when it is a second
+ * user's. */
+int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
+                struct error *err);
+/* As root, with *o another user's: become that user (ids and groups), and say so. Returns 0,
+ * or -1 with *err set. */
+int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err);
+
 struct sess {
         const char *name;
         char state[PATH_MAX];
@@ -33,6 +54,7 @@ struct sess {
          * names later (a directory on the way renamed, a symlink swapped) changes nothing. */
         int state_fd, sessions_fd, dir_fd;
         char at[32];
+        struct sess_owner owner; /* as root: whose the store and the session are */
         struct session_meta meta;
         char problem[256]; /* what is wrong with the session file, "" when nothing */
         bool unborn;       /* never began (session_unborn): problem says so */
@@ -43,10 +65,11 @@ struct sess {
 /* Find session `name` in the store (`state_opt` or the default) and open its directories.
  * Returns 0, or -1 with *err set when the name is not valid or there is no such session. */
 int sess_find(struct sess *s, const char *state_opt, const char *name, struct error *err);
-/* As root, a session whose directory, or the store's `sessions` or the store itself (as
- * sess_find opened them), is another user's is that user's to apply or discard: stockade becomes that user (ids and groups), so
- * that what the session says is done with that user's rights, and what apply writes is
- * theirs. Returns 0, or -1 with *err set (two users' directories, or the switch failed). */
+/* As root, a session of another user's (sess_find judged it: a directory or symlink on the
+ * way to the store, the store, its `sessions` or the session's directory is theirs) is that
+ * user's to diff, apply or discard: stockade becomes that user (ids and groups), so that what
+ * the session says is done with that user's rights, and what apply writes is theirs.
+ * Returns 0, or -1 with *err set. */
 int sess_as_owner(const struct sess *s, const char *cmd, struct error *err);
 /* Lock the session against a live run: the lock fd, or -1 with *err set (in use, or why not). */
 int sess_lock(const struct sess *s, struct error *err);
@@ -60,8 +83,9 @@ int sess_unlend(const struct sess *s, const char *cmd, struct error *err);
  * Problems are noted in s->problem and each mount's; the rest is loaded as far as it goes. */
 void sess_load(struct sess *s);
 
-/* sess_find, then sess_load. */
-int sess_open(struct sess *s, const char *state_opt, const char *name, struct error *err);
+/* sess_find, sess_as_owner (for `cmd`), then sess_load. */
+int sess_open(struct sess *s, const char *state_opt, const char *name, const char *cmd,
+              struct error *err);
 void sess_close(struct sess *s);
 
 /* Print each problem of s as one line on stderr ("stockade: session NAME is damaged: ...");

@@ -70,13 +70,14 @@ DIR *vfs_dir_at(int parent, const char *name, int *err)
         return d;
 }
 
-/* Whether `name` in `parent` is the root of a mount (statx, 5.8); true when that cannot be
- * told. */
+/* Whether `name` in `parent` (or `parent` itself, name "") is the root of a mount (statx,
+ * 5.8); true when that cannot be told. */
 static bool mount_root(int parent, const char *name)
 {
         struct statx sx;
 
-        if (statx(parent, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &sx) < 0)
+        if (statx(parent, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH),
+                  STATX_TYPE, &sx) < 0)
                 return errno != ENOENT;
         return !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
                (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
@@ -319,6 +320,7 @@ static int copy_node(struct move *m, int sp, const char *sn, int dp, const char 
 
 int vfs_remove_tree(int parent, const char *name, bool open_up)
 {
+        _cleanup_close_ int pin = -1;
         struct stat st;
         DIR *d;
         int r = 0, e = 0;
@@ -327,26 +329,27 @@ int vfs_remove_tree(int parent, const char *name, bool open_up)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        /* The very directory from here on: what is judged is what is emptied, whatever is
+         * mounted or swapped in at the name meanwhile. */
+        pin = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (pin < 0)
+                return errno == ENOENT ? 0 : -errno;
         /* Another file system mounted there (a bind put in a store by its owner): its content
          * is not ours to remove. */
-        if (mount_root(parent, name))
+        if (mount_root(pin, ""))
                 return -EBUSY;
-        /* Through the very directory, never a symlink swapped in since the look above. */
         if (open_up && (st.st_mode & 0700) != 0700) {
-                int fd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 char self[48];
 
-                if (fd < 0)
+                snprintf(self, sizeof(self), "/proc/self/fd/%d", pin);
+                if (chmod(self, st.st_mode | 0700) < 0)
                         return -errno;
-                snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-                r = chmod(self, st.st_mode | 0700) < 0 ? -errno : 0;
-                close(fd);
-                if (r < 0)
-                        return r;
         }
-        d = vfs_dir_at(parent, name, &r);
+        d = vfs_dir_at(pin, ".", &r);
         if (!d)
                 return r;
+        close(pin); /* one fd a level, as deep as a tree goes */
+        pin = -1;
         for (struct dirent *de; r == 0 && (de = cowdiff_readdir(d, &e));)
                 r = vfs_remove_tree(dirfd(d), de->d_name, open_up);
         closedir(d);

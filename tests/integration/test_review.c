@@ -893,11 +893,11 @@ static void apply_as_the_owner(void **state)
 
 /*
  * As root, with a store whose path runs through a directory of the user's: the user swaps a
- * symlink there from a store of root's (whose session root may apply as root) to their own
- * while apply runs, between the look at whose the store is and the reading of the session.
- * Their session, read then, would have root write where they chose (an outside attack did
- * so, racing `~/.local`). strace holds apply at its lock, after the look, while the test
- * swaps: what apply reads must still be the store it judged.
+ * symlink there from a store of root's to their own while apply runs, between the look at
+ * whose the store is and the reading of the session. Their session, read then, would have
+ * root write where they chose (an outside attack did so, racing `~/.local`). strace holds
+ * apply at its lock, after the look, while the test swaps: what apply reads must be the
+ * store it judged, and a store reached through the user's directory is the user's.
  */
 static void apply_root_store_swapped(void **state)
 {
@@ -946,8 +946,37 @@ static void apply_root_store_swapped(void **state)
         snprintf(STATE, sizeof(STATE), "%s", saved);
         if (exists(at("rootdir/planted")))
                 fail_msg("root wrote the swapped-in session: exit %d\n%s", r.exit_code, r.err);
-        expect(&r, 0, NULL, NULL);
-        assert_true(exists(at("rootok/harmless")));
+        /* a path through the user's directory: the user's session, whatever it leads to */
+        if (!strstr(r.err, "belongs to uid 65534") || exists(at("rootok/harmless")))
+                fail_msg("not worked as the user: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+}
+
+/*
+ * As root, diff and sessions of another user's store work as that user too: a session whose
+ * mount line names a directory only root may read must not have root print its files (an
+ * outside attack read them so with `diff --patch`).
+ */
+static void diff_as_the_owner(void **state)
+{
+        struct run_result r;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("rootsecret"));
+        wfile(at("rootsecret/key"), "root's secret\n", 0600);
+        assert_int_equal(chmod(at("rootsecret"), 0700), 0);
+        session_at("rev", at("rootsecret"), false, 1700000000, "sh");
+        whiteout(at("state/sessions/rev/0/upper/key"));
+        assert_int_equal(runner_shell("chown -R 65534:65534 '%s/state'", W), 0);
+        r = stockade("diff", "--patch", "rev", NULL); /* as root */
+        if (strstr(r.out, "root's secret") || !strstr(r.err, "working as that user"))
+                fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r.exit_code, r.out, r.err);
+        assert_int_equal(r.exit_code, 125);
+        runner_free(&r);
+        r = stockade("sessions", NULL);
+        expect(&r, 0, NULL, "the session store belongs to uid 65534");
 }
 
 /*
@@ -1195,6 +1224,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(apply_as_the_owner, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_root_no_setgid_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_root_store_swapped, setup, teardown),
+                cmocka_unit_test_setup_teardown(diff_as_the_owner, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),

@@ -1,0 +1,188 @@
+/*
+ * Whose a session store is, when root runs a session command (session_cli_int.h).
+ *
+ * A user can lead root's `stockade apply --state-dir ~user/...` (or a HOME that sudo kept)
+ * anywhere their own directories and symlinks point: into a root-owned tree that only looks
+ * like a store through an overlay in their own mount namespace (/proc/PID/root/...), or to a
+ * directory swapped between two looks. So, as root, the store's path is walked from / one
+ * component at a time, each opened beneath the one before without following anything; a
+ * symlink is read and its target walked the same way, as text (a magic link such as
+ * /proc/PID/root leads back into stockade's own tree, never into another namespace's). Each
+ * directory and symlink on the way, the store, its `sessions` and the session's directory
+ * counts: one owned by another user makes the session that user's, and stockade becomes
+ * that user before it reads anything in it. Two users on the way: refused.
+ */
+#include "supervisor/session_cli_int.h"
+#include "supervisor/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WALK_LINKS_MAX 40 /* as the kernel's */
+
+/* "apply: session NAME" or "sessions: the session store" */
+static void subject(char *buf, size_t len, const char *cmd, const char *name)
+{
+        if (name)
+                snprintf(buf, len, "%s%ssession %s", cmd ? cmd : "", cmd ? ": " : "", name);
+        else
+                snprintf(buf, len, "%s%sthe session store", cmd ? cmd : "", cmd ? ": " : "");
+}
+
+int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
+                struct error *err)
+{
+        char who[320];
+        struct stat st;
+
+        subject(who, sizeof(who), cmd, name);
+        if (fstat(fd, &st) < 0)
+                return make_error(err, errno, "%s: %s", who, shown);
+        if (st.st_uid == 0)
+                return 0;
+        if (o->uid && st.st_uid != o->uid)
+                return make_error(err, 0,
+                                  "%s: %s belongs to uid %u, %s to uid %u: whose is it? (nothing "
+                                  "done)",
+                                  who, shown, (unsigned)st.st_uid, o->where, (unsigned)o->uid);
+        if (!o->uid) {
+                o->uid = st.st_uid, o->gid = st.st_gid;
+                snprintf(o->where, sizeof(o->where), "%s", shown);
+        }
+        return 0;
+}
+
+/* As root: `path` walked from / as the comment at the top says. */
+static int walk(const char *path, struct sess_owner *o, const char *cmd, const char *name,
+                struct error *err)
+{
+        char todo[PATH_MAX * 2], shown[PATH_MAX * 2], who[320];
+        size_t links = 0, done = 0;
+        int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        subject(who, sizeof(who), cmd, name);
+        if (cur < 0)
+                return make_error(err, errno, "%s: /", who);
+        if (path[0] != '/') {
+                char cwd[PATH_MAX];
+
+                if (!getcwd(cwd, sizeof(cwd)) || cwd[0] != '/') {
+                        close(cur);
+                        return make_error(err, errno ? errno : ENOENT, "%s: %s", who, path);
+                }
+                snprintf(todo, sizeof(todo), "%s/%s", cwd, path);
+        } else {
+                snprintf(todo, sizeof(todo), "%s", path);
+        }
+        shown[0] = '\0';
+        for (char *p = todo;;) {
+                char comp[NAME_MAX + 1], target[PATH_MAX], rest[PATH_MAX * 2];
+                size_t len;
+                ssize_t n;
+                struct stat st;
+                int fd;
+
+                while (*p == '/')
+                        p++;
+                if (!*p)
+                        return cur;
+                len = strcspn(p, "/");
+                if (len > NAME_MAX) {
+                        close(cur);
+                        return make_error(err, ENAMETOOLONG, "%s: %s", who, path);
+                }
+                memcpy(comp, p, len);
+                comp[len] = '\0';
+                p += len;
+                if (strcmp(comp, ".") == 0)
+                        continue;
+                done = strlen(shown);
+                snprintf(shown + done, sizeof(shown) - done, "/%s", comp);
+                fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0 || owner_claim(o, fd, shown, cmd, name, err) < 0) {
+                        int e = errno;
+
+                        if (fd >= 0)
+                                close(fd);
+                        close(cur);
+                        return fd < 0 ? make_error(err, e, "%s: %s", who, shown) : -1;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        close(cur);
+                        cur = fd;
+                        continue;
+                }
+                if (!S_ISLNK(st.st_mode)) {
+                        close(fd);
+                        close(cur);
+                        return make_error(err, ENOTDIR, "%s: %s", who, shown);
+                }
+                n = readlinkat(fd, "", target, sizeof(target) - 1);
+                close(fd);
+                if (n <= 0 || ++links > WALK_LINKS_MAX) {
+                        close(cur);
+                        return make_error(err, n <= 0 ? errno : ELOOP, "%s: %s", who, shown);
+                }
+                target[n] = '\0';
+                if (snprintf(rest, sizeof(rest), "%s/%s", target, p) >= (int)sizeof(rest)) {
+                        close(cur);
+                        return make_error(err, ENAMETOOLONG, "%s: %s", who, path);
+                }
+                memcpy(todo, rest, strlen(rest) + 1);
+                p = todo;
+                if (target[0] == '/') { /* from the root again */
+                        close(cur);
+                        cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (cur < 0)
+                                return make_error(err, errno, "%s: /", who);
+                        shown[0] = '\0';
+                } else { /* from the directory holding the link */
+                        char *slash = strrchr(shown, '/');
+
+                        *slash = '\0';
+                }
+        }
+}
+
+int store_open(const char *state, struct sess_owner *o, const char *cmd, const char *name,
+               struct error *err)
+{
+        char who[320];
+        int fd;
+
+        memset(o, 0, sizeof(*o));
+        if (geteuid() == 0)
+                return walk(state, o, cmd, name, err);
+        subject(who, sizeof(who), cmd, name);
+        fd = open(state, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd >= 0 ? fd : make_error(err, errno, "%s: %s", who, state);
+}
+
+int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err)
+{
+        char who[320], user[256];
+        struct passwd *pw;
+        gid_t gid = o->gid;
+
+        if (geteuid() != 0 || !o->uid)
+                return 0;
+        subject(who, sizeof(who), cmd, name);
+        pw = getpwuid(o->uid);
+        if (pw)
+                gid = pw->pw_gid, snprintf(user, sizeof(user), "%s", pw->pw_name);
+        if ((pw ? initgroups(user, gid) : setgroups(0, NULL)) < 0 || setresgid(gid, gid, gid) < 0 ||
+            setresuid(o->uid, o->uid, o->uid) < 0)
+                return make_error(err, errno,
+                                  "%s: %s belongs to uid %u, and stockade cannot become that "
+                                  "user (nothing done)",
+                                  who, o->where, (unsigned)o->uid);
+        fprintf(stderr, "stockade: %s belongs to uid %u (%s), as %s does: working as that user\n",
+                who, (unsigned)o->uid, pw ? user : "no such user", o->where);
+        return 0;
+}
