@@ -22,6 +22,7 @@
 #include "supervisor/error.h"
 #include "supervisor/options.h"
 #include "supervisor/sup.h"
+#include "supervisor/session_owner.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/journal.h"
 #include "supervisor/vfs/mount.h"
@@ -137,6 +138,20 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
         if (r < 0)
                 return make_error(err, 0, "run: the session store's directory `%s` %s", canon,
                                   SESSION_LOOSE_HINT);
+        /* Nobody else may have a hand in it (session_owner.c): they could change the session
+         * under the run (or, as root, lead root's writes where they chose). */
+        {
+                struct sess_owner o;
+
+                if (store_judge(c->state, &o, "run", err) < 0)
+                        return -1;
+                if (o.uid)
+                        return make_error(err, 0,
+                                          "run: the session store `%s` is another user's (%s "
+                                          "belongs to uid %u): as root, keep sessions in a "
+                                          "store of root's (--state-dir DIR)",
+                                          c->state, o.where, (unsigned)o.uid);
+        }
         r = make_dirs(c->state);
         pathcache_forget(); /* walls.c's memo may have seen it missing */
         if (r < 0)

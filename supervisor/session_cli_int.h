@@ -4,6 +4,7 @@
 #define STOCKADE_SESSION_CLI_INT_H
 
 #include "supervisor/error.h"
+#include "supervisor/session_owner.h"
 #include "supervisor/vfs/cowdiff.h"
 #include "supervisor/vfs/journal.h"
 #include "supervisor/vfs/session.h"
@@ -22,27 +23,6 @@ struct sess_mount {
         bool loaded;       /* diff computed */
         char problem[512]; /* what is wrong with this mount, "" when nothing */
 };
-
-/* Whose a store or session is, as root (session_owner.c): uid 0 until a directory or symlink
- * of another user's is met, `where`. */
-struct sess_owner {
-        uid_t uid;
-        gid_t gid;
-        char where[PATH_MAX * 2];
-};
-
-/* The store `state`, opened O_PATH: as root, walked from / with each directory and symlink
- * on the way claimed (session_owner.c); else simply opened. Messages begin "CMD: session
- * NAME" (NAME NULL: "CMD"). Returns the fd, or -1 with *err set (errnum: why). */
-int store_open(const char *state, struct sess_owner *o, const char *cmd, const char *name,
-               struct error *err);
-/* The object `fd` (shown as `shown`) counts for *o: -1 with *err set when it is a second
- * user's. */
-int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
-                struct error *err);
-/* As root, with *o another user's: become that user (ids and groups), and say so. Returns 0,
- * or -1 with *err set. */
-int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err);
 
 struct sess {
         const char *name;

@@ -11,11 +11,17 @@
  * directory and symlink on the way, the store, its `sessions` and the session's directory
  * counts: one owned by another user makes the session that user's, and stockade becomes
  * that user before it reads anything in it. Two users on the way: refused.
+ *
+ * Not as root, the same walk refuses a store that a user other than root and the caller has
+ * a hand in: they could change the session under the caller, whose apply would then write
+ * what they chose with the caller's rights. stockade run judges its store the same way
+ * before it makes anything there (as root: only a store of root's).
  */
-#include "supervisor/session_cli_int.h"
+#include "supervisor/session_owner.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -44,8 +50,14 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
         subject(who, sizeof(who), cmd, name);
         if (fstat(fd, &st) < 0)
                 return make_error(err, errno, "%s: %s", who, shown);
-        if (st.st_uid == 0)
+        if (st.st_uid == 0 || st.st_uid == geteuid())
                 return 0;
+        if (geteuid() != 0) /* not root: nobody else may have a hand in it */
+                return make_error(err, 0,
+                                  "%s: %s belongs to uid %u, who could change the session under "
+                                  "you: keep sessions in directories of yours or root's (nothing "
+                                  "done)",
+                                  who, shown, (unsigned)st.st_uid);
         if (o->uid && st.st_uid != o->uid)
                 return make_error(err, 0,
                                   "%s: %s belongs to uid %u, %s to uid %u: whose is it? (nothing "
@@ -58,9 +70,10 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
         return 0;
 }
 
-/* As root: `path` walked from / as the comment at the top says. */
-static int walk(const char *path, struct sess_owner *o, const char *cmd, const char *name,
-                struct error *err)
+/* `path` walked from / as the comment at the top says: its fd, or -1 with *err set; with
+ * `missing_ok`, -2 where a name on the way does not exist (what exists judged). */
+static int walk(const char *path, bool missing_ok, struct sess_owner *o, const char *cmd,
+                const char *name, struct error *err)
 {
         char todo[PATH_MAX * 2], shown[PATH_MAX * 2], who[320];
         size_t links = 0, done = 0;
@@ -105,6 +118,10 @@ static int walk(const char *path, struct sess_owner *o, const char *cmd, const c
                 done = strlen(shown);
                 snprintf(shown + done, sizeof(shown) - done, "/%s", comp);
                 fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 && errno == ENOENT && missing_ok) {
+                        close(cur);
+                        return -2;
+                }
                 if (fd < 0 || fstat(fd, &st) < 0 || owner_claim(o, fd, shown, cmd, name, err) < 0) {
                         int e = errno;
 
@@ -153,15 +170,19 @@ static int walk(const char *path, struct sess_owner *o, const char *cmd, const c
 int store_open(const char *state, struct sess_owner *o, const char *cmd, const char *name,
                struct error *err)
 {
-        char who[320];
+        memset(o, 0, sizeof(*o));
+        return walk(state, false, o, cmd, name, err);
+}
+
+int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct error *err)
+{
         int fd;
 
         memset(o, 0, sizeof(*o));
-        if (geteuid() == 0)
-                return walk(state, o, cmd, name, err);
-        subject(who, sizeof(who), cmd, name);
-        fd = open(state, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return fd >= 0 ? fd : make_error(err, errno, "%s: %s", who, state);
+        fd = walk(state, true, o, cmd, NULL, err);
+        if (fd >= 0)
+                close(fd);
+        return fd == -1 ? -1 : 0;
 }
 
 int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err)

@@ -980,6 +980,62 @@ static void diff_as_the_owner(void **state)
 }
 
 /*
+ * A store another user has a hand in is refused where working as its owner cannot help:
+ * root's run would make and write its session there (a user could lead those writes
+ * elsewhere), and a user's apply would write what that other user put in it with the
+ * caller's rights.
+ */
+static void store_of_another_refused(void **state)
+{
+        char saved[sizeof(STATE)];
+        const char *argv[16];
+        struct run_result r;
+        size_t n = 0;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("ws"));
+        wdir(at("u"));
+        assert_int_equal(chown(at("u"), 65534, 65534), 0);
+        argv[n++] = runner_stockade();
+        argv[n++] = "run";
+        argv[n++] = "--user";
+        argv[n++] = "root";
+        argv[n++] = "--state-dir";
+        argv[n++] = at("u/st");
+        argv[n++] = "--cow";
+        argv[n++] = at("ws");
+        argv[n++] = "--";
+        argv[n++] = "touch";
+        argv[n++] = at("ws/f");
+        argv[n] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        if (r.exit_code != 125 || !strstr(r.err, "is another user's") || exists(at("u/st")))
+                fail_msg("root's run in a user's store: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+        /* a store in a directory of a third user's (65533), applied by 65534 */
+        snprintf(saved, sizeof(saved), "%s", STATE);
+        wdir(at("host"));
+        wdir(at("o"));
+        snprintf(STATE, sizeof(STATE), "%s", at("o/st"));
+        wdir(STATE);
+        wdir(at("o/st/sessions"));
+        session_at("x", at("host"), false, 1700000000, "sh");
+        wfile(at("o/st/sessions/x/0/upper/planted"), "p\n", 0644);
+        as_user();
+        if (!user_run)
+                skip();
+        assert_int_equal(chown(at("o"), 65533, 65533), 0);
+        r = stockade("apply", "x", NULL);
+        snprintf(STATE, sizeof(STATE), "%s", saved);
+        if (r.exit_code != 125 || !strstr(r.err, "belongs to uid 65533, who could change") ||
+            exists(at("host/planted")))
+                fail_msg("65534's apply of a store 65533 holds: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+}
+
+/*
  * As root, a new directory takes the owner and group of the directory it is made in: a
  * set-group-ID bit from the session would then hand root's group to every file made in it.
  * Withheld, unless the host gives it anyway (a set-group-ID parent).
@@ -1225,6 +1281,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(apply_root_no_setgid_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_root_store_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_as_the_owner, setup, teardown),
+                cmocka_unit_test_setup_teardown(store_of_another_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
