@@ -89,7 +89,10 @@ static int walk(const char *path, bool missing_ok, struct sess_owner *o, const c
                         close(cur);
                         return make_error(err, errno ? errno : ENOENT, "%s: %s", who, path);
                 }
-                snprintf(todo, sizeof(todo), "%s/%s", cwd, path);
+                if (snprintf(todo, sizeof(todo), "%s/%s", cwd, path) >= (int)sizeof(todo)) {
+                        close(cur);
+                        return make_error(err, ENAMETOOLONG, "%s: %s", who, path);
+                }
         } else {
                 snprintf(todo, sizeof(todo), "%s", path);
         }
@@ -122,13 +125,18 @@ static int walk(const char *path, bool missing_ok, struct sess_owner *o, const c
                         close(cur);
                         return -2;
                 }
-                if (fd < 0 || fstat(fd, &st) < 0 || owner_claim(o, fd, shown, cmd, name, err) < 0) {
+                if (fd < 0 || fstat(fd, &st) < 0) {
                         int e = errno;
 
                         if (fd >= 0)
                                 close(fd);
                         close(cur);
-                        return fd < 0 ? make_error(err, e, "%s: %s", who, shown) : -1;
+                        return make_error(err, e, "%s: %s", who, shown);
+                }
+                if (owner_claim(o, fd, shown, cmd, name, err) < 0) {
+                        close(fd);
+                        close(cur);
+                        return -1;
                 }
                 if (S_ISDIR(st.st_mode)) {
                         close(cur);
