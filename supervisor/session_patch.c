@@ -21,7 +21,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,33 +283,63 @@ static void link_hunk(FILE *out, const char *la, const char *lb, const struct si
         link_lines(out, '+', b->target, b->len);
 }
 
-/* diff -u -a of two fds (-1: /dev/null), its output straight to out's fd. */
+/*
+ * diff -u -a of two fds (-1: /dev/null), its output copied to out. The child gets nothing of
+ * ours but those two files and a pipe: run for a session of another user's (sess_as_owner),
+ * it is that user's process, which they may trace and take fds from, so root's stdin,
+ * stdout, stderr and environment must not be in it (an outside attack rewrote root's
+ * redirected patch file and read root's terminal through them).
+ */
 static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
 {
-        char pa[32] = "/dev/null", pb[32] = "/dev/null";
-        int status;
+        static char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
+        char pa[32] = "/dev/null", pb[32] = "/dev/null", buf[65536];
+        int status, pipefd[2], r = 0;
+        ssize_t n;
         pid_t pid;
 
         if (fa >= 0)
                 snprintf(pa, sizeof(pa), "/dev/fd/%d", fa);
         if (fb >= 0)
                 snprintf(pb, sizeof(pb), "/dev/fd/%d", fb);
-        fflush(out);
-        pid = fork();
-        if (pid < 0)
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return r;
+        }
         if (pid == 0) {
-                if (dup2(fileno(out), 1) < 0 || (fa >= 0 && fcntl(fa, F_SETFD, 0) < 0) ||
+                char *argv[] = {"diff",    "-u",       "-a", "--label", (char *)la,
+                                "--label", (char *)lb, pa,   pb,        NULL};
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, 0) < 0 || dup2(pipefd[1], 1) < 0 || dup2(null, 2) < 0 ||
+                    syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0 ||
+                    (fa >= 0 && fcntl(fa, F_SETFD, 0) < 0) ||
                     (fb >= 0 && fcntl(fb, F_SETFD, 0) < 0))
                         _exit(2);
-                execlp("diff", "diff", "-u", "-a", "--label", la, "--label", lb, pa, pb,
-                       (char *)NULL);
-                execl("/usr/bin/diff", "diff", "-u", "-a", "--label", la, "--label", lb, pa, pb,
-                      (char *)NULL);
+                execve("/usr/bin/diff", argv, envp);
                 _exit(127);
         }
+        close(pipefd[1]);
+        while ((n = read(pipefd[0], buf, sizeof(buf))) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (fwrite(buf, 1, (size_t)n, out) != (size_t)n && !r)
+                        r = -EIO;
+        }
+        close(pipefd[0]);
         if (waitpid(pid, &status, 0) < 0)
                 return -errno;
+        if (r < 0)
+                return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
                 return -EIO; /* diff failed (127: not found) */
         return 0;

@@ -20,6 +20,7 @@
 #include "supervisor/vfs/session.h"
 #include "tests/helpers/runner.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -436,6 +437,117 @@ static void diff_patch_leaves_out_git(void **state)
         if (g.exit_code != 0)
                 fail_msg("git apply --check: %s", g.err);
         runner_free(&g);
+}
+
+/* /proc/PID/fd/N's target, "" when it cannot be read. */
+static void fd_target(pid_t pid, int n, char *buf, size_t len)
+{
+        char link[64];
+        ssize_t k;
+
+        snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, n);
+        k = readlink(link, buf, len - 1);
+        buf[k > 0 ? k : 0] = '\0';
+}
+
+/* The pid of a child of `parent` named `comm`, or 0. */
+static pid_t child_named(pid_t parent, const char *comm)
+{
+        DIR *d = opendir("/proc");
+        pid_t found = 0;
+
+        for (struct dirent *de; d && !found && (de = readdir(d));) {
+                char path[300], line[256];
+                bool named = false;
+                FILE *f;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+                if (!(f = fopen(path, "re")))
+                        continue;
+                while (fgets(line, sizeof(line), f)) {
+                        if (strncmp(line, "Name:\t", 6) == 0)
+                                named = strncmp(line + 6, comm, strlen(comm)) == 0;
+                        if (strncmp(line, "PPid:\t", 6) == 0 && named && atoi(line + 6) == parent)
+                                found = atoi(de->d_name);
+                }
+                fclose(f);
+        }
+        if (d)
+                closedir(d);
+        return found;
+}
+
+/*
+ * The diff program --patch runs holds nothing of stockade's but the two files and its pipe:
+ * run for another user's session it is that user's process, which they may trace (an outside
+ * attack took root's stdout and terminal from it). Watched from outside while it works on a
+ * large change: its stdout and stderr are not stockade's, and its environment not the
+ * caller's.
+ */
+static void diff_patch_child_holds_nothing(void **state)
+{
+        char out_s[PATH_MAX], out_c[PATH_MAX], err_s[PATH_MAX], err_c[PATH_MAX];
+        FILE *a, *b;
+        pid_t pid, child = 0;
+        int st, fd;
+
+        make_s();
+        a = fopen(at("host/big"), "we");
+        b = fopen(at("state/sessions/s/0/upper/big"), "we");
+        assert_true(a && b);
+        for (int i = 0; i < 600000; i++) {
+                fprintf(a, "%d\n", i);
+                fprintf(b, i % 3 ? "%d\n" : "y%d\n", i);
+        }
+        fclose(a);
+        fclose(b);
+        assert_int_equal(setenv("STOCKADE_TEST_MARKER", "callers-own", 1), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                fd = open(at("patch"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                        _exit(99);
+                execl(runner_stockade(), "stockade", "diff", "--patch", "s", "--state-dir", STATE,
+                      (char *)NULL);
+                _exit(98);
+        }
+        unsetenv("STOCKADE_TEST_MARKER");
+        for (int i = 0; i < 3000 && !child; i++) {
+                child = child_named(pid, "diff");
+                if (!child)
+                        usleep(2000);
+        }
+        if (child) {
+                char env[PATH_MAX];
+                ssize_t n = 0;
+
+                fd_target(pid, 1, out_s, sizeof(out_s));
+                fd_target(child, 1, out_c, sizeof(out_c));
+                fd_target(pid, 2, err_s, sizeof(err_s));
+                fd_target(child, 2, err_c, sizeof(err_c));
+                snprintf(env, sizeof(env), "/proc/%d/environ", (int)child);
+                fd = open(env, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        n = read(fd, env, sizeof(env) - 1);
+                        close(fd);
+                }
+                env[n > 0 ? n : 0] = '\0';
+                for (ssize_t k = 0; k + 1 < n; k++)
+                        if (!env[k])
+                                env[k] = ' ';
+                if (out_c[0] && (strcmp(out_s, out_c) == 0 || strcmp(err_s, err_c) == 0 ||
+                                 strstr(env, "callers-own")))
+                        fail_msg("the diff child holds stockade's: stdout %s / %s, stderr %s / "
+                                 "%s, environment %s",
+                                 out_s, out_c, err_s, err_c, env);
+        }
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (!child || !out_c[0])
+                fail_msg("the diff child was not seen at work");
 }
 
 static void diff_patch_names_binary(void **state)
@@ -1267,6 +1379,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(diff_patch_through_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_leaves_out_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_names_binary, setup, teardown),
+                cmocka_unit_test_setup_teardown(diff_patch_child_holds_nothing, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_patch_binary_through_git, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_all, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_paths, setup, teardown),
