@@ -360,13 +360,19 @@ int sess_report(const struct sess *s)
 {
         int n = 0;
 
-        if (s->problem[0] && ++n)
-                fprintf(stderr, "stockade: session %s %s: %s\n", s->name,
-                        s->unborn ? "is empty" : "is damaged", s->problem);
+        /* quoted where a path in it holds control bytes (cowdiff_quote) */
+        if (s->problem[0] && ++n) {
+                fprintf(stderr, "stockade: session %s %s: ", s->name,
+                        s->unborn ? "is empty" : "is damaged");
+                cowdiff_quote(stderr, s->problem);
+                fputc('\n', stderr);
+        }
         for (size_t i = 0; i < s->n; i++)
-                if (s->mounts[i].problem[0] && ++n)
-                        fprintf(stderr, "stockade: session %s is damaged: %s\n", s->name,
-                                s->mounts[i].problem);
+                if (s->mounts[i].problem[0] && ++n) {
+                        fprintf(stderr, "stockade: session %s is damaged: ", s->name);
+                        cowdiff_quote(stderr, s->mounts[i].problem);
+                        fputc('\n', stderr);
+                }
         return n;
 }
 
@@ -580,6 +586,12 @@ static void list_one(const char *state, const char *name)
 
         if (sess_find(&s, state, name, NULL) < 0)
                 return;
+        if (s.owner.uid) { /* root, in its store, and another user's session: theirs to read */
+                printf("%-24s  %-16s  %11s  %7s  uid %u's session: list it as that user\n", s.name,
+                       date, changes, size, (unsigned)s.owner.uid);
+                sess_close(&s);
+                return;
+        }
         sess_load(&s);
         for (size_t i = 0; i < s.n; i++) {
                 n += cowdiff_count(&s.mounts[i].diff);
@@ -595,18 +607,25 @@ static void list_one(const char *state, const char *name)
                 human_size(bytes, size, sizeof(size));
         }
         printf("%-24s  %-16s  %11s  %7s  ", s.name, date, changes, size);
+        /* Every text from the session quoted where it needs it: a name or path with control
+         * bytes would drive the reader's terminal. */
         if (s.unborn)
                 printf("never began: stockade was stopped while it started");
         else if (s.problem[0])
-                printf("damaged: %s", s.problem);
+                printf("damaged: "), cowdiff_quote(stdout, s.problem);
         else
                 print_command(s.meta.command);
         /* Where apply writes: two runs of one command in two projects look alike otherwise. */
-        for (size_t i = 0; i < s.meta.n_mounts; i++)
-                printf("%s%s", i ? ", " : "  in ", s.meta.mounts[i].host);
+        for (size_t i = 0; i < s.meta.n_mounts; i++) {
+                fputs(i ? ", " : "  in ", stdout);
+                cowdiff_quote(stdout, s.meta.mounts[i].host);
+        }
         for (size_t i = 0; i < s.n; i++)
-                if (s.mounts[i].problem[0])
-                        printf(" [damaged: %s]", s.mounts[i].problem);
+                if (s.mounts[i].problem[0]) {
+                        fputs(" [damaged: ", stdout);
+                        cowdiff_quote(stdout, s.mounts[i].problem);
+                        fputc(']', stdout);
+                }
         putchar('\n');
         sess_close(&s);
 }

@@ -50,6 +50,16 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
         subject(who, sizeof(who), cmd, name);
         if (fstat(fd, &st) < 0)
                 return make_error(err, errno, "%s: %s", who, shown);
+        /* As root, a directory of root's that others may change (a group's other than
+         * root's, or everyone's, without the sticky bit): whoever that is could swap what
+         * lies beneath, and root would work there as root. */
+        if (geteuid() == 0 && st.st_uid == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_ISVTX) &&
+            ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != 0)))
+                return make_error(err, 0,
+                                  "%s: %s is root's but writable by %s (mode %04o): whoever may "
+                                  "write it could change the session under root (nothing done)",
+                                  who, shown, st.st_mode & S_IWOTH ? "everyone" : "its group",
+                                  (unsigned)(st.st_mode & 07777));
         if (st.st_uid == 0 || st.st_uid == geteuid())
                 return 0;
         if (geteuid() != 0) /* not root: nobody else may have a hand in it */
@@ -203,15 +213,22 @@ int owner_become(const struct sess_owner *o, const char *cmd, const char *name, 
                 return 0;
         subject(who, sizeof(who), cmd, name);
         pw = getpwuid(o->uid);
-        if (pw)
-                gid = pw->pw_gid, snprintf(user, sizeof(user), "%s", pw->pw_name);
-        if ((pw ? initgroups(user, gid) : setgroups(0, NULL)) < 0 || setresgid(gid, gid, gid) < 0 ||
+        /* Without an entry its groups are unknown; the directory's group may be anyone's
+         * (root's, with a home made by `chown 4242`), so none is guessed. */
+        if (!pw)
+                return make_error(err, 0,
+                                  "%s: %s belongs to uid %u, which has no user entry (getpwuid): "
+                                  "stockade cannot tell its groups to work as it (nothing done)",
+                                  who, o->where, (unsigned)o->uid);
+        gid = pw->pw_gid;
+        snprintf(user, sizeof(user), "%s", pw->pw_name);
+        if (initgroups(user, gid) < 0 || setresgid(gid, gid, gid) < 0 ||
             setresuid(o->uid, o->uid, o->uid) < 0)
                 return make_error(err, errno,
                                   "%s: %s belongs to uid %u, and stockade cannot become that "
                                   "user (nothing done)",
                                   who, o->where, (unsigned)o->uid);
         fprintf(stderr, "stockade: %s belongs to uid %u (%s), as %s does: working as that user\n",
-                who, (unsigned)o->uid, pw ? user : "no such user", o->where);
+                who, (unsigned)o->uid, user, o->where);
         return 0;
 }

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1148,6 +1149,56 @@ static void store_of_another_refused(void **state)
 }
 
 /*
+ * As root, what root cannot tell the rights of is refused or left unread: a store in a
+ * directory of root's that everyone may write (not sticky), a session of a uid with no user
+ * entry (whose groups are unknown: the directory's group was taken, root's), and, in root's
+ * own store, a session directory of another user's, which `sessions` names without reading.
+ */
+static void root_refuses_what_it_cannot_tell(void **state)
+{
+        char saved[sizeof(STATE)];
+        struct run_result r;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(chmod(W, 0755), 0);
+        snprintf(saved, sizeof(saved), "%s", STATE);
+        wdir(at("host"));
+        wdir(at("pub"));
+        assert_int_equal(chmod(at("pub"), 0777), 0);
+        snprintf(STATE, sizeof(STATE), "%s", at("pub/st"));
+        wdir(STATE);
+        wdir(at("pub/st/sessions"));
+        session_at("w", at("host"), false, 1700000000, "sh");
+        wfile(at("pub/st/sessions/w/0/upper/planted"), "p\n", 0644);
+        r = stockade("apply", "w", NULL);
+        snprintf(STATE, sizeof(STATE), "%s", saved);
+        if (r.exit_code != 125 || !strstr(r.err, "writable by everyone") ||
+            exists(at("host/planted")))
+                fail_msg("a store beneath a directory everyone writes: exit %d\n%s", r.exit_code,
+                         r.err);
+        runner_free(&r);
+        /* no user entry: nothing done */
+        session("nouser", false, 1700000000, "sh");
+        wfile(at("state/sessions/nouser/0/upper/planted"), "p\n", 0644);
+        if (getpwuid(4242))
+                skip();
+        assert_int_equal(runner_shell("chown -R 4242:0 '%s/state/sessions/nouser'", W), 0);
+        r = stockade("apply", "nouser", NULL);
+        if (r.exit_code != 125 || !strstr(r.err, "no user entry") || exists(at("host/planted")))
+                fail_msg("a session of a uid without an entry: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+        /* in root's store, a session of 65534's: named, not read */
+        session("theirs", false, 1700000000, "secret-command");
+        assert_int_equal(runner_shell("chown -R 65534:65534 '%s/state/sessions/theirs'", W), 0);
+        r = stockade("sessions", NULL);
+        if (r.exit_code != 0 || !strstr(r.out, "uid 65534's session") ||
+            strstr(r.out, "secret-command"))
+                fail_msg("sessions: exit %d\n%s\n%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+}
+
+/*
  * As root, a new directory takes the owner and group of the directory it is made in: a
  * set-group-ID bit from the session would then hand root's group to every file made in it.
  * Withheld, unless the host gives it anyway (a set-group-ID parent).
@@ -1395,6 +1446,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(apply_root_store_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(diff_as_the_owner, setup, teardown),
                 cmocka_unit_test_setup_teardown(store_of_another_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(root_refuses_what_it_cannot_tell, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
