@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -294,7 +296,7 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
 {
         static char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
         char pa[32] = "/dev/null", pb[32] = "/dev/null", buf[65536];
-        int status, pipefd[2], r = 0;
+        int status, pipefd[2], pidfd, r = 0;
         ssize_t n;
         pid_t pid;
 
@@ -325,8 +327,24 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
                 _exit(127);
         }
         close(pipefd[1]);
-        while ((n = read(pipefd[0], buf, sizeof(buf))) != 0) {
-                if (n < 0 && errno == EINTR)
+        /* Until the pipe's end, or the child's exit and the pipe drained: a copy of the write
+         * end taken from the child (pidfd_getfd) must not hold stockade forever. */
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        for (bool exited = false;;) {
+                struct pollfd pf[2] = {{.fd = pipefd[0], .events = POLLIN},
+                                       {.fd = pidfd, .events = POLLIN}};
+
+                if (!exited && pidfd >= 0 && poll(pf, 2, -1) < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                exited |= pidfd >= 0 && (pf[1].revents & POLLIN);
+                if (exited)
+                        fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+                n = read(pipefd[0], buf, sizeof(buf));
+                if (n == 0 || (n < 0 && errno == EAGAIN && exited))
+                        break;
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;
                 if (n < 0) {
                         r = -errno;
@@ -335,6 +353,8 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
                 if (fwrite(buf, 1, (size_t)n, out) != (size_t)n && !r)
                         r = -EIO;
         }
+        if (pidfd >= 0)
+                close(pidfd);
         close(pipefd[0]);
         if (waitpid(pid, &status, 0) < 0)
                 return -errno;
