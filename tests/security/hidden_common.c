@@ -86,6 +86,12 @@ int hidden_setup(void **state)
         snprintf(cmd, sizeof(cmd), "chown -R %u '%s'", (unsigned)sbx_uid, home);
         assert_int_equal(system(cmd), 0);
         setenv("HOME", home, 1);
+        /* The sessions of the default view's copy-on-write workspace: not in that HOME, which
+         * as root is another user's (stockade refuses a store there: session_owner.c), but in
+         * this test's directory, which is ours. */
+        snprintf(cmd, sizeof(cmd), "%s/state", top);
+        assert_int_equal(mkdir(cmd, 0700), 0);
+        setenv("XDG_STATE_HOME", cmd, 1);
         return 0;
 }
 

@@ -16,6 +16,7 @@
 
 char top[PATH_MAX], ws[PATH_MAX + 16], home[PATH_MAX + 16], marks[PATH_MAX + 16];
 char land[64];
+char states[PATH_MAX + 16];
 uid_t sbx_uid;
 bool have_ns, xattr_ok;
 static char saved_home[PATH_MAX];
@@ -247,6 +248,11 @@ int remap_setup(void **state)
            "'%s/.ssh/id_rsa' && printf 'WS-SIB\\n' > '%s/sib'",
            ws, marks, home, home, home, home, home, home, home, ws);
         chown_tree(top);
+        /* Session stores beside the tree, not in it: as root the tree is the sandbox user's,
+         * and stockade refuses a store another user has a hand in (session_owner.c). */
+        snprintf(states, sizeof(states), "%s.state", top);
+        assert_int_equal(mkdir(states, 0700), 0);
+        setenv("XDG_STATE_HOME", states, 1);
         if (!getenv("HOME") || strlen(getenv("HOME")) >= sizeof(saved_home))
                 saved_home[0] = '\0';
         else
@@ -282,6 +288,8 @@ int remap_teardown(void **state)
         if (*saved_home)
                 setenv("HOME", saved_home, 1);
         if (*land && runner_shell("rm -rf '%s'", land) != 0)
+                return -1;
+        if (*states && runner_shell("rm -rf '%s'", states) != 0)
                 return -1;
         return runner_shell("rm -rf '%s'", top) == 0 ? 0 : -1;
 }

@@ -29,9 +29,10 @@ extern char top[PATH_MAX], ws[PATH_MAX + 16], home[PATH_MAX + 16], marks[PATH_MA
 /* A directory outside every place the default view makes writable (the build tree is usually
  * in /var/tmp, which is), in /run/lock; "" where none can be made. */
 extern char land[64];
-extern uid_t sbx_uid; /* the uid the sandbox gets: nobody when we are root */
-extern bool have_ns;  /* a mount namespace can be made (else remaps are refused) */
-extern bool xattr_ok; /* user xattrs work in the tree */
+extern char states[PATH_MAX + 16]; /* session stores: ours, beside top (XDG_STATE_HOME) */
+extern uid_t sbx_uid;              /* the uid the sandbox gets: nobody when we are root */
+extern bool have_ns;               /* a mount namespace can be made (else remaps are refused) */
+extern bool xattr_ok;              /* user xattrs work in the tree */
 
 /* The failures of the test so far; check_report() fails it with them. */
 extern char report[1 << 17];

@@ -148,7 +148,7 @@ static void ro_in_cow_workspace(void **state)
         snprintf(dir, sizeof(dir), "%s/rocow", top);
         snprintf(src, sizeof(src), "%s/" SRC_MARK "-c", dir);
         snprintf(cw, sizeof(cw), "%s/cw", dir);
-        snprintf(st, sizeof(st), "%s/state", dir);
+        snprintf(st, sizeof(st), "%s/rocow", states); /* beside the tree, ours */
         snprintf(out, sizeof(out), "%s/outsrc", dir);
         sh("mkdir -p '%s/sub' '%s/data' '%s/nest/out' '%s' '%s' && printf 'SRC-f\\n' > '%s/f' && "
            "printf "

@@ -30,7 +30,7 @@
 /* ---- the refused spellings ------------------------------------------------------------------- */
 
 /* Each refused spelling, with a control that differs in the one point and runs. Keys: @R the
- * case's directory, @S a source, @H the fake HOME. */
+ * case's directory, @S a source, @H the fake HOME, @T the session stores' directory. */
 static const struct refusal {
         const char *what;
         const char *refused[8], *control[8];
@@ -44,8 +44,8 @@ static const struct refusal {
          "@R/missing",
          NULL},
         {"target missing (--cow)",
-         {"--state-dir", "@R/state", "--cow", "@S:@R/missing"},
-         {"--state-dir", "@R/state", "--cow", "@S:@R/tdir"},
+         {"--state-dir", "@T/ref", "--cow", "@S:@R/missing"},
+         {"--state-dir", "@T/ref", "--cow", "@S:@R/tdir"},
          "@R/missing",
          NULL},
         {"target a regular file",
@@ -79,8 +79,8 @@ static const struct refusal {
          "@H/.ssh/inner",
          NULL},
         {"a --cow target beneath --tmp",
-         {"--state-dir", "@R/state", "--tmp", "@R/tmpd", "--cow", "@S:@R/tmpd/inner"},
-         {"--state-dir", "@R/state", "--tmp", "@R/tmpd", "--cow", "@S:@R/tdir"},
+         {"--state-dir", "@T/ref", "--tmp", "@R/tmpd", "--cow", "@S:@R/tmpd/inner"},
+         {"--state-dir", "@T/ref", "--tmp", "@R/tmpd", "--cow", "@S:@R/tdir"},
          "@R/tmpd/inner",
          NULL},
         {"a file source beneath --tmp",
@@ -89,8 +89,8 @@ static const struct refusal {
          "@R/srcfile",
          NULL},
         {"a --cow target beneath --cow",
-         {"--state-dir", "@R/state", "--cow", "@R/cowd", "--cow", "@S:@R/cowd/inner"},
-         {"--state-dir", "@R/state", "--cow", "@R/cowd", "--cow", "@S:@R/tdir"},
+         {"--state-dir", "@T/ref", "--cow", "@R/cowd", "--cow", "@S:@R/cowd/inner"},
+         {"--state-dir", "@T/ref", "--cow", "@R/cowd", "--cow", "@S:@R/tdir"},
          "@R/cowd/inner",
          NULL},
         {"target a strict ancestor of the working directory",
@@ -157,8 +157,8 @@ static const struct refusal {
          NULL},
         /* plan §2.4: a lower must not change under a mounted overlay */
         {"--rw source overlapping a --cow mount's host tree",
-         {"--state-dir", "@R/state", "--cow", "@R/cowd", "--rw", "@R/cowd/inner:@R/tdir"},
-         {"--state-dir", "@R/state", "--cow", "@R/cowd", "--rw", "@R/other:@R/tdir"},
+         {"--state-dir", "@T/ref", "--cow", "@R/cowd", "--rw", "@R/cowd/inner:@R/tdir"},
+         {"--state-dir", "@T/ref", "--cow", "@R/cowd", "--rw", "@R/other:@R/tdir"},
          "@R/cowd/inner",
          NULL},
 };
@@ -184,9 +184,9 @@ static void make_refusal_tree(const char *r, const char *s)
 {
         sh("mkdir -p '%s/inner' '%s/tdir/inner' '%s/real/inner' '%s/hid/inner' '%s/tmpd/inner' "
            "'%s/cowd/inner' '%s/anc/cwd' '%s/anc/sib' '%s/other' '%s/priv/in' '%s/pub' "
-           "'%s/state' && printf S > '%s/f' && printf F > '%s/tfile' && printf F > "
+           "&& printf S > '%s/f' && printf F > '%s/tfile' && printf F > "
            "'%s/srcfile' && ln -s tdir '%s/tlink' && ln -s real '%s/dlink'",
-           s, r, r, r, r, r, r, r, r, r, r, r, s, r, r, r, r);
+           s, r, r, r, r, r, r, r, r, r, r, s, r, r, r, r);
         chown_tree(r);
 }
 
@@ -211,8 +211,8 @@ static bool ran(const char *from, const char *const *opts, struct run_result *r)
 static void refused_before_running(void **state)
 {
         char rdir[PATH_MAX + 16], s[PATH_MAX + 48], kr[PATH_MAX + 24], ks[PATH_MAX + 56];
-        char kh[PATH_MAX + 24];
-        const char *keys[] = {kr, ks, kh, NULL};
+        char kh[PATH_MAX + 24], kt[PATH_MAX + 24];
+        const char *keys[] = {kr, ks, kh, kt, NULL};
 
         (void)state;
         need_ns();
@@ -221,6 +221,7 @@ static void refused_before_running(void **state)
         snprintf(kr, sizeof(kr), "R%s", rdir);
         snprintf(ks, sizeof(ks), "S%s", s);
         snprintf(kh, sizeof(kh), "H%s", home);
+        snprintf(kt, sizeof(kt), "T%s", states);
         make_refusal_tree(rdir, s);
         for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
                 const struct refusal *c = &refusals[i];
@@ -278,7 +279,7 @@ static void refused_without_namespace(void **state)
         snprintf(rdir, sizeof(rdir), "%s/nons", top);
         snprintf(s, sizeof(s), "%s/" SRC_MARK "-src", rdir);
         snprintf(t, sizeof(t), "%s/tdir", rdir);
-        snprintf(state_dir, sizeof(state_dir), "%s/state", rdir);
+        snprintf(state_dir, sizeof(state_dir), "%s/nons", states);
         make_refusal_tree(rdir, s);
         if (!have_ns)
                 nhow = 1;
