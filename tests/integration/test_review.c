@@ -489,44 +489,53 @@ static pid_t child_named(pid_t parent, const char *comm)
  */
 static void diff_patch_child_holds_nothing(void **state)
 {
-        char out_s[PATH_MAX], out_c[PATH_MAX], err_s[PATH_MAX], err_c[PATH_MAX];
+        char out_s[PATH_MAX], out_c[PATH_MAX], err_s[PATH_MAX], err_c[PATH_MAX], buf[65536];
         FILE *a, *b;
         pid_t pid, child = 0;
-        int st, fd;
+        int st, fd, out[2];
 
         make_s();
         a = fopen(at("host/big"), "we");
         b = fopen(at("state/sessions/s/0/upper/big"), "we");
         assert_true(a && b);
-        for (int i = 0; i < 600000; i++) {
+        for (int i = 0; i < 200000; i++) {
                 fprintf(a, "%d\n", i);
                 fprintf(b, i % 3 ? "%d\n" : "y%d\n", i);
         }
         fclose(a);
         fclose(b);
+        /* stockade's stdout a pipe not read until the look: the patch, far larger than the
+         * pipes, holds stockade and its diff child (whichever writes it) at work meanwhile */
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
         assert_int_equal(setenv("STOCKADE_TEST_MARKER", "callers-own", 1), 0);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                fd = open(at("patch"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-                if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                fd = open(at("patch.err"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                if (fd < 0 || dup2(out[1], 1) < 0 || dup2(fd, 2) < 0)
                         _exit(99);
                 execl(runner_stockade(), "stockade", "diff", "--patch", "s", "--state-dir", STATE,
                       (char *)NULL);
                 _exit(98);
         }
+        close(out[1]);
         unsetenv("STOCKADE_TEST_MARKER");
-        for (int i = 0; i < 3000 && !child; i++) {
+        /* the child for `big`, held by the full pipe (those for the small files come and go) */
+        out_c[0] = '\0';
+        for (int i = 0; i < 3000 && !out_c[0]; i++) {
                 child = child_named(pid, "diff");
-                if (!child)
+                if (child) {
+                        usleep(100000);
+                        fd_target(child, 1, out_c, sizeof(out_c));
+                }
+                if (!out_c[0])
                         usleep(2000);
         }
-        if (child) {
+        if (out_c[0]) {
                 char env[PATH_MAX];
                 ssize_t n = 0;
 
                 fd_target(pid, 1, out_s, sizeof(out_s));
-                fd_target(child, 1, out_c, sizeof(out_c));
                 fd_target(pid, 2, err_s, sizeof(err_s));
                 fd_target(child, 2, err_c, sizeof(err_c));
                 snprintf(env, sizeof(env), "/proc/%d/environ", (int)child);
@@ -545,10 +554,14 @@ static void diff_patch_child_holds_nothing(void **state)
                                  "%s, environment %s",
                                  out_s, out_c, err_s, err_c, env);
         }
+        while (read(out[0], buf, sizeof(buf)) > 0)
+                ;
+        close(out[0]);
         assert_int_equal(waitpid(pid, &st, 0), pid);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (!child || !out_c[0])
-                fail_msg("the diff child was not seen at work");
+                fail_msg("the diff child was not seen at work (child %d, its stdout `%s`)",
+                         (int)child, child ? out_c : "");
 }
 
 static void diff_patch_names_binary(void **state)
