@@ -65,6 +65,17 @@ static int make_dirs(const char *path)
                 }
 }
 
+/* Whose a store is, judged: as root, only root's own is taken. */
+static int store_refused(const struct cow_state *c, const struct sess_owner *o, struct error *err)
+{
+        if (!o->uid)
+                return 0;
+        return make_error(err, 0,
+                          "run: the session store `%s` is another user's (%s belongs to uid %u): "
+                          "as root, keep sessions in a store of root's (--state-dir DIR)",
+                          c->state, o->where, (unsigned)o->uid);
+}
+
 /*
  * Whether a program of this view may write `path`: 0 no; 1 through a writable mount of the
  * view other than the shared /var/tmp (a workspace that is the home directory); 2 only
@@ -97,6 +108,7 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
 {
         struct cow_state *c = &sup->cow;
         char canon[PATH_MAX], def[PATH_MAX];
+        struct sess_owner o;
         struct vfs_mount m;
         int r;
 
@@ -139,19 +151,10 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                 return make_error(err, 0, "run: the session store's directory `%s` %s", canon,
                                   SESSION_LOOSE_HINT);
         /* Nobody else may have a hand in it (session_owner.c): they could change the session
-         * under the run (or, as root, lead root's writes where they chose). */
-        {
-                struct sess_owner o;
-
-                if (store_judge(c->state, &o, "run", err) < 0)
-                        return -1;
-                if (o.uid)
-                        return make_error(err, 0,
-                                          "run: the session store `%s` is another user's (%s "
-                                          "belongs to uid %u): as root, keep sessions in a "
-                                          "store of root's (--state-dir DIR)",
-                                          c->state, o.where, (unsigned)o.uid);
-        }
+         * under the run (or, as root, lead root's writes where they chose). Judged as far as
+         * it exists, then again once made (a name made meanwhile is whoever made it's). */
+        if (store_judge(c->state, &o, "run", err) < 0 || store_refused(c, &o, err) < 0)
+                return -1;
         r = make_dirs(c->state);
         pathcache_forget(); /* walls.c's memo may have seen it missing */
         if (r < 0)
@@ -160,6 +163,13 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                                   "state directory `%s` cannot be made (give --state-dir DIR, "
                                   "or --rw or --ro for the copy-on-write path)",
                                   c->state);
+        {
+                _cleanup_close_ int fd = store_open(c->state, &o, "run", NULL, err);
+
+                if (fd < 0 || store_refused(c, &o, err) < 0 ||
+                    owner_private(fd, c->state, "run", err) < 0)
+                        return -1;
+        }
         /* The sandbox never sees a session, its own included. */
         if (!realpath(c->state, canon) ||
             vfs_mount_init_literal(&m, VFS_HIDDEN, canon, NULL, "--state-dir") < 0)
@@ -250,6 +260,23 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
                         return make_error(err, EEXIST, "run: cannot make a session name");
         }
         c->named = cfg->session != NULL;
+        /* The caller's and theirs alone, before anything in them is used: a `sessions` or a
+         * session (a named one, continued) that another user put in a store they may write
+         * would run their files (an outside attack ran a planted build script as root). */
+        {
+                _cleanup_close_ int sfd =
+                        open(sessions, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int dfd =
+                        sfd < 0 ? -1
+                                : openat(sfd, c->name,
+                                         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (dfd < 0)
+                        return make_error(err, errno, "run: session `%s`: `%s`", c->name, c->dir);
+                if (owner_private(sfd, sessions, "run", err) < 0 ||
+                    owner_private(dfd, c->dir, "run", err) < 0)
+                        return -1;
+        }
         c->lock_fd = session_lock(c->dir);
         if (c->lock_fd == -EWOULDBLOCK)
                 return make_error(err, 0, "run: session `%s` is in use by a running stockade",

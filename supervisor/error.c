@@ -43,14 +43,28 @@ int make_error(struct error *err, int errnum, const char *fmt, ...)
         return -1;
 }
 
+/* msg with its control bytes (C0, DEL, and C1 written as UTF-8) as \xNN: a message may
+ * carry a path or a name someone else chose, which must not drive the reader's terminal. */
+static void put_clean(FILE *out, const char *msg)
+{
+        for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        fprintf(out, "\\x%02x", *p);
+                else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+                        fprintf(out, "\\xc2\\x%02x", *++p);
+                else
+                        fputc(*p, out);
+}
+
 void error_print(const struct error *err)
 {
         if (err->printed)
                 return;
+        fputs("stockade: ", stderr);
+        put_clean(stderr, err->msg);
         if (err->errnum)
-                fprintf(stderr, "stockade: %s: %s\n", err->msg, strerror(err->errnum));
-        else
-                fprintf(stderr, "stockade: %s\n", err->msg);
+                fprintf(stderr, ": %s", strerror(err->errnum));
+        fputc('\n', stderr);
 }
 
 bool stockade_quiet;

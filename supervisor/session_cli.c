@@ -266,13 +266,14 @@ static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
                                      0);
         if (r < 0)
                 return mount_problem(sm, n, "comparing the upper with the host", -r);
-        if (sm->diff.too_deep)
+        if (sm->diff.too_deep) {
+                fprintf(stderr, "stockade: session %s: mount %zu (", s->name, n);
+                cowdiff_quote(stderr, sm->m->sandbox);
                 fprintf(stderr,
-                        "stockade: session %s: mount %zu (%s): %zu entr%s deeper than PATH_MAX "
-                        "(%d bytes) left out: not shown, not applied (`stockade discard` removes "
-                        "them with the session)\n",
-                        s->name, n, sm->m->sandbox, sm->diff.too_deep,
-                        sm->diff.too_deep == 1 ? "y" : "ies", PATH_MAX);
+                        "): %zu entr%s deeper than PATH_MAX (%d bytes) left out: not shown, not "
+                        "applied (`stockade discard` removes them with the session)\n",
+                        sm->diff.too_deep, sm->diff.too_deep == 1 ? "y" : "ies", PATH_MAX);
+        }
         sm->loaded = true;
 }
 
@@ -631,6 +632,15 @@ static void list_one(const char *state, const char *name)
 }
 
 /* The session names in STATE/sessions with their update times, oldest first. */
+/* Whether `name` in `dirfd` is a directory (not a symlink to one) of the caller's. */
+static bool mine_at(int dirfd, const char *name)
+{
+        struct stat st;
+
+        return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+               st.st_uid == geteuid();
+}
+
 static size_t collect(const char *state, struct listed **out)
 {
         char path[PATH_MAX + 16];
@@ -653,7 +663,9 @@ static size_t collect(const char *state, struct listed **out)
                         *out = xrealloc(*out, (cap = cap ? cap * 2 : 16) * sizeof(**out));
                 memcpy((*out)[n].name, de->d_name, strlen(de->d_name) + 1);
                 (*out)[n].updated = 0;
-                if (session_meta_read(sdir, &meta) >= 0) {
+                /* only a session directory of the caller's is read (list_one names another
+                 * user's without reading it) */
+                if (mine_at(dirfd(dir), de->d_name) && session_meta_read(sdir, &meta) >= 0) {
                         (*out)[n].updated = meta.updated;
                         session_meta_free(&meta);
                 }

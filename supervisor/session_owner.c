@@ -185,6 +185,29 @@ static int walk(const char *path, bool missing_ok, struct sess_owner *o, const c
         }
 }
 
+int owner_private(int fd, const char *shown, const char *cmd, struct error *err)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return make_error(err, errno, "%s: %s", cmd, shown);
+        if (st.st_uid != geteuid())
+                return make_error(err, 0,
+                                  "%s: %s belongs to uid %u, not to you: keep sessions in a store "
+                                  "of your own (--state-dir DIR)",
+                                  cmd, shown, (unsigned)st.st_uid);
+        if ((st.st_mode & S_IWOTH) ||
+            ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getegid()))
+                return make_error(
+                        err, 0,
+                        "%s: %s is writable by %s (mode %04o): others could put a session "
+                        "of theirs there: keep sessions in a store of your own "
+                        "(--state-dir DIR)",
+                        cmd, shown, st.st_mode & S_IWOTH ? "everyone" : "its group",
+                        (unsigned)(st.st_mode & 07777));
+        return 0;
+}
+
 int store_open(const char *state, struct sess_owner *o, const char *cmd, const char *name,
                struct error *err)
 {

@@ -27,6 +27,10 @@ int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct
  * user's (not as root: when it is neither root's nor the caller's). */
 int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
                 struct error *err);
+/* For stockade run, which makes and uses its session by path: the store, its `sessions` and
+ * the session's directory (`fd`, shown as `shown`) must be the caller's, and writable by no
+ * one else (its group: root's or the caller's). 0, or -1 with *err set. */
+int owner_private(int fd, const char *shown, const char *cmd, struct error *err);
 /* As root, with *o another user's: become that user (ids and groups), and say so. Returns 0,
  * or -1 with *err set. */
 int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err);

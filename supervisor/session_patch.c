@@ -23,6 +23,7 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -333,10 +334,23 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
         for (bool exited = false;;) {
                 struct pollfd pf[2] = {{.fd = pipefd[0], .events = POLLIN},
                                        {.fd = pidfd, .events = POLLIN}};
+                int k = exited || pidfd < 0 ? 1 : poll(pf, 2, 1000);
 
-                if (!exited && pidfd >= 0 && poll(pf, 2, -1) < 0 && errno != EINTR) {
+                if (k < 0 && errno != EINTR) {
                         r = -errno;
                         break;
+                }
+                /* Stopped (its owner may signal it): killed, not waited for. */
+                if (k == 0) {
+                        siginfo_t si = {0};
+
+                        if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+                            si.si_pid == pid && si.si_code == CLD_STOPPED) {
+                                kill(pid, SIGKILL);
+                                r = -EINTR;
+                                break;
+                        }
+                        continue;
                 }
                 exited |= pidfd >= 0 && (pf[1].revents & POLLIN);
                 if (exited)

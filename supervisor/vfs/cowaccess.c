@@ -10,6 +10,7 @@
  */
 #include "supervisor/vfs/cowapply.h"
 #include "supervisor/vfs/cowapply_int.h"
+#include "supervisor/vfs/session.h"
 #include "supervisor/util.h"
 #include "supervisor/vfs/journal.h"
 
@@ -312,7 +313,7 @@ int cowapply_unlend_left(const struct cow_apply *a, char **failed)
         *failed = NULL;
         if (!a->lent_path)
                 return 0;
-        f = fopen(a->lent_path, "re");
+        f = session_fopen_regular(a->lent_path); /* no symlink, no FIFO */
         if (!f)
                 return errno == ENOENT ? 0 : -errno;
         while (r == 0 && getline(&line, &cap, f) > 0) {

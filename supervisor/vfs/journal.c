@@ -1,4 +1,5 @@
 #include "supervisor/vfs/journal.h"
+#include "supervisor/vfs/session.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -560,13 +561,13 @@ int journal_parse(struct journal *j, const char *buf, size_t len)
 
 int journal_load(struct journal *j, const char *path)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = session_open_regular(path); /* no symlink, no FIFO */
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 0;
 
         memset(j, 0, sizeof(*j));
         if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
+                return fd == -ENOENT ? 0 : fd;
         for (;;) {
                 ssize_t n;
 

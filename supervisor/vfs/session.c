@@ -153,6 +153,37 @@ static int meta_line(struct session_meta *m, char *line)
         return -EINVAL;
 }
 
+int session_open_regular(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                int e = fstat(fd, &st) < 0 ? errno : EINVAL;
+
+                close(fd);
+                return -e;
+        }
+        return fd;
+}
+
+FILE *session_fopen_regular(const char *path)
+{
+        int fd = session_open_regular(path);
+        FILE *f;
+
+        if (fd < 0) {
+                errno = -fd;
+                return NULL;
+        }
+        f = fdopen(fd, "r");
+        if (!f)
+                close(fd);
+        return f;
+}
+
 int session_meta_read(const char *dir, struct session_meta *m)
 {
         char path[PATH_MAX];
@@ -165,7 +196,7 @@ int session_meta_read(const char *dir, struct session_meta *m)
         memset(m, 0, sizeof(*m));
         if (snprintf(path, sizeof(path), "%s/session", dir) >= (int)sizeof(path))
                 return -ENAMETOOLONG;
-        f = fopen(path, "re");
+        f = session_fopen_regular(path);
         if (!f)
                 return -errno;
         while ((n = getline(&line, &cap, f)) > 0) {
@@ -348,7 +379,8 @@ void session_sweep_unborn(const char *state, time_t min_age)
                  * (killed meanwhile): no session's name; young, it may be at work still. */
                 if (strncmp(e->d_name, ".gone-", 6) == 0) {
                         if (fstatat(sfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                            S_ISDIR(st.st_mode) && time(NULL) - st.st_mtime >= min_age)
+                            S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+                            time(NULL) - st.st_mtime >= min_age)
                                 vfs_remove_tree(sfd, e->d_name, true);
                         continue;
                 }
@@ -358,9 +390,10 @@ void session_sweep_unborn(const char *state, time_t min_age)
                      fstatat(sfd, meta, &st, AT_SYMLINK_NOFOLLOW) == 0))
                         continue;
                 fd = openat(sfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                /* Young: a run may be between its mkdir and its lock. */
-                if (fd < 0 || fstat(fd, &st) < 0 || time(NULL) - st.st_mtime < min_age ||
-                    !session_unborn(fd)) {
+                /* Young: a run may be between its mkdir and its lock. Another user's (root
+                 * listing its store): not root's to sweep. */
+                if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+                    time(NULL) - st.st_mtime < min_age || !session_unborn(fd)) {
                         if (fd >= 0)
                                 close(fd);
                         continue;

@@ -34,6 +34,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -91,6 +92,11 @@ int session_path(const char *state, const char *name, char *out);
  */
 int session_lock(const char *dir);
 
+/* A file of a session opened for reading: a regular file only, never through a symlink,
+ * never waiting (a FIFO put there): the fd or FILE, or -errno / NULL with errno (EINVAL: not
+ * a regular file). */
+int session_open_regular(const char *path);
+FILE *session_fopen_regular(const char *path);
 /* Read `dir/session`. Returns 0 (check meta->damaged), -ENOENT, or -errno. */
 int session_meta_read(const char *dir, struct session_meta *meta);
 

@@ -1212,6 +1212,78 @@ static void root_refuses_what_it_cannot_tell(void **state)
 }
 
 /*
+ * stockade run takes a store, its `sessions` and a continued session only when they are the
+ * caller's and writable by nobody else: in a store others may write, another user could put
+ * a session of theirs under the name the caller continues, and the caller's run would run
+ * their files (an outside attack ran a planted build script as root so).
+ */
+static void run_refuses_a_shared_store(void **state)
+{
+        const char *argv[16];
+        struct run_result r;
+        size_t n = 0;
+
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("ws"));
+        wdir(at("pub"));
+        assert_int_equal(chmod(at("pub"), 01777), 0);
+        wdir(at("pub/sessions"));
+        assert_int_equal(chmod(at("pub/sessions"), 01777), 0);
+        /* the planted session: its upper holds the script the run would then find */
+        wdir(at("pub/sessions/x"));
+        wdir(at("pub/sessions/x/0"));
+        wdir(at("pub/sessions/x/0/upper"));
+        wfile(at("pub/sessions/x/0/upper/build.sh"), "touch \"$1\"\n", 0755);
+        if (geteuid() == 0)
+                assert_int_equal(runner_shell("chown -R 65534:65534 '%s/pub/sessions/x'", W), 0);
+        argv[n++] = runner_stockade();
+        argv[n++] = "run";
+        if (geteuid() == 0)
+                argv[n++] = "--user", argv[n++] = "root";
+        argv[n++] = "--state-dir";
+        argv[n++] = at("pub");
+        argv[n++] = "--session";
+        argv[n++] = "x";
+        argv[n++] = "--cow";
+        argv[n++] = at("ws");
+        argv[n++] = "--";
+        argv[n++] = "sh";
+        argv[n++] = at("ws/build.sh");
+        argv[n++] = at("ran");
+        argv[n] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        if (r.exit_code != 125 || !strstr(r.err, "writable by everyone") || exists(at("ran")))
+                fail_msg("a run in a store everyone writes: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+}
+
+/*
+ * A session file or journal that is a FIFO (or a symlink) is damage, not something to wait
+ * on: diff says so at once (an outside attack held root's diff and apply forever so).
+ */
+static void fifo_in_a_session(void **state)
+{
+        const char *argv[8];
+        struct run_result r;
+
+        make_s();
+        assert_int_equal(unlink(at("state/sessions/s/session")), 0);
+        assert_int_equal(mkfifo(at("state/sessions/s/session"), 0600), 0);
+        argv[0] = runner_stockade(), argv[1] = "diff", argv[2] = "s", argv[3] = "--state-dir";
+        argv[4] = STATE, argv[5] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 10, &r), 0);
+        if (r.exit_code != 125 || !strstr(r.err, "is damaged"))
+                fail_msg("a FIFO for the session file: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+        /* a message naming a path someone else chose: its control bytes escaped */
+        argv[4] = at("no\033[31mstore");
+        assert_int_equal(runner_run((char *const *)argv, NULL, 10, &r), 0);
+        if (r.exit_code != 125 || strchr(r.err, '\033') || !strstr(r.err, "no\\x1b[31mstore"))
+                fail_msg("an escape in a message: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+}
+
+/*
  * As root, a new directory takes the owner and group of the directory it is made in: a
  * set-group-ID bit from the session would then hand root's group to every file made in it.
  * Withheld, unless the host gives it anyway (a set-group-ID parent).
@@ -1460,6 +1532,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(diff_as_the_owner, setup, teardown),
                 cmocka_unit_test_setup_teardown(store_of_another_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(root_refuses_what_it_cannot_tell, setup, teardown),
+                cmocka_unit_test_setup_teardown(run_refuses_a_shared_store, setup, teardown),
+                cmocka_unit_test_setup_teardown(fifo_in_a_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
