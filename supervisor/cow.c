@@ -152,17 +152,13 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                                   SESSION_LOOSE_HINT);
         /* Nobody else may have a hand in it (session_owner.c): they could change the session
          * under the run (or, as root, lead root's writes where they chose). Judged as far as
-         * it exists, then again once made (a name made meanwhile is whoever made it's). */
+         * it exists and made beneath what was judged, one name at a time, then judged whole. */
         if (store_judge(c->state, &o, "run", err) < 0 || store_refused(c, &o, err) < 0)
                 return -1;
-        r = make_dirs(c->state);
+        r = store_make(c->state, &o, "run", err);
         pathcache_forget(); /* walls.c's memo may have seen it missing */
         if (r < 0)
-                return make_error(err, -r,
-                                  "run: copy-on-write needs a place for its session, and the "
-                                  "state directory `%s` cannot be made (give --state-dir DIR, "
-                                  "or --rw or --ro for the copy-on-write path)",
-                                  c->state);
+                return -1;
         {
                 _cleanup_close_ int fd = store_open(c->state, &o, "run", NULL, err);
 

@@ -1,6 +1,7 @@
 #include "supervisor/error.h"
 #include "supervisor/util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,19 +44,46 @@ int make_error(struct error *err, int errnum, const char *fmt, ...)
         return -1;
 }
 
-/* msg with its control bytes (C0, DEL, and C1 written as UTF-8) as \xNN: a message may
+/* The length of the UTF-8 sequence at p (1-4) and its code point in *cp, or 0 when the
+ * bytes there are not one: a stray continuation, a cut sequence, an overlong form, a
+ * surrogate or past U+10FFFF. */
+size_t utf8_char(const unsigned char *p, uint32_t *cp)
+{
+        static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+        size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 0;
+
+        if (*p < 0x80) {
+                *cp = *p;
+                return 1;
+        }
+        if (!n || *p >= 0xf8)
+                return 0;
+        *cp = *p & (0x7f >> n);
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0; /* NUL included: the string ends inside the sequence */
+                *cp = *cp << 6 | (p[i] & 0x3f);
+        }
+        if (*cp < least[n] || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+/* msg with its control bytes (C0, DEL, C1) and the bytes that are not UTF-8 as \xNN: a message may
  * carry a path or a name someone else chose, which must not drive the reader's terminal. */
 static void put_clean(FILE *out, const char *msg)
 {
-        for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        fprintf(out, "\\x%02x", *p);
-                else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-                        fprintf(out, "\\xc2\\x%02x", *++p);
-                else
-                        fputc(*p, out);
-}
+        for (const unsigned char *p = (const unsigned char *)msg; *p;) {
+                uint32_t cp;
+                size_t n = utf8_char(p, &cp);
 
+                if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+                        for (size_t i = 0; i < (n ? n : 1); i++)
+                                fprintf(out, "\\x%02x", *p++);
+                else
+                        fwrite(p, 1, n, out), p += n;
+        }
+}
 void error_print(const struct error *err)
 {
         if (err->printed)

@@ -41,6 +41,29 @@ static void subject(char *buf, size_t len, const char *cmd, const char *name)
                 snprintf(buf, len, "%s%sthe session store", cmd ? cmd : "", cmd ? ": " : "");
 }
 
+/* Whether the group `gid` is the caller's own alone: not root, their primary group, named
+ * as they are, with no other member listed (a user private group, which umask 002 makes
+ * group-writable directories in). */
+static bool private_group(gid_t gid)
+{
+        struct passwd *pw;
+        struct group *gr;
+
+        if (geteuid() == 0 || gid != getegid() || !(pw = getpwuid(geteuid())) ||
+            pw->pw_gid != gid || !(gr = getgrgid(gid)))
+                return false;
+        return strcmp(gr->gr_name, pw->pw_name) == 0 &&
+               (!gr->gr_mem[0] || (!gr->gr_mem[1] && strcmp(gr->gr_mem[0], pw->pw_name) == 0));
+}
+
+/* Writable by anyone but its owner: everyone, or a group other than root's and the caller's
+ * private one. */
+static bool others_may_write(const struct stat *st)
+{
+        return (st->st_mode & S_IWOTH) ||
+               ((st->st_mode & S_IWGRP) && st->st_gid != 0 && !private_group(st->st_gid));
+}
+
 int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
                 struct error *err)
 {
@@ -50,14 +73,14 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
         subject(who, sizeof(who), cmd, name);
         if (fstat(fd, &st) < 0)
                 return make_error(err, errno, "%s: %s", who, shown);
-        /* As root, a directory of root's that others may change (a group's other than
-         * root's, or everyone's, without the sticky bit): whoever that is could swap what
-         * lies beneath, and root would work there as root. */
-        if (geteuid() == 0 && st.st_uid == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_ISVTX) &&
-            ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != 0)))
+        /* A directory of root's or the caller's that others may change (without the sticky
+         * bit): whoever that is could swap what lies beneath while the caller works there
+         * (an outside attack swapped a store through a group-writable ~/.local/state). */
+        if ((st.st_uid == 0 || st.st_uid == geteuid()) && S_ISDIR(st.st_mode) &&
+            !(st.st_mode & S_ISVTX) && others_may_write(&st))
                 return make_error(err, 0,
-                                  "%s: %s is root's but writable by %s (mode %04o): whoever may "
-                                  "write it could change the session under root (nothing done)",
+                                  "%s: %s is writable by %s (mode %04o): whoever may write it "
+                                  "could change the session under you (nothing done)",
                                   who, shown, st.st_mode & S_IWOTH ? "everyone" : "its group",
                                   (unsigned)(st.st_mode & 07777));
         if (st.st_uid == 0 || st.st_uid == geteuid())
@@ -80,9 +103,15 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
         return 0;
 }
 
-/* `path` walked from / as the comment at the top says: its fd, or -1 with *err set; with
- * `missing_ok`, -2 where a name on the way does not exist (what exists judged). */
-static int walk(const char *path, bool missing_ok, struct sess_owner *o, const char *cmd,
+enum walk_missing {
+        WALK_NEED, /* a missing name is an error */
+        WALK_STOP, /* -2 where a name is missing (what exists judged) */
+        WALK_MAKE, /* made (0700), beneath the directory judged, and judged in turn */
+};
+
+/* `path` walked from / as the comment at the top says: its fd, or -1 with *err set (or -2,
+ * WALK_STOP). */
+static int walk(const char *path, enum walk_missing missing, struct sess_owner *o, const char *cmd,
                 const char *name, struct error *err)
 {
         char todo[PATH_MAX * 2], shown[PATH_MAX * 2], who[320];
@@ -131,10 +160,14 @@ static int walk(const char *path, bool missing_ok, struct sess_owner *o, const c
                 done = strlen(shown);
                 snprintf(shown + done, sizeof(shown) - done, "/%s", comp);
                 fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 && errno == ENOENT && missing_ok) {
+                if (fd < 0 && errno == ENOENT && missing == WALK_STOP) {
                         close(cur);
                         return -2;
                 }
+                /* made right here, never through a name someone put on the way since */
+                if (fd < 0 && errno == ENOENT && missing == WALK_MAKE &&
+                    (mkdirat(cur, comp, 0700) == 0 || errno == EEXIST))
+                        fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0 || fstat(fd, &st) < 0) {
                         int e = errno;
 
@@ -196,8 +229,7 @@ int owner_private(int fd, const char *shown, const char *cmd, struct error *err)
                                   "%s: %s belongs to uid %u, not to you: keep sessions in a store "
                                   "of your own (--state-dir DIR)",
                                   cmd, shown, (unsigned)st.st_uid);
-        if ((st.st_mode & S_IWOTH) ||
-            ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getegid()))
+        if (others_may_write(&st))
                 return make_error(
                         err, 0,
                         "%s: %s is writable by %s (mode %04o): others could put a session "
@@ -212,7 +244,7 @@ int store_open(const char *state, struct sess_owner *o, const char *cmd, const c
                struct error *err)
 {
         memset(o, 0, sizeof(*o));
-        return walk(state, false, o, cmd, name, err);
+        return walk(state, WALK_NEED, o, cmd, name, err);
 }
 
 int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct error *err)
@@ -220,10 +252,21 @@ int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct
         int fd;
 
         memset(o, 0, sizeof(*o));
-        fd = walk(state, true, o, cmd, NULL, err);
+        fd = walk(state, WALK_STOP, o, cmd, NULL, err);
         if (fd >= 0)
                 close(fd);
         return fd == -1 ? -1 : 0;
+}
+
+int store_make(const char *state, struct sess_owner *o, const char *cmd, struct error *err)
+{
+        int fd;
+
+        memset(o, 0, sizeof(*o));
+        fd = walk(state, WALK_MAKE, o, cmd, NULL, err);
+        if (fd >= 0)
+                close(fd);
+        return fd < 0 ? -1 : 0;
 }
 
 int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err)

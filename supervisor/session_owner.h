@@ -23,6 +23,9 @@ int store_open(const char *state, struct sess_owner *o, const char *cmd, const c
                struct error *err);
 /* The same walk as far as `state` exists: 0 (*o: whose), or -1 with *err set. */
 int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct error *err);
+/* The same walk, making what is missing (0700) beneath what was judged, one name at a time:
+ * 0 (*o: whose), or -1 with *err set. */
+int store_make(const char *state, struct sess_owner *o, const char *cmd, struct error *err);
 /* The object `fd` (shown as `shown`) counts for *o: -1 with *err set when it is a second
  * user's (not as root: when it is neither root's nor the caller's). */
 int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,

@@ -286,6 +286,27 @@ static void link_hunk(FILE *out, const char *la, const char *lb, const struct si
         link_lines(out, '+', b->target, b->len);
 }
 
+/* Whether the process is stopped: by a signal (T) or by a tracer (t), from /proc. */
+static bool child_stopped(pid_t pid)
+{
+        char path[64], buf[512], *close_paren;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        close_paren = strrchr(buf, ')'); /* the name may hold anything */
+        return close_paren && close_paren[1] == ' ' &&
+               (close_paren[2] == 'T' || close_paren[2] == 't');
+}
+
 /*
  * diff -u -a of two fds (-1: /dev/null), its output copied to out. The child gets nothing of
  * ours but those two files and a pipe: run for a session of another user's (sess_as_owner),
@@ -340,12 +361,10 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
                         r = -errno;
                         break;
                 }
-                /* Stopped (its owner may signal it): killed, not waited for. */
+                /* Stopped or held by a tracer (its owner may do either): killed, not waited
+                 * for. */
                 if (k == 0) {
-                        siginfo_t si = {0};
-
-                        if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
-                            si.si_pid == pid && si.si_code == CLD_STOPPED) {
+                        if (child_stopped(pid)) {
                                 kill(pid, SIGKILL);
                                 r = -EINTR;
                                 break;

@@ -5,36 +5,12 @@
  * does), except in repeated fields.
  */
 #include "supervisor/trace_json.h"
+#include "supervisor/util.h"
 
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-/* The length of the UTF-8 sequence at p (1-4) and its code point in *cp, or 0 when the
- * bytes there are not one: a stray continuation, a cut sequence, an overlong form, a
- * surrogate or past U+10FFFF. */
-static size_t utf8_one(const unsigned char *p, uint32_t *cp)
-{
-        static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-        size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 0;
-
-        if (*p < 0x80) {
-                *cp = *p;
-                return 1;
-        }
-        if (!n || *p >= 0xf8)
-                return 0;
-        *cp = *p & (0x7f >> n);
-        for (size_t i = 1; i < n; i++) {
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0; /* NUL included: the string ends inside the sequence */
-                *cp = *cp << 6 | (p[i] & 0x3f);
-        }
-        if (*cp < least[n] || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
-                return 0;
-        return n;
-}
 
 /* What a terminal or a JavaScript parser might act on: C1 controls, the line and paragraph
  * separators, the bidirectional overrides and isolates (which reorder what a reader sees). */
@@ -50,7 +26,7 @@ void json_string(FILE *out, const char *s)
         fputc('"', out);
         for (const unsigned char *p = (const unsigned char *)s; *p;) {
                 uint32_t cp;
-                size_t n = utf8_one(p, &cp);
+                size_t n = utf8_char(p, &cp);
 
                 if (n == 0) /* not UTF-8: the byte as a lone low surrogate (surrogateescape) */
                         fprintf(out, "\\u%04x", 0xdc00 | *p++);

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <linux/openat2.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,5 +66,9 @@ static inline int sys_openat2(int dirfd, const char *path, const struct open_how
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
+/* The length of the UTF-8 sequence at p (1-4) and its code point in *cp, or 0 when the bytes
+ * there are not one (a stray continuation, a cut sequence, an overlong form, a surrogate,
+ * past U+10FFFF). */
+size_t utf8_char(const unsigned char *p, uint32_t *cp);
 
 #endif

@@ -1258,6 +1258,41 @@ static void run_refuses_a_shared_store(void **state)
 }
 
 /*
+ * A directory on the store's path that a group may write (not root's, not the caller's
+ * private one) is refused, whoever owns it: its members could swap the store under the run
+ * (an outside attack did, through a group-writable ~/.local/state with umask 002).
+ */
+static void group_writable_path_refused(void **state)
+{
+        const char *argv[16];
+        struct run_result r;
+        size_t n = 0;
+
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("ws"));
+        wdir(at("g"));
+        if (geteuid() == 0)
+                assert_int_equal(chown(at("g"), 0, 100), 0);
+        assert_int_equal(chmod(at("g"), 0775), 0);
+        argv[n++] = runner_stockade();
+        argv[n++] = "run";
+        if (geteuid() == 0)
+                argv[n++] = "--user", argv[n++] = "root";
+        argv[n++] = "--state-dir";
+        argv[n++] = at("g/st");
+        argv[n++] = "--cow";
+        argv[n++] = at("ws");
+        argv[n++] = "--";
+        argv[n++] = "true";
+        argv[n] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        if (r.exit_code != 125 || !strstr(r.err, "writable by its group") || exists(at("g/st")))
+                fail_msg("a store beneath a group-writable directory: exit %d\n%s", r.exit_code,
+                         r.err);
+        runner_free(&r);
+}
+
+/*
  * A session file or journal that is a FIFO (or a symlink) is damage, not something to wait
  * on: diff says so at once (an outside attack held root's diff and apply forever so).
  */
@@ -1534,6 +1569,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(root_refuses_what_it_cannot_tell, setup, teardown),
                 cmocka_unit_test_setup_teardown(run_refuses_a_shared_store, setup, teardown),
                 cmocka_unit_test_setup_teardown(fifo_in_a_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(group_writable_path_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
