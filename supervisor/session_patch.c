@@ -389,8 +389,21 @@ static int run_diff(FILE *out, int fa, int fb, const char *la, const char *lb)
         if (pidfd >= 0)
                 close(pidfd);
         close(pipefd[0]);
-        if (waitpid(pid, &status, 0) < 0)
-                return -errno;
+        /* Reaped when it can be: a tracer of its owner's may keep its exit to itself, and
+         * the wait with it (5 s, then it is left: stockade is about to exit anyway). */
+        for (int i = 0;; i++) {
+                pid_t w = waitpid(pid, &status, WNOHANG);
+
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR)
+                        return -errno;
+                if (i == 50) {
+                        kill(pid, SIGKILL);
+                        return r < 0 ? r : -ETIMEDOUT;
+                }
+                usleep(100000);
+        }
         if (r < 0)
                 return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
