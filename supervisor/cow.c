@@ -141,7 +141,7 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
         }
         if (!has_cow(view))
                 return 0;
-        r = session_state_dir(sup->cfg->state_dir, c->state);
+        r = store_default(sup->cfg->state_dir, c->state);
         if (r < 0)
                 return make_error(err, -r,
                                   "run: copy-on-write: no place for sessions (give --state-dir, "

@@ -1,6 +1,7 @@
 #include "supervisor/error.h"
 #include "supervisor/util.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,13 @@ size_t utf8_char(const unsigned char *p, uint32_t *cp)
         return n;
 }
 
+bool utf8_unsafe(uint32_t cp)
+{
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+               cp == 0x200f || cp == 0x061c;
+}
+
 /* msg with its control bytes (C0, DEL, C1) and the bytes that are not UTF-8 as \xNN: a message may
  * carry a path or a name someone else chose, which must not drive the reader's terminal. */
 static void put_clean(FILE *out, const char *msg)
@@ -77,7 +85,7 @@ static void put_clean(FILE *out, const char *msg)
                 uint32_t cp;
                 size_t n = utf8_char(p, &cp);
 
-                if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+                if (n == 0 || utf8_unsafe(cp))
                         for (size_t i = 0; i < (n ? n : 1); i++)
                                 fprintf(out, "\\x%02x", *p++);
                 else

@@ -150,7 +150,7 @@ int sess_find(struct sess *s, const char *state_opt, const char *name, struct er
                 s->mounts[i].upper_fd = s->mounts[i].host_fd = -1;
         if (!session_name_ok(name))
                 return make_error(err, 0, "session `%s`: not a session name", name);
-        r = session_state_dir(state_opt, s->state);
+        r = store_default(state_opt, s->state);
         if (r < 0)
                 return make_error(err, -r,
                                   "session %s: no state directory (--state-dir, "
@@ -694,7 +694,7 @@ int session_cli_sessions(int argc, char **argv)
         }
         if (r == 0 && a.n_pos)
                 r = make_error(&err, 0, "sessions: `%s`: no argument is taken", a.pos[0]);
-        if (r == 0 && (r = session_state_dir(a.state, state)) < 0)
+        if (r == 0 && (r = store_default(a.state, state)) < 0)
                 r = make_error(&err, -r,
                                "sessions: no state directory (--state-dir, "
                                "XDG_STATE_HOME or HOME)");

@@ -19,6 +19,8 @@
  */
 #include "supervisor/session_owner.h"
 #include "supervisor/util.h"
+#include "supervisor/vfs/cowdiff.h"
+#include "supervisor/vfs/session.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -181,6 +183,13 @@ static int walk(const char *path, enum walk_missing missing, struct sess_owner *
                         close(cur);
                         return -1;
                 }
+                /* nothing is made beneath, or through, another user's */
+                if (missing == WALK_MAKE && o->uid) {
+                        close(fd);
+                        close(cur);
+                        return make_error(err, 0, "%s: %s belongs to uid %u (nothing made)", who,
+                                          shown, (unsigned)o->uid);
+                }
                 if (S_ISDIR(st.st_mode)) {
                         close(cur);
                         cur = fd;
@@ -294,7 +303,36 @@ int owner_become(const struct sess_owner *o, const char *cmd, const char *name, 
                                   "%s: %s belongs to uid %u, and stockade cannot become that "
                                   "user (nothing done)",
                                   who, o->where, (unsigned)o->uid);
-        fprintf(stderr, "stockade: %s belongs to uid %u (%s), as %s does: working as that user\n",
-                who, (unsigned)o->uid, user, o->where);
+        fprintf(stderr, "stockade: %s belongs to uid %u (", who, (unsigned)o->uid);
+        cowdiff_quote(stderr, user);
+        fputs("), as ", stderr);
+        cowdiff_quote(stderr, o->where);
+        fputs(" does: working as that user\n", stderr);
+        return 0;
+}
+
+int store_default(const char *dir_opt, char *out)
+{
+        struct error e = {0};
+        struct sess_owner o;
+        struct passwd *pw;
+        int r = session_state_dir(dir_opt, out);
+
+        if (r < 0 || (dir_opt && *dir_opt) || geteuid() != 0)
+                return r;
+        if (store_judge(out, &o, NULL, &e) == 0 && !o.uid)
+                return 0;
+        /* root with a HOME (or XDG_STATE_HOME) of another user's: a CI container run as root
+         * with the runner's home, or sudo -E. Not a store root may use: root's own. */
+        pw = getpwuid(0);
+        if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/' ||
+            snprintf(out, PATH_MAX, "%s/.local/state/stockade", pw->pw_dir) >= PATH_MAX)
+                return -ENOENT;
+        for (char *c = o.where; *c; c++) /* a name the user chose: no byte of it a control */
+                if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                        *c = '?';
+        error_warn("note: the default session store lies in another user's directory (%s); "
+                   "root keeps its sessions in %s (--state-dir to choose)\n",
+                   e.msg[0] ? "refused" : o.where, out);
         return 0;
 }

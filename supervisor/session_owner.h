@@ -30,6 +30,10 @@ int store_make(const char *state, struct sess_owner *o, const char *cmd, struct 
  * user's (not as root: when it is neither root's nor the caller's). */
 int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
                 struct error *err);
+/* The store to use: session_state_dir's, except that root does not take a default one (from
+ * HOME or XDG_STATE_HOME) that another user has a hand in, and uses its own home's instead,
+ * with a note. 0, or -errno. */
+int store_default(const char *dir_opt, char *out);
 /* For stockade run, which makes and uses its session by path: the store, its `sessions` and
  * the session's directory (`fd`, shown as `shown`) must be the caller's, and writable by no
  * one else (its group: root's or the caller's). 0, or -1 with *err set. */

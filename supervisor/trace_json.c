@@ -12,15 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What a terminal or a JavaScript parser might act on: C1 controls, the line and paragraph
- * separators, the bidirectional overrides and isolates (which reorder what a reader sees). */
-static bool escaped_cp(uint32_t cp)
-{
-        return (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
-               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-               cp == 0x200f || cp == 0x061c;
-}
-
 void json_string(FILE *out, const char *s)
 {
         fputc('"', out);
@@ -36,7 +27,7 @@ void json_string(FILE *out, const char *s)
                         fputs("\\n", out), p++;
                 else if (cp == '\t')
                         fputs("\\t", out), p++;
-                else if (cp < 0x20 || escaped_cp(cp))
+                else if (cp < 0x20 || utf8_unsafe(cp))
                         fprintf(out, "\\u%04x", (unsigned)cp), p += n;
                 else
                         fwrite(p, 1, n, out), p += n;

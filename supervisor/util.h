@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,5 +71,8 @@ char *xstrdup(const char *s);
  * there are not one (a stray continuation, a cut sequence, an overlong form, a surrogate,
  * past U+10FFFF). */
 size_t utf8_char(const unsigned char *p, uint32_t *cp);
+/* What a terminal or a JavaScript parser might act on: C0 and C1 controls, DEL, the line and
+ * paragraph separators, the bidirectional marks, overrides and isolates. */
+bool utf8_unsafe(uint32_t cp);
 
 #endif

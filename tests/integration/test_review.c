@@ -1293,6 +1293,54 @@ static void group_writable_path_refused(void **state)
 }
 
 /*
+ * Root with a HOME of another user's (a CI container run as root with the runner's home, or
+ * sudo -E): the default store there is not one root may use, and a plain run must still work:
+ * root keeps the session in its own home's store, and diff and discard find it there.
+ */
+static void root_default_store_in_a_users_home(void **state)
+{
+        extern char **environ;
+        char home[PATH_MAX + 16], name[64], kept[PATH_MAX + 128], *envp[256];
+        const char *argv[12];
+        struct passwd *pw = getpwuid(0);
+        struct run_result r;
+        size_t n = 0;
+
+        if (geteuid() != 0 || !pw)
+                skip();
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("ws"));
+        wdir(at("u"));
+        assert_int_equal(chown(at("u"), 65534, 65534), 0);
+        snprintf(home, sizeof(home), "HOME=%s", at("u"));
+        for (char **e = environ; *e && n < 254; e++)
+                if (strncmp(*e, "HOME=", 5) != 0 && strncmp(*e, "XDG_STATE_HOME=", 15) != 0)
+                        envp[n++] = *e;
+        envp[n++] = home;
+        envp[n] = NULL;
+        snprintf(name, sizeof(name), "review-fallback-%d", (int)getpid());
+        snprintf(kept, sizeof(kept), "%s/.local/state/stockade/sessions/%s", pw->pw_dir, name);
+        argv[0] = runner_stockade(), argv[1] = "run", argv[2] = "--user", argv[3] = "root";
+        argv[4] = "--session", argv[5] = name, argv[6] = "--cow", argv[7] = at("ws");
+        argv[8] = "--", argv[9] = "touch", argv[10] = at("ws/f"), argv[11] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, envp, 60, &r), 0);
+        if (r.exit_code != 0 || !strstr(r.err, "root keeps its sessions in") || !exists(kept) ||
+            exists(at("u/.local")))
+                fail_msg("root's run with a HOME of 65534's: exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+        argv[1] = "diff", argv[2] = name, argv[3] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, envp, 60, &r), 0);
+        if (r.exit_code != 0 || !strstr(r.out, "ws/f\n"))
+                fail_msg("diff: exit %d\n%s%s", r.exit_code, r.out, r.err);
+        runner_free(&r);
+        argv[1] = "discard";
+        assert_int_equal(runner_run((char *const *)argv, envp, 60, &r), 0);
+        assert_int_equal(r.exit_code, 0);
+        runner_free(&r);
+        assert_false(exists(kept));
+}
+
+/*
  * A session file or journal that is a FIFO (or a symlink) is damage, not something to wait
  * on: diff says so at once (an outside attack held root's diff and apply forever so).
  */
@@ -1570,6 +1618,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(run_refuses_a_shared_store, setup, teardown),
                 cmocka_unit_test_setup_teardown(fifo_in_a_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(group_writable_path_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(root_default_store_in_a_users_home, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(two_mounts, setup, teardown),
                 cmocka_unit_test_setup_teardown(discard, setup, teardown),
