@@ -230,6 +230,43 @@ static char *command_line(char **argv)
         return s;
 }
 
+/*
+ * A continued session's own files: no symlink among them, and each mount's directory the
+ * caller's. One that another user could write once (before its store was made private) may
+ * hold their symlink to a tree of theirs (an outside attack ran its planted script so); the
+ * upper's root may be the project owner's (make_upper), what lies beneath is the run's.
+ */
+static int insides_ok(const struct cow_state *c, int dfd, struct error *err)
+{
+        static const char *const top[] = {"session", "lock"};
+        static const char *const each[] = {"", "/upper", "/work", "/journal", "/lent"};
+        char name[64];
+        struct stat st;
+
+        for (size_t i = 0; i < ARRAY_SIZE(top) + SESSION_MOUNTS_MAX * ARRAY_SIZE(each); i++) {
+                size_t m = i < ARRAY_SIZE(top) ? 0 : (i - ARRAY_SIZE(top)) / ARRAY_SIZE(each);
+                const char *part = i < ARRAY_SIZE(top)
+                                           ? top[i]
+                                           : each[(i - ARRAY_SIZE(top)) % ARRAY_SIZE(each)];
+
+                if (i < ARRAY_SIZE(top))
+                        snprintf(name, sizeof(name), "%s", part);
+                else
+                        snprintf(name, sizeof(name), "%zu%s", m, part);
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (S_ISLNK(st.st_mode) ||
+                    (i >= ARRAY_SIZE(top) && !*part && st.st_uid != geteuid()))
+                        return make_error(err, 0,
+                                          "run: session `%s`: %s/%s is %s: not a session this "
+                                          "run made (stockade discard %s, then start afresh)",
+                                          c->name, c->dir, name,
+                                          S_ISLNK(st.st_mode) ? "a symlink" : "another user's",
+                                          c->name);
+        }
+        return 0;
+}
+
 /* The session's directory: made (a new name), or continued (--session of an existing one). */
 static int open_session(struct cow_state *c, const struct config *cfg, struct error *err)
 {
@@ -270,7 +307,8 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
                 if (dfd < 0)
                         return make_error(err, errno, "run: session `%s`: `%s`", c->name, c->dir);
                 if (owner_private(sfd, sessions, "run", err) < 0 ||
-                    owner_private(dfd, c->dir, "run", err) < 0)
+                    owner_private(dfd, c->dir, "run", err) < 0 ||
+                    (c->existed && insides_ok(c, dfd, err) < 0))
                         return -1;
         }
         c->lock_fd = session_lock(c->dir);

@@ -1340,6 +1340,35 @@ static void root_default_store_in_a_users_home(void **state)
         assert_false(exists(kept));
 }
 
+/* A continued session whose mount directory became a symlink (to another tree) is refused:
+ * the run would work in that tree (an outside attack ran its planted script so). */
+static void continued_session_with_a_symlink(void **state)
+{
+        const char *argv[16];
+        struct run_result r;
+        size_t n = 0;
+
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("ws"));
+        wdir(at("elsewhere"));
+        argv[n++] = runner_stockade();
+        argv[n++] = "run";
+        if (geteuid() == 0)
+                argv[n++] = "--user", argv[n++] = "root";
+        argv[n++] = "--state-dir", argv[n++] = STATE, argv[n++] = "--session", argv[n++] = "c";
+        argv[n++] = "--cow", argv[n++] = at("ws"), argv[n++] = "--", argv[n++] = "true";
+        argv[n] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        expect(&r, 0, NULL, NULL);
+        assert_int_equal(
+                runner_shell("mv '%s/sessions/c/0' '%s/elsewhere/0' && ln -s '%s/elsewhere/0' "
+                             "'%s/sessions/c/0'",
+                             STATE, W, W, STATE),
+                0);
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        expect(&r, 125, NULL, "is a symlink: not a session this run made");
+}
+
 /*
  * A session file or journal that is a FIFO (or a symlink) is damage, not something to wait
  * on: diff says so at once (an outside attack held root's diff and apply forever so).
@@ -1618,6 +1647,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(run_refuses_a_shared_store, setup, teardown),
                 cmocka_unit_test_setup_teardown(fifo_in_a_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(group_writable_path_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(continued_session_with_a_symlink, setup, teardown),
                 cmocka_unit_test_setup_teardown(root_default_store_in_a_users_home, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
