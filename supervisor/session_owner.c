@@ -37,7 +37,9 @@
 /* "apply: session NAME" or "sessions: the session store" */
 static void subject(char *buf, size_t len, const char *cmd, const char *name)
 {
-        if (name)
+        if (name && !*name) /* the caller's own words */
+                snprintf(buf, len, "%s", cmd);
+        else if (name)
                 snprintf(buf, len, "%s%ssession %s", cmd ? cmd : "", cmd ? ": " : "", name);
         else
                 snprintf(buf, len, "%s%sthe session store", cmd ? cmd : "", cmd ? ": " : "");

@@ -18,7 +18,7 @@ struct sess_owner {
 
 /* The store `state`, opened O_PATH, walked from / with each directory and symlink on the way
  * claimed (session_owner.c). Messages begin "CMD: session NAME" (NAME NULL: "CMD: the
- * session store"). Returns the fd, or -1 with *err set (errnum: why). */
+ * session store"; NAME "": CMD alone). Returns the fd, or -1 with *err set (errnum: why). */
 int store_open(const char *state, struct sess_owner *o, const char *cmd, const char *name,
                struct error *err);
 /* The same walk as far as `state` exists: 0 (*o: whose), or -1 with *err set. */

@@ -8,6 +8,7 @@
 #include "supervisor/places.h"
 #include "supervisor/tmem.h"
 #include "supervisor/trace_decode.h"
+#include "supervisor/session_owner.h"
 #include "supervisor/util.h"
 
 #include <errno.h>
@@ -103,9 +104,23 @@ static int open_file(struct trace *t, const char *path, const struct places *pla
         }
         if (!*name)
                 return make_error(err, 0, "--trace `%s`: names a directory, not a file", path);
-        dfd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return make_error(err, errno, "--trace `%s`: cannot open its directory", path);
+        /* Its directory walked as a session store is (session_owner.c): root writes no
+         * trace where another user could lead it with a symlink of theirs (an outside attack
+         * had root truncate a root-only file so), nobody where others may swap the way. */
+        {
+                char who[PATH_MAX + 32];
+                struct sess_owner o;
+
+                snprintf(who, sizeof(who), "--trace `%s`", path);
+                dfd = store_open(slash ? dir : ".", &o, who, "", err);
+                if (dfd < 0)
+                        return -1;
+                if (o.uid)
+                        return make_error(err, 0,
+                                          "--trace `%s`: %s belongs to uid %u: as root, write "
+                                          "traces into a directory of root's",
+                                          path, o.where, (unsigned)o.uid);
+        }
         if (in_places(places, dfd))
                 return make_error(err, 0,
                                   "--trace `%s`: the sandbox can write there (the current "

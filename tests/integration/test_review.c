@@ -1369,6 +1369,33 @@ static void continued_session_with_a_symlink(void **state)
         expect(&r, 125, NULL, "is a symlink: not a session this run made");
 }
 
+/* As root, a trace in a directory another user has a hand in is refused: their symlink there
+ * would lead root's truncating open to a file of root's (an outside attack did so). */
+static void root_trace_in_a_users_directory(void **state)
+{
+        const char *argv[12];
+        struct run_result r;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(chmod(W, 0755), 0);
+        wdir(at("ws"));
+        wdir(at("u"));
+        wdir(at("rootonly"));
+        assert_int_equal(chmod(at("rootonly"), 0700), 0);
+        wfile(at("rootonly/run.trace"), "root's\n", 0644);
+        assert_int_equal(symlink(at("rootonly"), at("u/traces")), 0);
+        assert_int_equal(runner_shell("chown -hR 65534:65534 '%s'", at("u")), 0);
+        argv[0] = runner_stockade(), argv[1] = "run", argv[2] = "--user", argv[3] = "root";
+        argv[4] = "--trace", argv[5] = at("u/traces/run.trace"), argv[6] = "--rw";
+        argv[7] = at("ws"), argv[8] = "--", argv[9] = "true", argv[10] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        if (r.exit_code != 125 || !strstr(r.err, "write traces into a directory of root's"))
+                fail_msg("exit %d\n%s", r.exit_code, r.err);
+        runner_free(&r);
+        assert_int_equal(mode_of(at("rootonly/run.trace")), 0644);
+}
+
 /*
  * A session file or journal that is a FIFO (or a symlink) is damage, not something to wait
  * on: diff says so at once (an outside attack held root's diff and apply forever so).
@@ -1648,6 +1675,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(fifo_in_a_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(group_writable_path_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(continued_session_with_a_symlink, setup, teardown),
+                cmocka_unit_test_setup_teardown(root_trace_in_a_users_directory, setup, teardown),
                 cmocka_unit_test_setup_teardown(root_default_store_in_a_users_home, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(apply_refuses_foreign_dir, setup, teardown),
