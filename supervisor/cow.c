@@ -155,10 +155,21 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
          * it exists and made beneath what was judged, one name at a time, then judged whole. */
         if (store_judge(c->state, &o, "run", err) < 0 || store_refused(c, &o, err) < 0)
                 return -1;
-        r = store_make(c->state, &o, "run", err);
-        pathcache_forget(); /* walls.c's memo may have seen it missing */
-        if (r < 0)
-                return -1;
+        {
+                struct error e = {0};
+
+                r = store_make(c->state, &o, "run", &e);
+                pathcache_forget(); /* walls.c's memo may have seen it missing */
+                if (r < 0 && e.errnum)
+                        return make_error(err, e.errnum,
+                                          "run: copy-on-write needs a place for its session, and "
+                                          "the state directory `%s` cannot be made (give "
+                                          "--state-dir DIR, or --rw or --ro for the "
+                                          "copy-on-write path)",
+                                          c->state);
+                if (r < 0)
+                        return make_error(err, 0, "%s", e.msg);
+        }
         {
                 _cleanup_close_ int fd = store_open(c->state, &o, "run", NULL, err);
 
