@@ -1,10 +1,13 @@
 #include "supervisor/error.h"
 #include "supervisor/util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void *xcalloc(size_t n, size_t size)
 {
@@ -67,6 +70,23 @@ size_t utf8_char(const unsigned char *p, uint32_t *cp)
         }
         if (*cp < least[n] || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
                 return 0;
+        return n;
+}
+
+ssize_t read_text(const char *path, char *buf, size_t len)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                n = -errno;
+        close(fd);
+        if (n == 0)
+                n = -ENODATA;
+        buf[n > 0 ? n : 0] = '\0';
         return n;
 }
 

@@ -290,18 +290,10 @@ static void link_hunk(FILE *out, const char *la, const char *lb, const struct si
 static bool child_stopped(pid_t pid)
 {
         char path[64], buf[512], *close_paren;
-        ssize_t n;
-        int fd;
 
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (read_text(path, buf, sizeof(buf)) < 0)
                 return false;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
         close_paren = strrchr(buf, ')'); /* the name may hold anything */
         return close_paren && close_paren[1] == ' ' &&
                (close_paren[2] == 'T' || close_paren[2] == 't');

@@ -199,8 +199,6 @@ static bool status_bit(const char *status, const char *key, int sig)
 int signals_stop_signal(pid_t pid, int sig)
 {
         char path[64], status[4096];
-        ssize_t n;
-        int fd;
 
         if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
                 return sig;
@@ -209,14 +207,8 @@ int signals_stop_signal(pid_t pid, int sig)
         if (getpgid(pid) != getsid(pid))
                 return sig;
         snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (read_text(path, status, sizeof(status)) < 0)
                 return sig;
-        n = read(fd, status, sizeof(status) - 1);
-        close(fd);
-        if (n <= 0)
-                return sig;
-        status[n] = '\0';
         if (status_bit(status, "SigIgn:", sig) || status_bit(status, "SigCgt:", sig))
                 return sig; /* the program's own business */
         return SIGSTOP;

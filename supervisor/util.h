@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -74,5 +75,8 @@ size_t utf8_char(const unsigned char *p, uint32_t *cp);
 /* What a terminal or a JavaScript parser might act on: C0 and C1 controls, DEL, the line and
  * paragraph separators, the bidirectional marks, overrides and isolates. */
 bool utf8_unsafe(uint32_t cp);
+/* The start of a small file (a /proc one), NUL-terminated: what was read (> 0), or -errno
+ * (-ENODATA when empty). */
+ssize_t read_text(const char *path, char *buf, size_t len);
 
 #endif
