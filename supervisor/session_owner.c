@@ -1,5 +1,6 @@
 /*
- * Whose a session store is, when root runs a session command (session_cli_int.h).
+ * Whose a session store is, when a session command or stockade run is about to use it
+ * (session_owner.h).
  *
  * A user can lead root's `stockade apply --state-dir ~user/...` (or a HOME that sudo kept)
  * anywhere their own directories and symlinks point: into a root-owned tree that only looks
@@ -14,8 +15,9 @@
  *
  * Not as root, the same walk refuses a store that a user other than root and the caller has
  * a hand in: they could change the session under the caller, whose apply would then write
- * what they chose with the caller's rights. stockade run judges its store the same way
- * before it makes anything there (as root: only a store of root's).
+ * what they chose with the caller's rights. For every caller, a directory on the way that
+ * others may write (not sticky) is refused. stockade run judges its store the same way before
+ * it makes anything there (as root: only a store of root's), and --trace its directory.
  */
 #include "supervisor/session_owner.h"
 #include "supervisor/util.h"
@@ -23,10 +25,10 @@
 #include "supervisor/vfs/session.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
