@@ -324,7 +324,8 @@ int store_default(const char *dir_opt, char *out)
 
         if (r < 0 || (dir_opt && *dir_opt) || geteuid() != 0)
                 return r;
-        if (store_judge(out, &o, NULL, &e) == 0 && !o.uid)
+        /* refused as it is (a directory others may write): said by whoever uses it */
+        if (store_judge(out, &o, NULL, &e) < 0 || !o.uid)
                 return 0;
         /* root with a HOME (or XDG_STATE_HOME) of another user's: a CI container run as root
          * with the runner's home, or sudo -E. Not a store root may use: root's own. */
@@ -337,6 +338,6 @@ int store_default(const char *dir_opt, char *out)
                         *c = '?';
         error_warn("note: the default session store lies in another user's directory (%s); "
                    "root keeps its sessions in %s (--state-dir to choose)\n",
-                   e.msg[0] ? "refused" : o.where, out);
+                   o.where, out);
         return 0;
 }
