@@ -103,7 +103,7 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
                                   "done)",
                                   who, shown, (unsigned)st.st_uid, o->where, (unsigned)o->uid);
         if (!o->uid) {
-                o->uid = st.st_uid, o->gid = st.st_gid;
+                o->uid = st.st_uid;
                 snprintf(o->where, sizeof(o->where), "%s", shown);
         }
         return 0;
@@ -260,33 +260,34 @@ int store_open(const char *state, struct sess_owner *o, const char *cmd, const c
         return walk(state, WALK_NEED, o, cmd, name, err);
 }
 
-int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct error *err)
+/* The walk for its judgement alone: 0, or -1 with *err set. */
+static int walk_only(const char *state, enum walk_missing missing, struct sess_owner *o,
+                     const char *cmd, struct error *err)
 {
         int fd;
 
         memset(o, 0, sizeof(*o));
-        fd = walk(state, WALK_STOP, o, cmd, NULL, err);
+        fd = walk(state, missing, o, cmd, NULL, err);
         if (fd >= 0)
                 close(fd);
         return fd == -1 ? -1 : 0;
 }
 
+int store_judge(const char *state, struct sess_owner *o, const char *cmd, struct error *err)
+{
+        return walk_only(state, WALK_STOP, o, cmd, err);
+}
+
 int store_make(const char *state, struct sess_owner *o, const char *cmd, struct error *err)
 {
-        int fd;
-
-        memset(o, 0, sizeof(*o));
-        fd = walk(state, WALK_MAKE, o, cmd, NULL, err);
-        if (fd >= 0)
-                close(fd);
-        return fd < 0 ? -1 : 0;
+        return walk_only(state, WALK_MAKE, o, cmd, err);
 }
 
 int owner_become(const struct sess_owner *o, const char *cmd, const char *name, struct error *err)
 {
         char who[320], user[256];
         struct passwd *pw;
-        gid_t gid = o->gid;
+        gid_t gid;
 
         if (geteuid() != 0 || !o->uid)
                 return 0;

@@ -12,7 +12,6 @@
  * user's is met, `where`. */
 struct sess_owner {
         uid_t uid;
-        gid_t gid;
         char where[PATH_MAX * 2];
 };
 

@@ -634,8 +634,10 @@ static void json_strings(void **state)
                 {"\xed\xa0\x80", "\"\\udced\\udca0\\udc80\""},            /* a surrogate */
                 {"\xf4\x90\x80\x80", "\"\\udcf4\\udc90\\udc80\\udc80\""}, /* past U+10FFFF */
                 {"\x1b[2J\x7f", "\"\\u001b[2J\\u007f\""},
-                {"\xc2\x9b", "\"\\u009b\""},         /* C1 CSI */
-                {"a\xe2\x80\xae" "b", "\"a\\u202eb\""}, /* right-to-left override */
+                {"\xc2\x9b", "\"\\u009b\""}, /* C1 CSI */
+                {"a\xe2\x80\xae"
+                 "b",
+                 "\"a\\u202eb\""}, /* right-to-left override */
                 {"\xe2\x80\xa8", "\"\\u2028\""},
         };
 
