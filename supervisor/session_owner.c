@@ -47,19 +47,38 @@ static void subject(char *buf, size_t len, const char *cmd, const char *name)
                 snprintf(buf, len, "%s%sthe session store", cmd ? cmd : "", cmd ? ": " : "");
 }
 
-/* Whether the group `gid` is the caller's own alone: not root, their primary group, named
- * as they are, with no other member listed (a user private group, which umask 002 makes
- * group-writable directories in). */
-static bool private_group(gid_t gid)
+/* Whether no passwd entry but uid's has `gid` as its primary group (such a user is in the
+ * group without being listed in it). */
+static bool sole_primary(gid_t gid, uid_t uid)
 {
         struct passwd *pw;
-        struct group *gr;
+        bool sole = true;
 
-        if (geteuid() == 0 || gid != getegid() || !(pw = getpwuid(geteuid())) ||
-            pw->pw_gid != gid || !(gr = getgrgid(gid)))
+        setpwent();
+        while (sole && (pw = getpwent()))
+                sole = pw->pw_gid != gid || pw->pw_uid == uid;
+        endpwent();
+        return sole;
+}
+
+/* Whether the group `gid` is the caller's own alone: not root, their primary group, named
+ * as they are, with no other member listed and no other user's primary group (a user
+ * private group, which umask 002 makes group-writable directories in). */
+static bool private_group(gid_t gid)
+{
+        uid_t uid = geteuid();
+        struct passwd *pw;
+        struct group *gr;
+        char name[256];
+
+        if (uid == 0 || gid != getegid() || !(pw = getpwuid(uid)) || pw->pw_gid != gid ||
+            snprintf(name, sizeof(name), "%s", pw->pw_name) >= (int)sizeof(name) ||
+            !(gr = getgrgid(gid)))
                 return false;
-        return strcmp(gr->gr_name, pw->pw_name) == 0 &&
-               (!gr->gr_mem[0] || (!gr->gr_mem[1] && strcmp(gr->gr_mem[0], pw->pw_name) == 0));
+        if (strcmp(gr->gr_name, name) != 0 ||
+            (gr->gr_mem[0] && (gr->gr_mem[1] || strcmp(gr->gr_mem[0], name) != 0)))
+                return false;
+        return sole_primary(gid, uid);
 }
 
 /* Writable by anyone but its owner: everyone, or a group other than root's and the caller's
