@@ -236,18 +236,51 @@ static int upper_dir_opaque(int fd)
         return n == 1 && v[0] == 'y';
 }
 
-/* Whether two regular files have the same bytes: 1, 0, or -errno. */
+/* The data segment of a file at or after an offset: bytes [data, hole) are data, those
+ * before `data` a hole. */
+struct seg {
+        off_t data, hole;
+};
+
+/* `fd`'s segment at or after `off` (SEEK_DATA, SEEK_HOLE), within `size`: none is
+ * [size, size); where the file system cannot tell, all is data. */
+static void seg_from(int fd, off_t off, off_t size, struct seg *s)
+{
+        s->data = lseek(fd, off, SEEK_DATA);
+        if (s->data < 0)
+                s->data = errno == ENXIO ? size : off;
+        if (s->data > size)
+                s->data = size;
+        s->hole = s->data < size ? lseek(fd, s->data, SEEK_HOLE) : size;
+        if (s->hole <= s->data || s->hole > size)
+                s->hole = size;
+}
+
+/* Whether two regular files have the same bytes: 1, 0, or -errno. What is a hole in both is
+ * zeros in both, and not read: a sparse file of terabytes takes the time of its data. */
 static int same_bytes(int a, int b)
 {
         static char ba[65536], bb[65536];
         struct stat sa, sb;
+        struct seg ga = {0, 0}, gb = {0, 0};
 
         if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0)
                 return -errno;
         if (sa.st_size != sb.st_size)
                 return 0;
         for (off_t off = 0;;) {
-                ssize_t na = pread(a, ba, sizeof(ba), off), nb;
+                ssize_t na, nb;
+
+                if (off >= ga.hole)
+                        seg_from(a, off, sa.st_size, &ga);
+                if (off >= gb.hole)
+                        seg_from(b, off, sa.st_size, &gb);
+                if (ga.data > off && gb.data > off) { /* a hole in both up to the nearer data */
+                        off = ga.data < gb.data ? ga.data : gb.data;
+                        if (off >= sa.st_size)
+                                return 1;
+                }
+                na = pread(a, ba, sizeof(ba), off);
 
                 if (na < 0)
                         return -errno;

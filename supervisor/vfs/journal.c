@@ -170,8 +170,42 @@ uint64_t journal_hash2_buf(const void *buf, size_t n)
         return finish(h, n);
 }
 
+/* The value of a chunk of `n` zero bytes (a hole), hashed as the bytes would be. */
+static uint64_t zeros_value(size_t n)
+{
+        static const unsigned char zero[65536];
+        struct lanes z;
+
+        lanes_init(&z);
+        for (size_t k; n; n -= k) {
+                k = n < sizeof(zero) ? n : sizeof(zero);
+                lanes_update(&z, zero, k);
+        }
+        return lanes_final(&z);
+}
+
+static uint64_t zero_chunk;
+static pthread_once_t zero_chunk_once = PTHREAD_ONCE_INIT;
+
+static void zero_chunk_init(void)
+{
+        zero_chunk = zeros_value(CHUNK);
+}
+
+/* The offset of the first data at or after `off` (SEEK_DATA): INT64_MAX when none (only
+ * holes up to the end), `off` itself where the file system cannot tell (all data). */
+static off_t next_data(int fd, off_t off)
+{
+        off_t d = lseek(fd, off, SEEK_DATA);
+
+        if (d >= 0)
+                return d;
+        return errno == ENXIO ? INT64_MAX : off;
+}
+
 struct chunks {
         int fd;
+        off_t size;    /* the file's, when the hash began */
         size_t n;      /* chunks */
         uint64_t *v;   /* each chunk's value */
         uint64_t *len; /* each chunk's bytes */
@@ -189,10 +223,27 @@ static void *hash_chunks(void *arg)
                 c->err = ENOMEM;
                 return NULL;
         }
+        off_t data = -1; /* the first data at or after the last look */
+
         for (size_t k = (size_t)c->first; k < c->n && !c->err; k += (size_t)c->step) {
                 off_t off = (off_t)(k * CHUNK), end = off + (off_t)CHUNK;
                 struct lanes z;
 
+                /* A chunk wholly in a hole is zeros, and hashed as such without reading
+                 * them: a sparse file of terabytes takes the time of its data. */
+                if (data < off)
+                        data = next_data(c->fd, off);
+                if (data >= end && end <= c->size) {
+                        pthread_once(&zero_chunk_once, zero_chunk_init);
+                        c->len[k] = CHUNK;
+                        c->v[k] = zero_chunk;
+                        continue;
+                }
+                if (data >= c->size && off < c->size) { /* the last chunk, short, a hole */
+                        c->len[k] = (uint64_t)(c->size - off);
+                        c->v[k] = zeros_value((size_t)(c->size - off));
+                        continue;
+                }
                 lanes_init(&z);
                 while (off < end) {
                         size_t want = (size_t)(end - off) < cap ? (size_t)(end - off) : cap;
@@ -226,6 +277,7 @@ static int hash2_fd(int fd, uint64_t *out)
 
         if (fstat(fd, &st) < 0)
                 return -errno;
+        a.size = st.st_size;
         a.n = st.st_size > 0 ? ((size_t)st.st_size + CHUNK - 1) / CHUNK : 1;
         a.v = calloc(a.n, sizeof(*a.v));
         a.len = calloc(a.n, sizeof(*a.len));

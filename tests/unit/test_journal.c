@@ -114,6 +114,56 @@ static void hash2_file_matches_buffer(void **state)
         free(buf);
 }
 
+/* Version 2 of a sparse file: its holes count as the zeros they read as, without being read.
+ * Sparse and dense files of the same bytes get the bytes' value (a chunk wholly a hole, a
+ * short last chunk that is a hole, one with data); and a file of a terabyte, nearly all
+ * hole, is hashed in the time of its data (reading it would outlast the test's timeout),
+ * with a byte changed far into it changing the value. */
+static void hash2_holes_as_zeros(void **state)
+{
+        static const size_t mib = (size_t)1 << 20;
+        const size_t size = 50 * mib + 7;
+        const off_t tib = (off_t)1 << 40;
+        const size_t at[] = {5, 16 * mib + 100, 49 * mib, 50 * mib + 6};
+        char path[] = "/var/tmp/test_journal_holes_XXXXXX";
+        int fd = mkstemp(path);
+        unsigned char *buf = calloc(1, size);
+        uint64_t h, h2;
+
+        (void)state;
+        assert_true(fd >= 0);
+        assert_non_null(buf);
+        for (size_t last = 2; last <= 4; last++) { /* the last chunk: a hole, then data */
+                memset(buf, 0, size);
+                assert_int_equal(ftruncate(fd, 0), 0);
+                assert_int_equal(ftruncate(fd, (off_t)size), 0);
+                for (size_t k = 0; k < last; k++) {
+                        buf[at[k]] = (unsigned char)(0x41 + k);
+                        assert_int_equal(pwrite(fd, &buf[at[k]], 1, (off_t)at[k]), 1);
+                }
+                assert_int_equal(journal_hash_fd_v(fd, 2, &h), 0);
+                if (h != journal_hash2_buf(buf, size))
+                        fail_msg("%zu bytes of data: the sparse file's value is not its bytes'",
+                                 last);
+                assert_int_equal(pwrite(fd, buf, size, 0), (ssize_t)size); /* dense now */
+                assert_int_equal(journal_hash_fd_v(fd, 2, &h2), 0);
+                assert_true(h2 == h);
+        }
+        assert_int_equal(ftruncate(fd, 0), 0);
+        assert_int_equal(ftruncate(fd, tib), 0);
+        assert_int_equal(pwrite(fd, "x", 1, tib / 2), 1);
+        assert_int_equal(journal_hash_fd_v(fd, 2, &h), 0);
+        assert_int_equal(pwrite(fd, "y", 1, tib / 2), 1);
+        assert_int_equal(journal_hash_fd_v(fd, 2, &h2), 0);
+        assert_false(h == h2);
+        assert_int_equal(pwrite(fd, "x", 1, tib / 2), 1);
+        assert_int_equal(journal_hash_fd_v(fd, 2, &h2), 0);
+        assert_true(h == h2);
+        close(fd);
+        unlink(path);
+        free(buf);
+}
+
 /* A record of each version parses as that version, and formats back to the same line. */
 static void hash_versions_in_records(void **state)
 {
@@ -353,6 +403,7 @@ int main(void)
                 cmocka_unit_test(escape_round_trip),
                 cmocka_unit_test(hash_is_stream_independent),
                 cmocka_unit_test(hash2_file_matches_buffer),
+                cmocka_unit_test(hash2_holes_as_zeros),
                 cmocka_unit_test(hash_versions_in_records),
                 cmocka_unit_test(parse_first_wins_sorted),
                 cmocka_unit_test(cut_at_every_byte),
