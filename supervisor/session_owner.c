@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define WALK_LINKS_MAX 40 /* as the kernel's */
@@ -81,12 +82,38 @@ static bool private_group(gid_t gid)
         return sole_primary(gid, uid);
 }
 
-/* Writable by anyone but its owner: everyone, or a group other than root's and the caller's
- * private one. */
-static bool others_may_write(const struct stat *st)
+/* Whether `fd` (any kind, O_PATH too) has an access ACL beyond its mode bits: named users or
+ * groups, whose widest rights its group bits then show (the ACL's mask). What cannot be told
+ * counts as one. */
+static bool acl_extended(int fd)
 {
-        return (st->st_mode & S_IWOTH) ||
-               ((st->st_mode & S_IWGRP) && st->st_gid != 0 && !private_group(st->st_gid));
+        char proc[64];
+
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        if (getxattr(proc, "system.posix_acl_access", NULL, 0) >= 0)
+                return true; /* the kernel keeps none for a mode's three entries */
+        return errno != ENODATA && errno != EOPNOTSUPP;
+}
+
+/* Writable by anyone but its owner: everyone, a group other than root's and the caller's
+ * private one, or a user or group an ACL names (its mask: the group bits). */
+static bool others_may_write(const struct stat *st, int fd)
+{
+        if (st->st_mode & S_IWOTH)
+                return true;
+        if (!(st->st_mode & S_IWGRP))
+                return false;
+        return (st->st_gid != 0 && !private_group(st->st_gid)) || acl_extended(fd);
+}
+
+/* Who others_may_write found, for the message. */
+static const char *writers(const struct stat *st)
+{
+        if (st->st_mode & S_IWOTH)
+                return "everyone";
+        if (st->st_gid != 0 && !private_group(st->st_gid))
+                return "its group";
+        return "the users or groups its ACL names";
 }
 
 int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd, const char *name,
@@ -102,12 +129,11 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
          * bit): whoever that is could swap what lies beneath while the caller works there
          * (an outside attack swapped a store through a group-writable ~/.local/state). */
         if ((st.st_uid == 0 || st.st_uid == geteuid()) && S_ISDIR(st.st_mode) &&
-            !(st.st_mode & S_ISVTX) && others_may_write(&st))
+            !(st.st_mode & S_ISVTX) && others_may_write(&st, fd))
                 return make_error(err, 0,
                                   "%s: %s is writable by %s (mode %04o): whoever may write it "
                                   "could change the session under you (nothing done)",
-                                  who, shown, st.st_mode & S_IWOTH ? "everyone" : "its group",
-                                  (unsigned)(st.st_mode & 07777));
+                                  who, shown, writers(&st), (unsigned)(st.st_mode & 07777));
         if (st.st_uid == 0 || st.st_uid == geteuid())
                 return 0;
         if (geteuid() != 0) /* not root: nobody else may have a hand in it */
@@ -261,14 +287,13 @@ int owner_private(int fd, const char *shown, const char *cmd, struct error *err)
                                   "%s: %s belongs to uid %u, not to you: keep sessions in a store "
                                   "of your own (--state-dir DIR)",
                                   cmd, shown, (unsigned)st.st_uid);
-        if (others_may_write(&st))
+        if (others_may_write(&st, fd))
                 return make_error(
                         err, 0,
                         "%s: %s is writable by %s (mode %04o): others could put a session "
                         "of theirs there: keep sessions in a store of your own "
                         "(--state-dir DIR)",
-                        cmd, shown, st.st_mode & S_IWOTH ? "everyone" : "its group",
-                        (unsigned)(st.st_mode & 07777));
+                        cmd, shown, writers(&st), (unsigned)(st.st_mode & 07777));
         return 0;
 }
 

@@ -13,6 +13,9 @@
  *   group_named_otherwise   a group not named as the caller: refused
  *   not_primary_refused     the caller's supplementary group, not its primary: refused
  *   world_refused           0777: refused, "writable by everyone"
+ *   acl_user_refused        0775 in the private group, but an ACL names another user with
+ *                           write (the group bits are then the ACL's mask): refused
+ *   acl_read_only_ok        the same ACL without write for that user (mask r-x): taken
  *   plain_ok                0755: taken, whatever the group
  */
 #include <setjmp.h>
@@ -23,12 +26,15 @@
 #include "supervisor/session_owner.h"
 
 #include <fcntl.h>
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static uid_t me_uid;
@@ -94,6 +100,7 @@ static int reset(void **state)
         struct stat st;
 
         (void)state;
+        (void)removexattr(dir, "system.posix_acl_access");
         assert_int_equal(fstat(dir_fd, &st), 0);
         me_uid = st.st_uid;
         me_gid = st.st_gid;
@@ -201,6 +208,55 @@ static void world_refused(void **state)
         assert_non_null(strstr(msg, "writable by everyone"));
 }
 
+/* An access ACL on the directory naming uid 4243 with `perm` (and the mask so), set after
+ * the mode (a chmod would set the mask). 0, or -1 where the file system keeps no ACL. */
+static int set_acl(unsigned perm)
+{
+        struct {
+                uint16_t tag, perm;
+                uint32_t id;
+        } e[] = {{0x01, 7, (uint32_t)-1},
+                 {0x02, (uint16_t)perm, 4243},
+                 {0x04, 5, (uint32_t)-1},
+                 {0x10, (uint16_t)perm, (uint32_t)-1},
+                 {0x20, 5, (uint32_t)-1}};
+        char buf[4 + sizeof(e)];
+        uint32_t version = 2;
+
+        memcpy(buf, &version, 4);
+        memcpy(buf + 4, e, sizeof(e));
+        return setxattr(dir, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+static void acl_user_refused(void **state)
+{
+        struct error err = {0};
+
+        (void)state;
+        assert_int_equal(fchmod(dir_fd, 0755), 0);
+        if (set_acl(7) < 0) {
+                fprintf(stderr, "no ACL on /var/tmp's file system: %s\n", strerror(errno));
+                skip();
+        }
+        if (owner_private(dir_fd, "DIR", "run", &err) != -1)
+                fail_msg("a directory an ACL lets another user write taken as private");
+        assert_non_null(strstr(err.msg, "ACL"));
+}
+
+static void acl_read_only_ok(void **state)
+{
+        struct error err = {0};
+
+        (void)state;
+        assert_int_equal(fchmod(dir_fd, 0755), 0);
+        if (set_acl(5) < 0) {
+                fprintf(stderr, "no ACL on /var/tmp's file system: %s\n", strerror(errno));
+                skip();
+        }
+        if (owner_private(dir_fd, "DIR", "run", &err) != 0)
+                fail_msg("a directory an ACL lets another user only read refused: %s", err.msg);
+}
+
 static void plain_ok(void **state)
 {
         char msg[1024];
@@ -223,6 +279,8 @@ int main(void)
                 cmocka_unit_test_setup(group_named_otherwise, reset),
                 cmocka_unit_test_setup(not_primary_refused, reset),
                 cmocka_unit_test_setup(world_refused, reset),
+                cmocka_unit_test_setup(acl_user_refused, reset),
+                cmocka_unit_test_setup(acl_read_only_ok, reset),
                 cmocka_unit_test_setup(plain_ok, reset),
         };
 
