@@ -453,6 +453,23 @@ int ns_early_net(struct ns_maker *mk, struct ns_answer *net)
         return net->r;
 }
 
+static void path_copy(char *to, const char *from)
+{
+        size_t n = strnlen(from, PATH_MAX - 1);
+
+        memcpy(to, from, n);
+        to[n] = '\0';
+}
+
+void mnt_bind_copy(struct mnt_bind *to, const struct mnt_bind *from)
+{
+        memcpy(to, from, offsetof(struct mnt_bind, target));
+        path_copy(to->target, from->target);
+        path_copy(to->source, from->source);
+        path_copy(to->upper, from->upper);
+        path_copy(to->work, from->work);
+}
+
 int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct mnt_bind *binds,
              size_t n, const char **step)
 {
@@ -474,7 +491,8 @@ int ns_start(struct ns_maker *mk, bool userns, bool net, bool pid, const struct 
                 *step = "hand the mounts to the namespaces' maker";
                 mk->plan->pid = pid;
                 mk->plan->n = n;
-                memcpy(mk->plan->binds, binds, n * sizeof(*binds));
+                for (size_t i = 0; i < n; i++)
+                        mnt_bind_copy(&mk->plan->binds[i], &binds[i]);
                 if (write(mk->cmd, "b", 1) != 1) {
                         ns_abandon(mk);
                         return -EIO;

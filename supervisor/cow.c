@@ -487,9 +487,11 @@ static int emulate(struct supervisor *sup, size_t i, struct error *err)
 int cow_setup(struct supervisor *sup, struct error *err)
 {
         struct cow_state *c = &sup->cow;
-        struct session_meta meta = {0}, old = {0};
+        struct session_meta meta, old;
         int r;
 
+        session_meta_init(&meta);
+        session_meta_init(&old);
         pthread_mutex_init(&c->lock, NULL);
         c->view = &sup->view;
         c->lock_fd = c->janitor_fd = -1;
@@ -532,7 +534,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         meta.updated = time(NULL);
         meta.command = command_line(sup->cfg->argv);
         for (size_t i = 0; i < c->n; i++) {
-                memset(&meta.mounts[i], 0, sizeof(meta.mounts[i]));
+                meta.mounts[i].dev = meta.mounts[i].ino = 0;
                 snprintf(meta.mounts[i].sandbox, PATH_MAX, "%s", c->m[i].sandbox);
                 snprintf(meta.mounts[i].host, PATH_MAX, "%s", c->m[i].host);
                 if (open_mount_state(c, i, err) < 0 || same_host(c, i, &old, &meta, err) < 0 ||

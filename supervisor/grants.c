@@ -266,7 +266,7 @@ static char *unescape(char *f)
 
 struct mnt {
         dev_t dev;
-        char root[PATH_MAX], point[PATH_MAX];
+        char *root, *point; /* malloc'd */
 };
 
 /* The mounts of this mount namespace (/proc/self/mountinfo); *n of them, malloc'ed. */
@@ -289,13 +289,22 @@ static struct mnt *read_mounts(size_t *n)
                         v = xrealloc(v, cap * sizeof(*v));
                 }
                 v[*n].dev = makedev(maj, min);
-                snprintf(v[*n].root, PATH_MAX, "%s", unescape(root));
-                snprintf(v[*n].point, PATH_MAX, "%s", unescape(point));
+                v[*n].root = xstrdup(unescape(root));
+                v[*n].point = xstrdup(unescape(point));
                 (*n)++;
         }
         if (f)
                 fclose(f);
         return v;
+}
+
+static void free_mounts(struct mnt *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].root);
+                free(v[i].point);
+        }
+        free(v);
 }
 
 /* `path` lies at or beneath `top` (both canonical); returns what follows top, or NULL. */
@@ -377,7 +386,7 @@ struct grants_mnts *grants_mnts_read(void)
 void grants_mnts_free(struct grants_mnts *t)
 {
         if (t)
-                free(t->v);
+                free_mounts(t->v, t->n);
         free(t);
 }
 
@@ -775,6 +784,6 @@ int grants_compute(struct grants *g, const struct vfs_view *hidden, const struct
         }
         carve_free(&reads);
         carve_free(&writes);
-        free(mounts);
+        free_mounts(mounts, n_mounts);
         return 0;
 }

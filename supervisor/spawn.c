@@ -1,4 +1,5 @@
 #include "supervisor/spawn.h"
+#include "supervisor/walls.h"
 #include "supervisor/signals.h"
 #include "shim/ipcns.h"
 #include "supervisor/dns.h"
@@ -468,9 +469,7 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
         for (k = 0; k < sup->n_binds; k++)
                 if (targets[k] >= 0)
                         close(targets[k]);
-        free(sup->binds); /* made: the namespace keeps them */
-        sup->binds = NULL;
-        sup->cap_binds = 0;
+        walls_binds_free(sup); /* made: the namespace keeps them */
         return r;
 }
 

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -550,17 +551,35 @@ static void special_devices(struct supervisor *sup)
                 fclose(f);
 }
 
+/*
+ * The binds live in anonymous memory of their own, grown by mremap and never reused: a new
+ * one is all zeros as it is, and only what is written of it is ever touched. A bind is 16
+ * KiB (four PATH_MAX paths, most of them empty); zeroing each, or copying them as realloc
+ * does, faulted in four pages a bind, ~130 a run and ~16 µs a fault on some VMs.
+ */
 struct mnt_bind *walls_new_bind(struct supervisor *sup)
 {
-        struct mnt_bind *b;
-
         if (sup->n_binds == sup->cap_binds) {
-                sup->cap_binds = sup->cap_binds ? 2 * sup->cap_binds : 32;
-                sup->binds = xrealloc(sup->binds, sup->cap_binds * sizeof(*sup->binds));
+                size_t cap = sup->cap_binds ? 2 * sup->cap_binds : MNT_BINDS_MAX;
+                size_t old = sup->cap_binds * sizeof(*sup->binds), size = cap * sizeof(*sup->binds);
+                void *p = sup->binds ? mremap(sup->binds, old, size, MREMAP_MAYMOVE)
+                                     : mmap(NULL, size, PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+                if (p == MAP_FAILED)
+                        abort(); /* as xrealloc */
+                sup->binds = p;
+                sup->cap_binds = cap;
         }
-        b = &sup->binds[sup->n_binds++];
-        memset(b, 0, sizeof(*b));
-        return b;
+        return &sup->binds[sup->n_binds++];
+}
+
+void walls_binds_free(struct supervisor *sup)
+{
+        if (sup->binds)
+                munmap(sup->binds, sup->cap_binds * sizeof(*sup->binds));
+        sup->binds = NULL;
+        sup->cap_binds = 0; /* n_binds stays: how many the namespace was made with */
 }
 
 static void add_bind(struct supervisor *sup, const char *source, const char *target,

@@ -24,9 +24,10 @@ int walls_grants(struct supervisor *sup, struct error *err);
 const char *walls_user_home(void);
 
 /* A new bind for the sandbox's mount namespace (shim/mntns.h), zeroed, at the end of
- * sup->binds. Each is ~16 KB: the array grows by doubling, not by one (grown by one, the
- * masks of a default run copied it ~20 times, ~5 ms of start-up on the 2-core VM). */
+ * sup->binds (walls.c: anonymous memory, grown by mremap, never copied or zeroed by hand). */
 struct mnt_bind *walls_new_bind(struct supervisor *sup);
+/* The binds unmapped (the namespace made, or given up). */
+void walls_binds_free(struct supervisor *sup);
 
 /* The environment the command gets: `envp` with the package managers' caches moved into the
  * private /tmp where their default places are not writable in the view (env_with_caches).

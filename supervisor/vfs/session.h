@@ -52,10 +52,13 @@ struct session_mount {
 struct session_meta {
         time_t created, updated;
         char *command; /* escaped argv, space-separated (malloc'd, may be NULL) */
-        struct session_mount mounts[SESSION_MOUNTS_MAX];
+        struct session_mount mounts[SESSION_MOUNTS_MAX]; /* the first n_mounts are set */
         size_t n_mounts;
         bool damaged;
 };
+
+/* Empty: no command, no mount (the mounts' storage is left as it is). */
+void session_meta_init(struct session_meta *m);
 
 /*
  * The state directory: `dir` if given, else $XDG_STATE_HOME/stockade, else
