@@ -276,6 +276,33 @@ static struct run_result stockade(const char *a0, ...)
         return r;
 }
 
+/* stockade run [--user root, as root] --state-dir STATE [--session NAME] --cow WS -- CMD...
+ * (CMD NULL-terminated; `session` NULL: none). */
+static struct run_result cow_run(const char *state, const char *session, const char *ws,
+                                 const char *c0, ...)
+{
+        const char *argv[32];
+        struct run_result r;
+        size_t n = 0;
+        va_list ap;
+
+        argv[n++] = runner_stockade();
+        argv[n++] = "run";
+        if (geteuid() == 0)
+                argv[n++] = "--user", argv[n++] = "root";
+        argv[n++] = "--state-dir", argv[n++] = state;
+        if (session)
+                argv[n++] = "--session", argv[n++] = session;
+        argv[n++] = "--cow", argv[n++] = ws, argv[n++] = "--";
+        va_start(ap, c0);
+        for (const char *a = c0; a && n < 31; a = va_arg(ap, const char *))
+                argv[n++] = a;
+        va_end(ap);
+        argv[n] = NULL;
+        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        return r;
+}
+
 static struct run_result stockade_under(const char *const *pre, const char *a0, ...)
 {
         struct run_result r;
@@ -1114,9 +1141,7 @@ static void diff_as_the_owner(void **state)
 static void store_of_another_refused(void **state)
 {
         char saved[sizeof(STATE)];
-        const char *argv[16];
         struct run_result r;
-        size_t n = 0;
 
         if (geteuid() != 0)
                 skip();
@@ -1124,19 +1149,7 @@ static void store_of_another_refused(void **state)
         wdir(at("ws"));
         wdir(at("u"));
         assert_int_equal(chown(at("u"), 65534, 65534), 0);
-        argv[n++] = runner_stockade();
-        argv[n++] = "run";
-        argv[n++] = "--user";
-        argv[n++] = "root";
-        argv[n++] = "--state-dir";
-        argv[n++] = at("u/st");
-        argv[n++] = "--cow";
-        argv[n++] = at("ws");
-        argv[n++] = "--";
-        argv[n++] = "touch";
-        argv[n++] = at("ws/f");
-        argv[n] = NULL;
-        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        r = cow_run(at("u/st"), NULL, at("ws"), "touch", at("ws/f"), NULL);
         if (r.exit_code != 125 || !strstr(r.err, "is another user's") || exists(at("u/st")))
                 fail_msg("root's run in a user's store: exit %d\n%s", r.exit_code, r.err);
         runner_free(&r);
@@ -1219,9 +1232,7 @@ static void root_refuses_what_it_cannot_tell(void **state)
  */
 static void run_refuses_a_shared_store(void **state)
 {
-        const char *argv[16];
         struct run_result r;
-        size_t n = 0;
 
         assert_int_equal(chmod(W, 0755), 0);
         wdir(at("ws"));
@@ -1236,22 +1247,7 @@ static void run_refuses_a_shared_store(void **state)
         wfile(at("pub/sessions/x/0/upper/build.sh"), "touch \"$1\"\n", 0755);
         if (geteuid() == 0)
                 assert_int_equal(runner_shell("chown -R 65534:65534 '%s/pub/sessions/x'", W), 0);
-        argv[n++] = runner_stockade();
-        argv[n++] = "run";
-        if (geteuid() == 0)
-                argv[n++] = "--user", argv[n++] = "root";
-        argv[n++] = "--state-dir";
-        argv[n++] = at("pub");
-        argv[n++] = "--session";
-        argv[n++] = "x";
-        argv[n++] = "--cow";
-        argv[n++] = at("ws");
-        argv[n++] = "--";
-        argv[n++] = "sh";
-        argv[n++] = at("ws/build.sh");
-        argv[n++] = at("ran");
-        argv[n] = NULL;
-        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        r = cow_run(at("pub"), "x", at("ws"), "sh", at("ws/build.sh"), at("ran"), NULL);
         if (r.exit_code != 125 || !strstr(r.err, "writable by everyone") || exists(at("ran")))
                 fail_msg("a run in a store everyone writes: exit %d\n%s", r.exit_code, r.err);
         runner_free(&r);
@@ -1264,9 +1260,7 @@ static void run_refuses_a_shared_store(void **state)
  */
 static void group_writable_path_refused(void **state)
 {
-        const char *argv[16];
         struct run_result r;
-        size_t n = 0;
 
         assert_int_equal(chmod(W, 0755), 0);
         wdir(at("ws"));
@@ -1274,18 +1268,7 @@ static void group_writable_path_refused(void **state)
         if (geteuid() == 0)
                 assert_int_equal(chown(at("g"), 0, 100), 0);
         assert_int_equal(chmod(at("g"), 0775), 0);
-        argv[n++] = runner_stockade();
-        argv[n++] = "run";
-        if (geteuid() == 0)
-                argv[n++] = "--user", argv[n++] = "root";
-        argv[n++] = "--state-dir";
-        argv[n++] = at("g/st");
-        argv[n++] = "--cow";
-        argv[n++] = at("ws");
-        argv[n++] = "--";
-        argv[n++] = "true";
-        argv[n] = NULL;
-        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        r = cow_run(at("g/st"), NULL, at("ws"), "true", NULL);
         if (r.exit_code != 125 || !strstr(r.err, "writable by its group") || exists(at("g/st")))
                 fail_msg("a store beneath a group-writable directory: exit %d\n%s", r.exit_code,
                          r.err);
@@ -1344,28 +1327,19 @@ static void root_default_store_in_a_users_home(void **state)
  * the run would work in that tree (an outside attack ran its planted script so). */
 static void continued_session_with_a_symlink(void **state)
 {
-        const char *argv[16];
         struct run_result r;
-        size_t n = 0;
 
         assert_int_equal(chmod(W, 0755), 0);
         wdir(at("ws"));
         wdir(at("elsewhere"));
-        argv[n++] = runner_stockade();
-        argv[n++] = "run";
-        if (geteuid() == 0)
-                argv[n++] = "--user", argv[n++] = "root";
-        argv[n++] = "--state-dir", argv[n++] = STATE, argv[n++] = "--session", argv[n++] = "c";
-        argv[n++] = "--cow", argv[n++] = at("ws"), argv[n++] = "--", argv[n++] = "true";
-        argv[n] = NULL;
-        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        r = cow_run(STATE, "c", at("ws"), "true", NULL);
         expect(&r, 0, NULL, NULL);
         assert_int_equal(
                 runner_shell("mv '%s/sessions/c/0' '%s/elsewhere/0' && ln -s '%s/elsewhere/0' "
                              "'%s/sessions/c/0'",
                              STATE, W, W, STATE),
                 0);
-        assert_int_equal(runner_run((char *const *)argv, NULL, 60, &r), 0);
+        r = cow_run(STATE, "c", at("ws"), "true", NULL);
         expect(&r, 125, NULL, "is a symlink: not a session this run made");
 }
 
