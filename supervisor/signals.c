@@ -159,13 +159,23 @@ int signals_open(struct supervisor *sup)
         return 0;
 }
 
+static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE], int sig);
+
 /* Bring the tree and the user's terminal back: SIGCONT to stockade, or the stop undone. */
 static void resume(struct supervisor *sup)
 {
+        const pid_t none[WATCH_SPARE] = {0};
+
         tty_resume(sup);
         /* Also when the stop came from the sandbox's own terminal (^Z): continuing the job
          * continues all of it. */
         signals_to_tree(sup, SIGCONT);
+        /* ...and every descendant the tree does not hold yet: a child forked while we were
+         * stopped is not admitted before its first stop is reaped, but the watcher's walk
+         * stopped it, and nothing else would continue it (a vfork child so stopped held its
+         * parent, and the run hung until --timeout: test_signals helpers_run_after_a_stop). */
+        if (sup->root_pidfd >= 0)
+                signal_tree(getpid(), none, SIGCONT);
         sup->tree_stopped = false;
 }
 
@@ -280,32 +290,45 @@ void signals_on_signal(struct supervisor *sup, int sig)
  * the transition, sends SIGSTOP to every process that descends from stockade (the sandbox's
  * tree: stockade is its subreaper, so an orphan's parent is stockade; a process that made a
  * session or a group of its own is reached too). SIGCONT is stockade's
- * own business again (signals_on_signal). The watcher makes raw system calls only: no
+ * own business again (signals_on_signal), but for a stop the watcher finds stale once it is
+ * sent (signals_watch_tick). The watcher makes raw system calls only: no
  * allocation, no stdio (it was forked from a process with threads once, and may be again).
  */
 
-/* The state letter and the parent of /proc/PID/stat; 0 when unreadable. */
-static char proc_state(pid_t pid, pid_t *parent)
+/* /proc/PID/`file` read into buf (NUL-terminated); its length, or -1. */
+static ssize_t proc_read(pid_t pid, const char *file, char *buf, size_t size)
 {
-        char path[32] = "/proc/", buf[512], *p;
-        int i = 6, fd, field = 0;
+        char path[48] = "/proc/", digits[16];
+        int i = 6, nd = 0, fd;
         ssize_t n;
-        char digits[16];
-        int nd = 0;
 
         for (pid_t v = pid; v; v /= 10)
                 digits[nd++] = (char)('0' + v % 10);
         while (nd)
                 path[i++] = digits[--nd];
-        memcpy(path + i, "/stat", 6);
+        path[i++] = '/';
+        for (const char *f = file; *f && i < (int)sizeof(path) - 1; f++)
+                path[i++] = *f;
+        path[i] = '\0';
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return 0;
-        n = read(fd, buf, sizeof(buf) - 1);
+                return -1;
+        n = read(fd, buf, size - 1);
         close(fd);
-        if (n <= 0)
-                return 0;
+        if (n < 0)
+                return -1;
         buf[n] = '\0';
+        return n;
+}
+
+/* The state letter and the parent of /proc/PID/stat; 0 when unreadable. */
+static char proc_state(pid_t pid, pid_t *parent)
+{
+        char buf[512], *p;
+        int field = 0;
+
+        if (proc_read(pid, "stat", buf, sizeof(buf)) <= 0)
+                return 0;
         p = strrchr(buf, ')');
         if (!p || p[1] != ' ')
                 return 0;
@@ -393,17 +416,17 @@ static bool spared(pid_t pid, const pid_t spare[WATCH_SPARE])
         return false;
 }
 
-/* SIGSTOP to each descendant of `supervisor` but us and `spare` (stockade's own helpers, the
+/* `sig` to each descendant of `supervisor` but us and `spare` (stockade's own helpers, the
  * pid namespace's init), each through a pidfd opened before its parents are read: a number
  * reused by a host process meanwhile names a process that does not descend from stockade, and
- * a pidfd of a process gone since reaches nobody. Twice: a child forked during the first
- * pass, whose parent was stopped after, is found by the second. */
-static void stop_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE])
+ * a pidfd of a process gone since reaches nobody. SIGSTOP twice: a child forked during the
+ * first pass, whose parent was stopped after, is found by the second. */
+static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE], int sig)
 {
         char buf[4096];
         pid_t self = (pid_t)syscall(SYS_getpid);
 
-        for (int pass = 0; pass < 2; pass++) {
+        for (int pass = 0; pass < (sig == SIGSTOP ? 2 : 1); pass++) {
                 int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 long n;
 
@@ -429,7 +452,7 @@ static void stop_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE])
                                 if (fd < 0)
                                         continue;
                                 if (descends_from(pid, supervisor))
-                                        syscall(SYS_pidfd_send_signal, fd, SIGSTOP, NULL, 0);
+                                        syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
                                 close(fd);
                         }
                 }
@@ -437,13 +460,70 @@ static void stop_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE])
         }
 }
 
+/* How often stockade's main thread (the one that continues the tree: resume) was switched
+ * out, from /proc/PID/status: it grows whenever that thread ran. 0 when unreadable. */
+static unsigned long long switches(pid_t pid)
+{
+        static const char *const keys[] = {"\nvoluntary_ctxt_switches:",
+                                           "\nnonvoluntary_ctxt_switches:"};
+        char buf[4096];
+        unsigned long long sum = 0;
+
+        if (proc_read(pid, "status", buf, sizeof(buf)) <= 0)
+                return 0;
+        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+                const char *p = strstr(buf, keys[i]);
+
+                if (p)
+                        sum += strtoull(p + strlen(keys[i]), NULL, 10);
+        }
+        return sum;
+}
+
+/* switches() of stockade when this watcher last found the tree stopped with it. */
+static unsigned long long stopped_at;
+
+/*
+ * A walk takes time (two of /proc: 100 ms and more with a few thousand processes on a loaded
+ * host), and stockade may be continued during it: its SIGCONT to the tree (resume) then came
+ * before some of our SIGSTOPs, and nothing continued those processes again: the tree stayed
+ * stopped under a running stockade, and the run hung until --timeout (test_signals
+ * continued_while_the_watcher_stops; helpers_run_after_a_stop timed out so once in CI).
+ * So stockade is looked at again once the walk has sent its last SIGSTOP: still stopped
+ * without having run since, its SIGCONT is yet to come and undoes ours; continued, the tree is
+ * continued here as stockade did (resume continues every process; a stop of the sandbox's own
+ * in the meantime is continued too, as a SIGCONT to stockade would have); stopped again after
+ * having run, the walk is made again. Between two looks, stockade continued and stopped again
+ * shows only as its main thread having run: the tree it may have continued is stopped anew.
+ * Every SIGSTOP of ours is followed by a look that finds stockade stopped, or by a SIGCONT.
+ */
 void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *stopped)
 {
-        char state = proc_state(supervisor, NULL);
+        for (int round = 0; round < 3; round++) {
+                unsigned long long ran;
 
-        if (state == 'T' && !*stopped)
-                stop_tree(supervisor, spare);
-        *stopped = state == 'T';
+                if (proc_state(supervisor, NULL) != 'T') {
+                        *stopped = false;
+                        return;
+                }
+                /* After the state: a run between the two came before the walk, which stops
+                 * what it continued. */
+                ran = switches(supervisor);
+                if (*stopped && ran == stopped_at)
+                        return; /* stopped since our walk, and it has not run */
+                signal_tree(supervisor, spare, SIGSTOP);
+                *stopped = false;
+                if (proc_state(supervisor, NULL) != 'T') {
+                        signal_tree(supervisor, spare, SIGCONT);
+                        return;
+                }
+                if (switches(supervisor) == ran) {
+                        *stopped = true;
+                        stopped_at = ran;
+                        return;
+                }
+        }
+        /* Stopped and continued over and over: the next look walks again (*stopped false). */
 }
 
 static _Noreturn void watch_stops(pid_t supervisor, const pid_t spare[WATCH_SPARE])

@@ -37,9 +37,11 @@ void signals_to_tree(struct supervisor *sup, int sig);
 /* Fork the watcher that stops the tree when stockade is stopped by SIGSTOP (in the spawn,
  * once the root exists and the supervisor is in its Landlock domain, before any thread). */
 void signals_start_watcher(struct supervisor *sup);
-/* One look of the watcher (signals.c): if `supervisor` has just been stopped, SIGSTOP to every
- * process descending from it but us and `spare` (stockade's helpers and the pid namespace's
- * init; -1 or 0: none); *stopped keeps the state between looks. Raw system calls only (a
+/* One look of the watcher (signals.c): if `supervisor` has just been stopped, or has run since
+ * the last look found it stopped, SIGSTOP to every process descending from it but us and
+ * `spare` (stockade's helpers and the pid namespace's init; -1 or 0: none); found continued
+ * once that walk is done (its own SIGCONT to the tree may have come before some of ours), the
+ * tree is continued again. *stopped keeps the state between looks. Raw system calls only (a
  * forked child calls it). */
 enum { WATCH_SPARE = 4 };
 void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *stopped);

@@ -310,6 +310,146 @@ static void helpers_run_after_a_stop(void **state)
                 fail_msg("a helper did not work after the stop:\n%s", output());
 }
 
+/* fail_msg, the run killed first: a counter left behind would spin on after the test. */
+#define fail_run(pid, ...)                                                                         \
+        do {                                                                                       \
+                kill(pid, SIGKILL);                                                                \
+                waitpid(pid, NULL, 0);                                                             \
+                fail_msg(__VA_ARGS__);                                                             \
+        } while (0)
+
+/* The state letter of /proc/PID/stat; 0 when unreadable. */
+static char state_of(pid_t pid)
+{
+        char path[64], buf[512], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Stopped: by a signal ('T'), or in a stop only stockade, its tracer, ends ('t'). */
+static bool is_stopped(pid_t pid)
+{
+        char st = state_of(pid);
+
+        return st == 'T' || st == 't';
+}
+
+/* The counter, its pid on its READY line: the watcher's stops are seen on the program. */
+static const char counter_pid[] = "exec python3 -c 'import os\n"
+                                  "fd = os.open(\"count\", os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                                  "print(\"READY\", os.getpid(), flush=True)\n"
+                                  "i = 0\n"
+                                  "while True:\n"
+                                  "    i += 1\n"
+                                  "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'";
+
+static pid_t start_counter(pid_t *prog)
+{
+        pid_t pid = start(NULL, counter_pid);
+        const char *ready;
+
+        wait_output("READY ");
+        ready = strstr(output(), "READY ");
+        *prog = ready ? (pid_t)atoi(ready + 6) : 0;
+        assert_true(*prog > 0);
+        return pid;
+}
+
+/* The count moves on within 5 s. */
+static void wait_progress(int cycle, pid_t pid, pid_t prog)
+{
+        double end = now_s() + 5;
+        long a = count();
+
+        while (count() == a) {
+                if (now_s() > end) {
+                        char st = state_of(prog), sup = state_of(pid);
+
+                        fail_run(pid,
+                                 "cycle %d: the program stayed stopped after SIGCONT (state %c, "
+                                 "stockade's %c)",
+                                 cycle, st ? st : '?', sup ? sup : '?');
+                }
+                sleep_ms(10);
+        }
+}
+
+/* stockade continued while its watcher is still stopping the tree. The watcher walks /proc
+ * twice, and its second walk's SIGSTOP came after stockade had continued the tree: the program
+ * stayed stopped for good under a running stockade (helpers_run_after_a_stop timed out so in
+ * CI, on a loaded host where a walk is slow). SIGCONT the moment the first walk's SIGSTOP
+ * reaches the program: the second is still to come (the old watcher failed within 10 cycles
+ * in each of 17 runs on the 2-core VM, loaded or quiet). */
+static void continued_while_the_watcher_stops(void **state)
+{
+        pid_t prog, pid = start_counter(&prog);
+
+        for (int i = 0; i < 10; i++) {
+                double end = now_s() + 10;
+
+                kill(pid, SIGSTOP);
+                /* Not a sleep: the second walk follows the first within milliseconds. */
+                while (!is_stopped(prog))
+                        if (now_s() > end)
+                                fail_run(pid, "cycle %d: the watcher did not stop the program", i);
+                kill(pid, SIGCONT);
+                /* Past the watcher's walk (milliseconds here) before the program is judged:
+                 * a stop that came after would go unseen, not fail the fixed watcher. */
+                sleep_ms(300);
+                wait_progress(i, pid, prog);
+        }
+        kill(pid, SIGTERM);
+        assert_int_equal(finish(pid, 15), 128 + SIGTERM);
+}
+
+/* stockade continued (and the tree with it) and stopped again between two looks of the
+ * watcher, 100 ms apart: both looks saw it stopped, and the watcher left the tree running. */
+static void stopped_again_between_two_looks(void **state)
+{
+        pid_t prog, pid = start_counter(&prog);
+
+        for (int i = 0; i < 5; i++) {
+                double end = now_s() + 10;
+
+                kill(pid, SIGSTOP);
+                while (!is_stopped(prog))
+                        if (now_s() > end)
+                                fail_run(pid, "cycle %d: the watcher did not stop the program", i);
+                /* The walk over, and half-way between two looks (the first walk began at
+                 * one): the continue and the stop fall between the same two. */
+                sleep_ms(250);
+                kill(pid, SIGCONT);
+                /* Running, past the stops its SIGCONT brings (a traced task's signals wait
+                 * for stockade): */
+                wait_progress(i, pid, prog);
+                kill(pid, SIGSTOP); /* within 20 ms or so */
+                end = now_s() + 10;
+                while (!is_stopped(prog))
+                        if (now_s() > end)
+                                fail_run(pid,
+                                         "cycle %d: the program ran on while stockade was "
+                                         "stopped again",
+                                         i);
+                sleep_ms(300); /* the walk over: not continued_while_the_watcher_stops */
+                kill(pid, SIGCONT);
+                sleep_ms(300);
+                wait_progress(i, pid, prog);
+        }
+        kill(pid, SIGTERM);
+        assert_int_equal(finish(pid, 15), 128 + SIGTERM);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -322,6 +462,8 @@ int main(void)
                 cmocka_unit_test(sigstop_stops_a_new_session),
                 cmocka_unit_test(sigstop_stops_a_deep_process),
                 cmocka_unit_test(helpers_run_after_a_stop),
+                cmocka_unit_test(continued_while_the_watcher_stops),
+                cmocka_unit_test(stopped_again_between_two_looks),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
