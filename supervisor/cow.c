@@ -27,7 +27,9 @@
 #include "supervisor/vfs/journal.h"
 #include "supervisor/vfs/mount.h"
 #include "supervisor/vfs/path.h"
+#include "supervisor/vfs/cowdiff.h"
 #include "supervisor/vfs/cowup.h"
+#include "supervisor/vfs/treemove.h"
 #include "supervisor/vfs/view.h"
 
 /* ---- before the run ---------------------------------------------------------------------- */
@@ -584,7 +586,20 @@ bool cow_has_entries(const char *dir)
         return any;
 }
 
-/* Remove what a new session made and did not use: empty directories and the files we made. */
+bool cow_mount_changed(const struct cow_mount *m, int lower_fd)
+{
+        _cleanup_close_ int u = -1, l = -1;
+
+        if (!m->upper[0] || !cow_has_entries(m->upper))
+                return false;
+        u = open(m->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (lower_fd >= 0)
+                l = openat(lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return u < 0 || l < 0 || cowdiff_any(u, l) != 0;
+}
+
+/* Remove what a new session made and did not use: its directories, an upper of copies equal
+ * to the lower (cow_mount_changed), and the files we made. */
 void cow_remove_unused(struct cow_state *c)
 {
         char p[PATH_MAX], d[PATH_MAX], idx[24];
@@ -612,7 +627,7 @@ void cow_remove_unused(struct cow_state *c)
                 if (cow_join(p, d, "work"))
                         rmdir(p);
                 if (cow_join(p, d, "upper"))
-                        rmdir(p);
+                        vfs_remove_tree(AT_FDCWD, p, true);
                 if (cow_join(p, d, "journal"))
                         unlink(p);
                 rmdir(d);
@@ -627,24 +642,30 @@ void cow_remove_unused(struct cow_state *c)
 void cow_finish(struct supervisor *sup)
 {
         struct cow_state *c = &sup->cow;
-        bool changed = false;
+        bool changed = false, copies = false, told = false;
 
         if (!c->n || !c->dir[0])
                 return;
-        for (size_t i = 0; i < c->n; i++) {
-                struct stat st;
-
-                changed |= c->m[i].upper[0] && cow_has_entries(c->m[i].upper);
-                if (c->m[i].journal_fd >= 0 && fstat(c->m[i].journal_fd, &st) == 0)
-                        changed |= st.st_size > 0;
+        for (size_t i = 0; i < c->n; i++)
+                copies |= c->m[i].upper[0] && cow_has_entries(c->m[i].upper);
+        /* Copies may all equal the host's (a file opened for writing and not written; one
+         * made for an inotify watch): a session of those changed nothing. The janitor, outside
+         * our Landlock domain (which reads no file of the session), compares them and goes
+         * on as that says; without one (setup failed before the domain) we compare. */
+        if (copies && c->janitor_fd >= 0) {
+                changed = cow_janitor_check(c) != 0;
+                told = true;
+        } else {
+                for (size_t i = 0; copies && i < c->n && !changed; i++)
+                        changed = cow_mount_changed(&c->m[i], c->m[i].lower_fd);
         }
         if (!changed && !c->named && !c->existed) {
-                if (c->janitor_fd >= 0)
+                if (c->janitor_fd >= 0 && !told)
                         (void)!write(c->janitor_fd, "r", 1);
-                else
+                else if (c->janitor_fd < 0)
                         cow_remove_unused(c); /* setup failed before the Landlock domain */
         } else {
-                if (c->janitor_fd >= 0)
+                if (c->janitor_fd >= 0 && !told)
                         (void)!write(c->janitor_fd, "u", 1);
                 if (changed && !sup->cfg->quiet)
                         fprintf(stderr,

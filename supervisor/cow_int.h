@@ -14,13 +14,27 @@ struct error;
 bool cow_join(char *out, const char *dir, const char *name);
 /* Whether the directory `dir` has an entry. */
 bool cow_has_entries(const char *dir);
-/* Remove what a new session made and did not use: empty directories and the files we made. */
+
+/*
+ * Whether the run changed anything beneath `m`, whose lower tree is `lower_fd` (O_PATH): its
+ * upper differs from the lower (vfs/cowdiff.h). An upper of copies equal to the lower (a file
+ * opened for writing and not written; a copy made for an inotify watch, merged) is no change,
+ * nor a journal record without one. What cannot be read counts as a change: the session
+ * is kept.
+ */
+bool cow_mount_changed(const struct cow_mount *m, int lower_fd);
+/* Remove what a new session made and did not use: its directories, an upper of copies equal
+ * to the lower, and the files we made. */
 void cow_remove_unused(struct cow_state *c);
 /* Fork the janitor (a grandchild: c->janitor_parent, reaped by cow_janitor_ready), which
  * first writes `meta` as the session's metadata. Returns 0 or -1 with *err set. */
 int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err);
 /* The janitor's first answer, read once: how the metadata's write went (0 or -errno). */
 int cow_janitor_meta(struct cow_state *c);
+/* Ask the janitor whether the run changed anything (cow_mount_changed, outside our Landlock
+ * domain); it then removes the session if not and it is a new unnamed one, or brings its
+ * metadata up to date. Returns 1, 0, or -1 when it did not answer (died). */
+int cow_janitor_check(struct cow_state *c);
 
 /* The set of paths of mount `m` already noted for apply (cow_note.c): add `rel`; free all. */
 void cow_noted_put(struct cow_mount *m, const char *rel);

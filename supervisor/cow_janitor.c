@@ -20,19 +20,17 @@
 
 #include "supervisor/error.h"
 #include "supervisor/sup.h"
+#include "supervisor/util.h"
 #include "supervisor/vfs/session.h"
 
-/* Whether a mount of the session holds a change: its upper directory or its journal. */
+/* Whether a mount of the session holds a change (cow_mount_changed). */
 static bool session_changed(const struct cow_state *c)
 {
         for (size_t i = 0; i < c->n; i++) {
-                char p[PATH_MAX], idx[32];
-                struct stat st;
+                /* Opened again: ours were closed with the rest (cow_start_janitor). */
+                _cleanup_close_ int lower = open(c->m[i].host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-                if (c->m[i].upper[0] && cow_has_entries(c->m[i].upper))
-                        return true;
-                snprintf(idx, sizeof(idx), "%zu/journal", i);
-                if (cow_join(p, c->dir, idx) && stat(p, &st) == 0 && st.st_size > 0)
+                if (lower < 0 || cow_mount_changed(&c->m[i], lower))
                         return true;
         }
         return false;
@@ -69,6 +67,13 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
         (void)!write(fd, &r, sizeof(r));
         while (read(fd, &what, 1) < 0 && errno == EINTR)
                 ;
+        /* 'c': whether the run changed anything (cow_finish), then 'r' or 'u' as that says. */
+        if (what == 'c') {
+                bool changed = session_changed(c);
+
+                (void)!write(fd, changed ? "y" : "n", 1);
+                what = !changed && !c->named && !c->existed ? 'r' : 'u';
+        }
         /* Nothing said: stockade died (SIGKILL) and its tree with it (ptrace's EXITKILL). An
          * unnamed new session it left without a change goes, as at a clean end — unless a
          * run took it since (`--session NAME`: an outside review noted the window), which
@@ -145,6 +150,19 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
         c->janitor_parent = pid;
         c->janitor_fd = sv[0];
         return 0;
+}
+
+int cow_janitor_check(struct cow_state *c)
+{
+        char verdict = 0;
+        ssize_t n;
+
+        cow_janitor_meta(c); /* its first answer comes first */
+        if (write(c->janitor_fd, "c", 1) != 1)
+                return -1;
+        while ((n = read(c->janitor_fd, &verdict, 1)) < 0 && errno == EINTR)
+                ;
+        return n == 1 ? verdict == 'y' : -1;
 }
 
 /* The janitor's first answer, once: how the metadata's write went (0 or -errno). */

@@ -30,6 +30,7 @@ struct walk {
         struct cow_diff *d;
         char path[PATH_MAX]; /* the entry's path relative to the root */
         size_t len;
+        bool first_only; /* cowdiff_any: stop at the first change */
 };
 
 struct names {
@@ -95,6 +96,11 @@ int cowdiff_open(int root_fd, const char *path, int flags)
 
 /* ---- the walk's helpers ---------------------------------------------------------------- */
 
+static bool done(const struct walk *w)
+{
+        return w->first_only && w->d->found;
+}
+
 static int path_push(struct walk *w, const char *name, size_t *saved)
 {
         size_t n = strlen(name), sep = w->len ? 1 : 0;
@@ -119,6 +125,7 @@ static struct cow_change *add(struct cow_diff *d, char op, const char *path)
 {
         struct cow_change *c;
 
+        d->found |= op != COW_SAME;
         if (d->n == d->cap) {
                 d->cap = d->cap ? d->cap * 2 : 32;
                 d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
@@ -336,7 +343,7 @@ static int each_child(struct walk *w, int dirfd, bool upper)
         struct names ns;
         int r = list_dir(dirfd, &ns);
 
-        for (size_t i = 0; r >= 0 && i < ns.n; i++) {
+        for (size_t i = 0; r >= 0 && i < ns.n && !done(w); i++) {
                 struct stat st;
                 size_t saved;
 
@@ -502,6 +509,8 @@ static int walk_entry(struct walk *w, int ufd, int lfd, const char *name, bool i
                         return r;
                 in_u = false;
         }
+        if (!in_u && !opaque)
+                return 0; /* the lower's, shown as it is */
         if (in_l && (r = stat_at(lfd, name, &sl)) <= 0) {
                 if (r < 0)
                         return r;
@@ -539,7 +548,7 @@ static int walk_dir(struct walk *w, int ufd, int lfd, bool opaque)
         if (r < 0)
                 return r;
         r = list_dir(lfd, &l);
-        while (r >= 0 && (i < u.n || j < l.n)) {
+        while (r >= 0 && (i < u.n || j < l.n) && !done(w)) {
                 int c = i == u.n ? 1 : j == l.n ? -1 : strcmp(u.v[i], l.v[j]);
                 const char *name = c <= 0 ? u.v[i] : l.v[j];
 
@@ -696,6 +705,24 @@ int cowdiff_compute(int upper_fd, int lower_fd, struct cow_diff *d)
         if (d->n)
                 qsort(d->v, d->n, sizeof(*d->v), cmp_change);
         return 0;
+}
+
+int cowdiff_any(int upper_fd, int lower_fd)
+{
+        struct cow_diff d = {0};
+        struct walk *w = xcalloc(1, sizeof(*w));
+        int r;
+
+        w->d = &d;
+        w->first_only = true;
+        r = upper_dir_opaque(upper_fd);
+        if (r >= 0)
+                r = walk_dir(w, upper_fd, lower_fd, r == 1);
+        free(w);
+        if (r >= 0)
+                r = d.found;
+        cowdiff_free(&d);
+        return r;
 }
 
 size_t cowdiff_count(const struct cow_diff *d)

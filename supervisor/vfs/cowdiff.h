@@ -54,6 +54,7 @@ struct cow_diff {
         /* Objects (a subtree counting as one) whose path would pass PATH_MAX: left out, so
          * that one such tree does not keep the rest from review and apply. */
         size_t too_deep;
+        bool found; /* a change other than COW_SAME was listed */
 };
 
 /*
@@ -63,6 +64,14 @@ struct cow_diff {
  * not understand); what lies past PATH_MAX is counted in d->too_deep, not listed.
  */
 int cowdiff_compute(int upper_fd, int lower_fd, struct cow_diff *d);
+
+/*
+ * Whether the upper `upper_fd` changes anything of the lower `lower_fd` (as for
+ * cowdiff_compute): the walk stops at the first change. An upper of COW_SAME entries only (a
+ * file opened for writing and not written, a copy made for an inotify watch) changes
+ * nothing. Returns 1, 0, or -errno.
+ */
+int cowdiff_any(int upper_fd, int lower_fd);
 
 /* The number of changes in d (COW_SAME entries are not changes). */
 size_t cowdiff_count(const struct cow_diff *d);

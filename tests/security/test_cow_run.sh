@@ -107,6 +107,13 @@ grep -q "^B src/main.c f 0644 $(stat -c %s "$ws/src/main.c") 1700000000.00000000
 sbx -- sh -c 'cat src/main.c >/dev/null; ls >/dev/null' || fail "read-only run: $(cat "$top/err")"
 n=$(ls "$state/sessions" | wc -l)
 [ "$n" -eq 1 ] || fail "a run without changes left a session ($n)"
+# ...nor does one that opens files for writing and writes nothing (sqlite opens its database
+# so): the copies equal yours, and no "changes are in session" line is printed.
+out=$(cd "$ws" && "$stockade" run "${user[@]}" --state-dir "$state" -- python3 -c '
+open("src/main.c", "r+").read(); open("trunc.txt", "a").close()' 2>&1) || fail "r+ run: $out"
+! grep -q 'changes are in session' <<<"$out" || fail "an open without a write told of changes: $out"
+n=$(ls "$state/sessions" | wc -l)
+[ "$n" -eq 1 ] || fail "a run that opened files for writing and wrote nothing left a session ($n)"
 
 # 3. A named session continues: the second run sees the first one's changes.
 sbx --session cont -- sh -c 'echo one >note' || fail "named run: $(cat "$top/err")"
@@ -443,6 +450,17 @@ done
 d=$("$stockade" diff "$wsess" --state-dir "$state" 2>&1) || true
 [ "$d" = "M src/main.c" ] || fail "merged: the watched directories show as changes: $d"
 "$stockade" discard "$wsess" --state-dir "$state" >/dev/null 2>&1 || true
+# Watches alone change nothing: no "changes are in session", and no session is left.
+before_watch=$(ls "$state/sessions")
+out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run --allow-degraded "${user[@]}" \
+        --state-dir "$state" -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+print(*(libc.inotify_add_watch(fd, p, 0x2) > 0 for p in (b"src", b"src/main.c")))' 2>&1) || true
+grep -qx 'True True' <<<"$out" || fail "merged: the watches failed: $out"
+! grep -q 'changes are in session' <<<"$out" || fail "merged: watches alone told of changes: $out"
+[ "$(ls "$state/sessions")" = "$before_watch" ] || fail "merged: watches alone left a session"
 # What the run made, reached through a symlink outside the workspace that leads into it: the
 # kernel's walk, tried first, sees your tree only (its ENOENT was taken as final).
 out=$(cd "$ws" && STOCKADE_TEST_DISABLE=mntns "$stockade" run -q --allow-degraded "${user[@]}" \

@@ -12,6 +12,14 @@ struct diff_case {
 
 static const struct diff_case diff_cases[] = {
         {"copied up, unchanged: not a change", {{'f', "a", "x"}}, {{'f', "a", "x"}}, ""},
+        {"a directory and its file copied, unchanged; a whiteout over nothing",
+         {{'d', "d"}, {'f', "d/a", "x"}, {'f', "d/b", "y"}},
+         {{'d', "d"}, {'f', "d/b", "y"}, {'w', "ghost"}},
+         ""},
+        {"an unchanged copy before a change",
+         {{'f', "a", "x"}, {'f', "b", "x"}},
+         {{'f', "a", "x"}, {'f', "b", "z"}},
+         "M b\n"},
         {"content", {{'f', "a", "x"}}, {{'f', "a", "y"}}, "M a\n"},
         {"mode only", {{'f', "a", "x"}}, {{'f', "a", "x", 0755}}, "M a (mode 644 -> 755)\n"},
         {"content and mode",
