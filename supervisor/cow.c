@@ -639,13 +639,48 @@ void cow_remove_unused(struct cow_state *c)
         rmdir(c->dir);
 }
 
+/* The view's fds of the overlays (spawn.c: the cow mounts' roots, reopened in the sandbox's
+ * mount namespace) into fds[]; their number. Merged mounts have none. */
+static size_t overlays(const struct supervisor *sup, int fds[SESSION_MOUNTS_MAX])
+{
+        size_t n = 0;
+
+        for (size_t i = 0; sup->view.mounts && i < sup->view.n_mounts && n < SESSION_MOUNTS_MAX;
+             i++) {
+                const struct vfs_mount *m = &sup->view.mounts[i];
+
+                if (m->mode == VFS_COW && !m->emulated && m->host_fd >= 0 && sup->n_cow_roots)
+                        fds[n++] = m->host_fd;
+        }
+        return n;
+}
+
+/* Our references to the overlays (overlays()), closed: once the janitor has its own, the
+ * overlays' end is its to wait for, not the run's. */
+static void overlays_close(struct supervisor *sup)
+{
+        for (size_t i = 0; sup->view.mounts && i < sup->view.n_mounts; i++) {
+                struct vfs_mount *m = &sup->view.mounts[i];
+
+                if (m->mode == VFS_COW && !m->emulated && m->host_fd >= 0 && sup->n_cow_roots) {
+                        close(m->host_fd);
+                        m->host_fd = -1;
+                }
+        }
+        sup->n_cow_roots = 0; /* the same fds */
+}
+
 void cow_finish(struct supervisor *sup)
 {
         struct cow_state *c = &sup->cow;
         bool changed = false, copies = false, told = false;
+        int over[SESSION_MOUNTS_MAX];
+        size_t n_over = overlays(sup, over);
 
         if (!c->n || !c->dir[0])
                 return;
+        if (c->janitor_fd < 0)
+                overlays_close(sup); /* gone before the session is looked at */
         for (size_t i = 0; i < c->n; i++)
                 copies |= c->m[i].upper[0] && cow_has_entries(c->m[i].upper);
         /* Copies may all equal the host's (a file opened for writing and not written; one
@@ -653,7 +688,7 @@ void cow_finish(struct supervisor *sup)
          * our Landlock domain (which reads no file of the session), compares them and goes
          * on as that says; without one (setup failed before the domain) we compare. */
         if (copies && c->janitor_fd >= 0) {
-                changed = cow_janitor_check(c) != 0;
+                changed = cow_janitor_check(c, over, n_over) != 0;
                 told = true;
         } else {
                 for (size_t i = 0; copies && i < c->n && !changed; i++)
@@ -661,12 +696,12 @@ void cow_finish(struct supervisor *sup)
         }
         if (!changed && !c->named && !c->existed) {
                 if (c->janitor_fd >= 0 && !told)
-                        (void)!write(c->janitor_fd, "r", 1);
+                        cow_janitor_tell(c, 'r', over, n_over);
                 else if (c->janitor_fd < 0)
                         cow_remove_unused(c); /* setup failed before the Landlock domain */
         } else {
                 if (c->janitor_fd >= 0 && !told)
-                        (void)!write(c->janitor_fd, "u", 1);
+                        cow_janitor_tell(c, 'u', over, n_over);
                 if (changed && !sup->cfg->quiet)
                         fprintf(stderr,
                                 "stockade: the changes are in session %s: review them with "
@@ -674,6 +709,8 @@ void cow_finish(struct supervisor *sup)
                                 "discard %s`\n",
                                 c->name, c->name, c->name, c->name);
         }
+        /* Ours, after the janitor got its own (else the last: the run waits for them). */
+        overlays_close(sup);
         for (size_t i = 0; i < c->n; i++) {
                 struct cow_mount *m = &c->m[i];
 

@@ -31,10 +31,19 @@ void cow_remove_unused(struct cow_state *c);
 int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err);
 /* The janitor's first answer, read once: how the metadata's write went (0 or -errno). */
 int cow_janitor_meta(struct cow_state *c);
+/*
+ * Tell the janitor `what` ('r' remove the unused session, 'u' bring its metadata up to date),
+ * handing it `fds`, the overlays' roots in the sandbox's mount namespace: it closes them
+ * before it answers "d" for a session kept, and after it for one removed, whose overlays then
+ * go while stockade exits. Ours can be closed as soon as this returns. Returns 0, or -1 when
+ * the janitor is gone (the fds are then still only ours).
+ */
+int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n);
 /* Ask the janitor whether the run changed anything (cow_mount_changed, outside our Landlock
- * domain); it then removes the session if not and it is a new unnamed one, or brings its
- * metadata up to date. Returns 1, 0, or -1 when it did not answer (died). */
-int cow_janitor_check(struct cow_state *c);
+ * domain), handing it `fds` as above; it then removes the session if not and it is a new
+ * unnamed one, or brings its metadata up to date. Returns 1, 0, or -1 when it did not answer
+ * (died). */
+int cow_janitor_check(struct cow_state *c, const int *fds, size_t n);
 
 /* The set of paths of mount `m` already noted for apply (cow_note.c): add `rel`; free all. */
 void cow_noted_put(struct cow_mount *m, const char *rel);

@@ -51,11 +51,58 @@ static bool lock_when_free(const struct cow_state *c)
         return false;
 }
 
+/* One byte from stockade, and the fds that came with it (cow_janitor_tell) in fds[*n]; 0 at
+ * EOF. */
+static char hear(int fd, int fds[SESSION_MOUNTS_MAX], size_t *n)
+{
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * SESSION_MOUNTS_MAX)];
+        } u;
+        char what = 0;
+        struct iovec iov = {.iov_base = &what, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = u.buf,
+                             .msg_controllen = sizeof(u)};
+        ssize_t r;
+
+        *n = 0;
+        while ((r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+                ;
+        for (struct cmsghdr *h = r == 1 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h)) {
+                size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+                if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+                        continue;
+                for (size_t i = 0; i < k; i++) {
+                        int one;
+
+                        memcpy(&one, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+                        if (*n < SESSION_MOUNTS_MAX)
+                                fds[(*n)++] = one;
+                        else
+                                close(one);
+                }
+        }
+        return r == 1 ? what : 0;
+}
+
+/* The overlays stockade handed over: the last references to them, whose close takes down each
+ * overlay and every inode the run looked at in it (~7 ms after `find` over 5,000 files). */
+static void let_go(int fds[SESSION_MOUNTS_MAX], size_t *n)
+{
+        while (*n)
+                close(fds[--*n]);
+}
+
 /* The janitor's life: one byte, then the job, outside any Landlock domain. */
 static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_meta *first)
 {
+        int overlays[SESSION_MOUNTS_MAX];
         struct session_meta meta;
-        char what = 0;
+        size_t n_overlays = 0;
+        char what;
         int r;
 
         /* stockade may be dead already (SIGKILL while it started): the writes below must
@@ -65,8 +112,7 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
          * and the supervisor reads the outcome before the sandbox starts (cow_janitor_ready). */
         r = session_meta_write(c->dir, first);
         (void)!write(fd, &r, sizeof(r));
-        while (read(fd, &what, 1) < 0 && errno == EINTR)
-                ;
+        what = hear(fd, overlays, &n_overlays);
         /* 'c': whether the run changed anything (cow_finish), then 'r' or 'u' as that says. */
         if (what == 'c') {
                 bool changed = session_changed(c);
@@ -94,15 +140,24 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                              slash + 1) < (int)sizeof(gone) &&
                     rename(c->dir, gone) == 0) {
                         (void)!write(fd, "d", 1);
+                        /* No run can take the session by its name any more: its overlays go
+                         * while stockade exits, and then what they held. */
+                        let_go(overlays, &n_overlays);
                         memcpy(c->dir, gone, sizeof(gone));
                         cow_remove_unused(c);
                         _exit(0);
                 }
+                let_go(overlays, &n_overlays);
                 cow_remove_unused(c);
-        } else if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
-                meta.updated = time(NULL);
-                session_meta_write(c->dir, &meta);
-                session_meta_free(&meta);
+        } else {
+                /* A session kept is unlocked after "d": its overlays are gone by then, so that
+                 * the next run's overlay of the same upper is the only one. */
+                let_go(overlays, &n_overlays);
+                if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
+                        meta.updated = time(NULL);
+                        session_meta_write(c->dir, &meta);
+                        session_meta_free(&meta);
+                }
         }
         (void)!write(fd, "d", 1); /* done: the session may be unlocked */
         _exit(0);
@@ -152,13 +207,38 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
         return 0;
 }
 
-int cow_janitor_check(struct cow_state *c)
+int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n)
+{
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * SESSION_MOUNTS_MAX)];
+        } u = {0};
+        struct iovec iov = {.iov_base = &what, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        ssize_t r;
+
+        if (n > SESSION_MOUNTS_MAX)
+                n = SESSION_MOUNTS_MAX;
+        if (n) {
+                msg.msg_control = u.buf;
+                msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                u.h.cmsg_level = SOL_SOCKET;
+                u.h.cmsg_type = SCM_RIGHTS;
+                u.h.cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(&u.h), fds, sizeof(int) * n);
+        }
+        while ((r = sendmsg(c->janitor_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+                ;
+        return r == 1 ? 0 : -1;
+}
+
+int cow_janitor_check(struct cow_state *c, const int *fds, size_t n_fds)
 {
         char verdict = 0;
         ssize_t n;
 
         cow_janitor_meta(c); /* its first answer comes first */
-        if (write(c->janitor_fd, "c", 1) != 1)
+        if (cow_janitor_tell(c, 'c', fds, n_fds) < 0)
                 return -1;
         while ((n = read(c->janitor_fd, &verdict, 1)) < 0 && errno == EINTR)
                 ;

@@ -373,6 +373,9 @@ static bool sup_free(struct supervisor *sup, int code)
         grants_free(&sup->grants);
         if (stopped) {
                 notify_free(sup);
+                /* Before the view: the janitor takes over the overlays' fds (the last
+                 * references, whose close waits for each overlay's end). */
+                cow_finish(sup);
                 vfs_view_free(&sup->view); /* a stuck handler may still resolve in it */
                 fs_exec_free(sup);
                 if (sup->places.root_fd > 0) /* the mount namespace's root (spawn.c) */
@@ -387,7 +390,6 @@ static bool sup_free(struct supervisor *sup, int code)
                 for (size_t i = 0; i < sup->n_held; i++)
                         close(sup->held_ptys[i]);
                 netpol_own_free(&sup->net_own); /* a stuck notifier may still use it */
-                cow_finish(sup);                /* the same */
                 dns_free(sup);
                 nlsock_free(&sup->nl);
                 sockmaker_stop(&sup->netns); /* the maker reads EOF and ends */
