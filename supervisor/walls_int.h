@@ -5,7 +5,14 @@
 
 #include <stdbool.h>
 
+struct config;
+struct error;
 struct vfs_view;
+
+/* The default view plus the flags, in order (a later flag for the same path wins);
+ * `private_dirs`: whether a mount namespace can be made (shim/mntns.h). */
+int walls_build_view(struct vfs_view *view, const struct config *cfg, const char *cwd,
+                     const char *home, bool private_dirs, struct error *err);
 
 /* Whether a path that glob(3) produced has a "." or ".." component (GLOB_PERIOD lets '*'
  * match them): "/home/.." must not hide "/". */
