@@ -688,7 +688,10 @@ void cow_finish(struct supervisor *sup)
          * our Landlock domain (which reads no file of the session), compares them and goes
          * on as that says; without one (setup failed before the domain) we compare. */
         if (copies && c->janitor_fd >= 0) {
-                changed = cow_janitor_check(c, over, n_over) != 0;
+                int r = cow_janitor_tell(c, 'c', over, n_over);
+
+                overlays_close(sup); /* before the answer: the janitor's close is the last */
+                changed = r < 0 || cow_janitor_verdict(c) != 0;
                 told = true;
         } else {
                 for (size_t i = 0; copies && i < c->n && !changed; i++)

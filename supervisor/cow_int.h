@@ -32,18 +32,18 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
 /* The janitor's first answer, read once: how the metadata's write went (0 or -errno). */
 int cow_janitor_meta(struct cow_state *c);
 /*
- * Tell the janitor `what` ('r' remove the unused session, 'u' bring its metadata up to date),
- * handing it `fds`, the overlays' roots in the sandbox's mount namespace: it closes them
- * before it answers "d" for a session kept, and after it for one removed, whose overlays then
- * go while stockade exits. Ours can be closed as soon as this returns. Returns 0, or -1 when
- * the janitor is gone (the fds are then still only ours).
+ * Tell the janitor `what`, handing it `fds`, the overlays' roots in the sandbox's mount
+ * namespace: 'r' remove the unused session, 'u' bring its metadata up to date, 'c' compare
+ * the session with the host (cow_mount_changed, outside our Landlock domain), answer
+ * (cow_janitor_verdict), then 'r' if nothing changed in a new unnamed session, else 'u'. It
+ * closes the fds before it answers "d" for a session kept, and after it for one removed,
+ * whose overlays then go while stockade exits. Close ours as soon as this returns, before
+ * waiting for any answer: the last close waits for the overlay's end. Returns 0, or -1 when
+ * the janitor is gone (the fds are then only ours).
  */
 int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n);
-/* Ask the janitor whether the run changed anything (cow_mount_changed, outside our Landlock
- * domain), handing it `fds` as above; it then removes the session if not and it is a new
- * unnamed one, or brings its metadata up to date. Returns 1, 0, or -1 when it did not answer
- * (died). */
-int cow_janitor_check(struct cow_state *c, const int *fds, size_t n);
+/* The janitor's answer to 'c': 1 the run changed something, 0 not, -1 no answer (died). */
+int cow_janitor_verdict(struct cow_state *c);
 
 /* The set of paths of mount `m` already noted for apply (cow_note.c): add `rel`; free all. */
 void cow_noted_put(struct cow_mount *m, const char *rel);

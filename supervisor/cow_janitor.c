@@ -227,19 +227,18 @@ int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n)
                 u.h.cmsg_len = CMSG_LEN(sizeof(int) * n);
                 memcpy(CMSG_DATA(&u.h), fds, sizeof(int) * n);
         }
+        if (what == 'c')
+                cow_janitor_meta(c); /* its first answer comes first */
         while ((r = sendmsg(c->janitor_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
                 ;
         return r == 1 ? 0 : -1;
 }
 
-int cow_janitor_check(struct cow_state *c, const int *fds, size_t n_fds)
+int cow_janitor_verdict(struct cow_state *c)
 {
         char verdict = 0;
         ssize_t n;
 
-        cow_janitor_meta(c); /* its first answer comes first */
-        if (cow_janitor_tell(c, 'c', fds, n_fds) < 0)
-                return -1;
         while ((n = read(c->janitor_fd, &verdict, 1)) < 0 && errno == EINTR)
                 ;
         return n == 1 ? verdict == 'y' : -1;
