@@ -407,10 +407,12 @@ static void fd_chmod(int fd, mode_t mode)
         (void)!chmod(proc, mode);
 }
 
-static void clear_volatile(const char *work)
+/* overlayfs's volatile marker beneath the work directory `work` in `parent`, removed. */
+static void clear_volatile(int parent, const char *work)
 {
         static const char *const steps[] = {"work", "incompat", "volatile"};
-        int fds[4] = {open(work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), -1, -1, -1};
+        int fds[4] = {openat(parent, work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), -1, -1,
+                      -1};
         size_t k;
 
         /* By fd, never following a symlink: a session store another run's program could
@@ -452,7 +454,7 @@ static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
             (r = make_upper(m->upper, m->lower_fd)) < 0 ||
             (mkdir(m->work, 0700) < 0 && errno != EEXIST))
                 return make_error(err, errno, "run: session `%s`: `%s`", c->name, dir);
-        clear_volatile(m->work);
+        clear_volatile(AT_FDCWD, m->work);
         m->journal_fd = open(jpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (m->journal_fd < 0)
                 return make_error(err, errno, "run: session `%s`: `%s`", c->name, jpath);
@@ -572,13 +574,27 @@ fail:
 
 /* ---- after the run ----------------------------------------------------------------------- */
 
+/* A path beneath the session store (whose path is a real one: cow_setup), opened without
+ * following any symlink on the way: a store another run's program could write (a --state-dir
+ * in /var/tmp) must not lead our looks and removals elsewhere. */
+static int open_in_store(const char *path, int flags)
+{
+        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+
+        return sys_openat2(AT_FDCWD, path, &how);
+}
+
 /* Whether the directory holds anything. */
 bool cow_has_entries(const char *dir)
 {
-        DIR *d = opendir(dir);
+        int fd = open_in_store(dir, O_RDONLY | O_DIRECTORY);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
         struct dirent *e;
         bool any = false;
 
+        if (fd >= 0 && !d)
+                close(fd);
         while (d && !any && (e = readdir(d)))
                 any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
         if (d)
@@ -592,51 +608,51 @@ bool cow_mount_changed(const struct cow_mount *m, int lower_fd)
 
         if (!m->upper[0] || !cow_has_entries(m->upper))
                 return false;
-        u = open(m->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        u = open_in_store(m->upper, O_RDONLY | O_DIRECTORY);
         if (lower_fd >= 0)
                 l = openat(lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return u < 0 || l < 0 || cowdiff_any(u, l) != 0;
 }
 
 /* Remove what a new session made and did not use: its directories, an upper of copies equal
- * to the lower (cow_mount_changed), and the files we made. */
+ * to the lower (cow_mount_changed), and the files we made. By fd from the session's
+ * directory, opened without following a symlink (open_in_store). */
 void cow_remove_unused(struct cow_state *c)
 {
-        char p[PATH_MAX], d[PATH_MAX], idx[24];
+        _cleanup_close_ int dir = open_in_store(c->dir, O_PATH | O_DIRECTORY);
+        char parent[PATH_MAX], idx[24];
+        const char *slash = strrchr(c->dir, '/');
 
+        if (dir < 0)
+                return;
         for (size_t i = 0; i < c->n; i++) {
-                snprintf(idx, sizeof(idx), "%zu", i);
-                if (!cow_join(d, c->dir, idx))
-                        continue;
-                if (cow_join(p, d, "work"))
-                        clear_volatile(p);
-                if (cow_join(p, d, "work")) {
-                        int w = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        int ww = w < 0 ? -1
-                                       : openat(w, "work",
-                                                O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int d = -1, w = -1, ww = -1;
 
-                        if (ww >= 0) { /* overlayfs makes it mode 000 */
-                                fd_chmod(ww, 0700);
-                                unlinkat(w, "work", AT_REMOVEDIR);
-                                close(ww);
-                        }
-                        if (w >= 0)
-                                close(w);
+                snprintf(idx, sizeof(idx), "%zu", i);
+                d = openat(dir, idx, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (d < 0)
+                        continue;
+                clear_volatile(d, "work");
+                w = openat(d, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                ww = w < 0 ? -1 : openat(w, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (ww >= 0) { /* overlayfs makes it mode 000 */
+                        fd_chmod(ww, 0700);
+                        unlinkat(w, "work", AT_REMOVEDIR);
                 }
-                if (cow_join(p, d, "work"))
-                        rmdir(p);
-                if (cow_join(p, d, "upper"))
-                        vfs_remove_tree(AT_FDCWD, p, true);
-                if (cow_join(p, d, "journal"))
-                        unlink(p);
-                rmdir(d);
+                unlinkat(d, "work", AT_REMOVEDIR);
+                vfs_remove_tree(d, "upper", true);
+                unlinkat(d, "journal", 0);
+                unlinkat(dir, idx, AT_REMOVEDIR);
         }
-        if (cow_join(p, c->dir, "session"))
-                unlink(p);
-        if (cow_join(p, c->dir, "lock"))
-                unlink(p);
-        rmdir(c->dir);
+        unlinkat(dir, "session", 0);
+        unlinkat(dir, "lock", 0);
+        if (slash && snprintf(parent, sizeof(parent), "%.*s", (int)(slash - c->dir), c->dir) <
+                             (int)sizeof(parent)) {
+                _cleanup_close_ int up = open_in_store(parent, O_PATH | O_DIRECTORY);
+
+                if (up >= 0)
+                        unlinkat(up, slash + 1, AT_REMOVEDIR);
+        }
 }
 
 /* The view's fds of the overlays (spawn.c: the cow mounts' roots, reopened in the sandbox's

@@ -26,13 +26,9 @@
 /* Whether a mount of the session holds a change (cow_mount_changed). */
 static bool session_changed(const struct cow_state *c)
 {
-        for (size_t i = 0; i < c->n; i++) {
-                /* Opened again: ours were closed with the rest (cow_start_janitor). */
-                _cleanup_close_ int lower = open(c->m[i].host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-                if (lower < 0 || cow_mount_changed(&c->m[i], lower))
+        for (size_t i = 0; i < c->n; i++)
+                if (cow_mount_changed(&c->m[i], c->m[i].lower_fd))
                         return true;
-        }
         return false;
 }
 
@@ -182,12 +178,22 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
                 return make_error(err, errno, "run: session `%s`: fork", c->name);
         }
         if (pid == 0) {
-                int null = open("/dev/null", O_RDWR);
+                int null = open("/dev/null", O_RDWR), lower[SESSION_MOUNTS_MAX];
 
-                /* Nothing of ours but the socket: a pipe's write end (the scratch cleaner's,
-                 * a caller's stdout) held here would keep its reader waiting for us. */
+                /* The lower trees by the fds cow_setup opened, never again by path: the
+                 * sandbox may have renamed a workspace's parent and put another directory,
+                 * or a symlink to one it cannot read, at its path (an outside review). Moved
+                 * above what the dup2s below take, then to 4, 5, ... */
+                for (size_t i = 0; i < c->n; i++)
+                        lower[i] = c->m[i].lower_fd < 0 ? -1 : fcntl(c->m[i].lower_fd, F_DUPFD, 64);
+                /* Nothing else of ours but the socket: a pipe's write end (the scratch
+                 * cleaner's, a caller's stdout) held here would keep its reader waiting. */
                 if (null < 0 || dup2(sv[1], 3) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-                    dup2(null, 2) < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                    dup2(null, 2) < 0)
+                        _exit(1);
+                for (size_t i = 0; i < c->n; i++)
+                        c->m[i].lower_fd = lower[i] < 0 ? -1 : dup2(lower[i], 4 + (int)i);
+                if (syscall(SYS_close_range, 4 + (unsigned)c->n, ~0U, 0) < 0)
                         _exit(1);
                 setsid();
                 /* It outlives the run (an unused session is removed after stockade exits):

@@ -878,6 +878,60 @@ for how in overlay merged; do
         "$stockade" discard "stdio-$how-$$" --state-dir "$state" >/dev/null 2>&1 || true
 done
 
+# 17. The run's end compares the session with your tree (a run that changed nothing leaves
+# none). The sandbox may write the workspace's parent's parent (--rw here; /var/tmp in the
+# default view): it renames the parent away and puts a look-alike of its own change at the
+# old path. The comparison is with your tree as the run began, by the fd opened then: the
+# change is kept and named (it was lost, unannounced: an outside review).
+sw=$top/own/swap
+for how in overlay merged; do
+        rm -rf "$sw" && mkdir -p "$sw/par/ws" && echo original >"$sw/par/ws/file"
+        env=() flags=()
+        [ $how = merged ] && env=(STOCKADE_TEST_DISABLE=mntns) flags=(--allow-degraded)
+        out=$(cd "$sw/par/ws" && env "${env[@]}" "$stockade" run "${user[@]}" --state-dir "$state" \
+                --rw "$sw" "${flags[@]}" -- sh -c "echo changed >file &&
+                mkdir -p '$sw/fake/ws' && echo changed >'$sw/fake/ws/file' &&
+                touch -r file '$sw/fake/ws/file' && mv '$sw/par' '$sw/moved' &&
+                mv '$sw/fake' '$sw/par' && echo swapped" 2>&1) || true
+        grep -q 'changes are in session' <<<"$out" ||
+                fail "a change was dropped after the workspace's parent was swapped ($how): $out"
+        if grep -qx swapped <<<"$out"; then
+                [ "$(cat "$sw/moved/ws/file")" = original ] || fail "the workspace changed ($how)"
+        elif [ $how = merged ]; then
+                # Merged, the workspace's parent is read-only to the kernel (README): the
+                # rename is refused, and the workspace stays where it was.
+                [ "$(cat "$sw/par/ws/file")" = original ] || fail "the workspace changed ($how)"
+        else
+                fail "the swap ($how) did not run: $out"
+        fi
+        n=$(sed -n 's/.*changes are in session \([^:]*\):.*/\1/p' <<<"$out")
+        [ -z "$n" ] || "$stockade" discard "$n" --state-dir "$state" >/dev/null 2>&1 || true
+done
+# 17b. A state directory other runs' programs may write (stockade warns): while run A runs,
+# another sandbox puts a symlink to a directory of yours in place of A's session directory
+# `0`, and a copy of that directory's file in A's workspace. A's end removes what it finds by
+# fd from the session's own directory, never through the symlink: the directory keeps
+# its files (the janitor, which runs without Landlock, removed them).
+s6=$top/own/store6
+rm -rf "$s6" && mkdir -p "$s6/state" "$s6/wsA" "$s6/wsB" "$s6/victim/upper"
+echo precious >"$s6/victim/upper/precious.txt" && echo j >"$s6/victim/journal"
+(cd "$s6/wsA" && "$stockade" run -q "${user[@]}" --state-dir "$s6/state" --rw "$s6" -- sh -c "
+        for i in \$(seq 200); do [ -e '$s6/planted' ] && exit 0; sleep 0.1; done; exit 3") \
+        2>"$top/err6" &
+a6=$!
+for i in $(seq 100); do
+        d6=$(ls -d "$s6"/state/sessions/*/0 2>/dev/null | head -1) && [ -n "$d6" ] && break
+        sleep 0.1
+done
+(cd "$s6/wsB" && "$stockade" run -q "${user[@]}" --rw "$s6" -- sh -c "
+        mv '$d6' '$d6.orig' && ln -s '$s6/victim' '$d6' &&
+        cp -p '$s6/victim/upper/precious.txt' '$s6/wsA/' && : >'$s6/planted'") 2>&1 ||
+        fail "the second sandbox could not plant its symlink"
+wait $a6 || fail "run A: $(cat "$top/err6")"
+for i in $(seq 30); do [ -z "$(ls "$s6/state/sessions" | grep '^\.gone')" ] && break; sleep 0.1; done
+[ -e "$s6/victim/upper/precious.txt" ] && [ -e "$s6/victim/journal" ] ||
+        fail "the end of a run removed files through a symlink in its session: $(ls -R "$s6/victim")"
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
