@@ -90,12 +90,17 @@ static int on_timer(struct supervisor *sup, struct event_source *src, uint32_t e
 
         if (read(src->fd, &expirations, sizeof(expirations)) != sizeof(expirations))
                 return 0;
-        if (!sup->root_exited) {
-                sup->timed_out = true;
-                trace_limit(sup, sup->root, "timeout", sup->cfg->limits.timeout_ms);
-                sup_kill_tree(sup);
-        }
+        sup_time_out(sup);
         return 0;
+}
+
+void sup_time_out(struct supervisor *sup)
+{
+        if (sup->root_exited || sup->timed_out)
+                return;
+        sup->timed_out = true;
+        trace_limit(sup, sup->root, "timeout", sup->cfg->limits.timeout_ms);
+        sup_kill_tree(sup);
 }
 
 static int watch(struct supervisor *sup, struct event_source *src)

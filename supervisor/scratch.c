@@ -248,8 +248,7 @@ static void wait_for_the_end(pid_t supervisor)
 {
         struct pollfd pfd = {.fd = 0, .events = POLLIN};
         bool watching = false, stopped = false;
-        int32_t msg[WATCH_SPARE];
-        pid_t spare[WATCH_SPARE] = {-1, -1, -1, -1};
+        struct watch_orders o = {.spare = {-1, -1, -1, -1}}, msg;
 
         for (;;) {
                 int n = poll(&pfd, 1, watching ? 100 : -1);
@@ -258,17 +257,16 @@ static void wait_for_the_end(pid_t supervisor)
                 if (n < 0 && errno != EINTR)
                         return;
                 if (n == 0) {
-                        signals_watch_tick(supervisor, spare, &stopped);
+                        signals_watch_tick(supervisor, &o, &stopped);
                         continue;
                 }
                 if (n < 0)
                         continue;
-                r = read(0, msg, sizeof(msg));
+                r = read(0, &msg, sizeof(msg));
                 if (r == 0 || (r < 0 && errno != EINTR))
                         return;
                 if (r == sizeof(msg)) {
-                        for (int i = 0; i < WATCH_SPARE; i++)
-                                spare[i] = msg[i];
+                        o = msg;
                         watching = true;
                 }
         }
@@ -447,16 +445,12 @@ static int start_cleaner(struct supervisor *sup, const char *bases[2], bool tmp_
         return 0;
 }
 
-int scratch_watch(struct supervisor *sup, const pid_t spare[])
+int scratch_watch(struct supervisor *sup, const struct watch_orders *o)
 {
-        int32_t msg[WATCH_SPARE];
-
         if (sup->cleaner_fd < 0 || sup->cleaner <= 0)
                 return -1;
-        for (int i = 0; i < WATCH_SPARE; i++)
-                msg[i] = spare[i];
-        /* One write of 16 bytes: the pipe takes it whole (PIPE_BUF). */
-        return write(sup->cleaner_fd, msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : -1;
+        /* One write of 24 bytes: the pipe takes it whole (PIPE_BUF). */
+        return write(sup->cleaner_fd, o, sizeof(*o)) == (ssize_t)sizeof(*o) ? 0 : -1;
 }
 
 void scratch_release(struct supervisor *sup)

@@ -11,6 +11,7 @@
 
 struct supervisor;
 struct error;
+struct watch_orders;
 
 /* Create <base>/stockade-XXXXXX/shm (base: /dev/shm, else $TMPDIR or /tmp), owned by the
  * program's uid, and make the run's directory a writable place. Before the walls are
@@ -27,9 +28,9 @@ void scratch_remove(struct supervisor *sup);
 int scratch_clean_tree(int dir);
 /* The same without freeing the paths: the tree is being torn down, the cleaner may start. */
 void scratch_release(struct supervisor *sup);
-/* Make the cleaner the stop watcher too (signals.c), told the processes its stop spares
- * (WATCH_SPARE of them, -1 or 0: none). 0, or -1 where there is no cleaner to tell (the caller
- * forks a watcher). */
-int scratch_watch(struct supervisor *sup, const pid_t spare[]);
+/* Make the cleaner the stop watcher too (signals.c), told `o`: the processes its stop spares
+ * (-1 or 0: none) and where --timeout ends. 0, or -1 where there is no cleaner to tell (the
+ * caller forks a watcher). */
+int scratch_watch(struct supervisor *sup, const struct watch_orders *o);
 
 #endif

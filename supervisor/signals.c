@@ -182,9 +182,25 @@ static void resume(struct supervisor *sup)
 /* Stop stockade itself as a job stops, with the user's terminal as we found it. Returns when
  * we are continued (or at once, if the kernel discards the stop: an orphaned process group
  * ignores SIGTSTP, SIGTTIN and SIGTTOU). */
+/* Whether --timeout is over (its one-shot timerfd has nothing left to run). */
+static bool timeout_over(const struct supervisor *sup)
+{
+        struct itimerspec left;
+
+        return sup->timer.fd >= 0 && timerfd_gettime(sup->timer.fd, &left) == 0 &&
+               !left.it_value.tv_sec && !left.it_value.tv_nsec;
+}
+
 static void stop_self(struct supervisor *sup, int sig)
 {
         sigset_t set;
+
+        /* Not once --timeout is over: the tree is killed instead, stopped as it is (a stop of
+         * ours would put the timer's event off again). */
+        if (timeout_over(sup)) {
+                sup_time_out(sup);
+                return;
+        }
 
         tty_restore(&sup->tty);
         sigemptyset(&set);
@@ -194,6 +210,10 @@ static void stop_self(struct supervisor *sup, int sig)
         pthread_sigmask(SIG_UNBLOCK, &set, NULL);
         if (sig == SIGTSTP)
                 pthread_sigmask(SIG_BLOCK, &set, NULL);
+        /* Continued by the watcher when --timeout was over: the tree dies stopped, before
+         * resume's SIGCONT could let the program run on and exit before the timer's event. */
+        if (timeout_over(sup))
+                sup_time_out(sup);
         resume(sup);
 }
 
@@ -497,8 +517,26 @@ static unsigned long long stopped_at;
  * shows only as its main thread having run: the tree it may have continued is stopped anew.
  * Every SIGSTOP of ours is followed by a look that finds stockade stopped, or by a SIGCONT.
  */
-void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *stopped)
+/* CLOCK_MONOTONIC in ms. */
+static int64_t now_ms(void)
 {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void signals_watch_tick(pid_t supervisor, const struct watch_orders *o, bool *stopped)
+{
+        const pid_t *spare = o->spare;
+
+        /* --timeout is over: stockade, continued, continues the tree and kills it (stop_self
+         * stops no more). */
+        if (o->deadline_ms && now_ms() >= o->deadline_ms && proc_state(supervisor, NULL) == 'T') {
+                kill(supervisor, SIGCONT);
+                *stopped = false;
+                return;
+        }
         for (int round = 0; round < 3; round++) {
                 unsigned long long ran;
 
@@ -526,7 +564,7 @@ void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *
         /* Stopped and continued over and over: the next look walks again (*stopped false). */
 }
 
-static _Noreturn void watch_stops(pid_t supervisor, const pid_t spare[WATCH_SPARE])
+static _Noreturn void watch_stops(pid_t supervisor, const struct watch_orders *o)
 {
         struct timespec tick = {.tv_nsec = 100 * 1000000L};
         bool stopped = false;
@@ -539,7 +577,7 @@ static _Noreturn void watch_stops(pid_t supervisor, const pid_t spare[WATCH_SPAR
         for (;;) {
                 if (!proc_state(supervisor, NULL))
                         _exit(0);
-                signals_watch_tick(supervisor, spare, &stopped);
+                signals_watch_tick(supervisor, o, &stopped);
                 nanosleep(&tick, NULL);
         }
 }
@@ -551,17 +589,22 @@ void signals_start_watcher(struct supervisor *sup)
          * stopped, and the next bind or connect hung), the scratch cleaner, and the pid
          * namespace's init, which nothing would continue either (spawn.c) while orphans
          * waited for it. */
-        const pid_t spare[WATCH_SPARE] = {sup->pid_ns.init, sup->cleaner, sup->netns.pid,
-                                          sup->binder.pid};
+        struct watch_orders o = {
+                .spare = {sup->pid_ns.init, sup->cleaner, sup->netns.pid, sup->binder.pid}};
+        struct itimerspec left;
         pid_t self = getpid(), pid;
 
         if (sup->root_pidfd < 0)
                 return;
+        /* Armed already (loop.c, open_sources): where it ends. */
+        if (sup->timer.fd >= 0 && timerfd_gettime(sup->timer.fd, &left) == 0)
+                o.deadline_ms = now_ms() + (int64_t)left.it_value.tv_sec * 1000 +
+                                left.it_value.tv_nsec / 1000000 + 1;
         /* The scratch cleaner watches, where there is one (scratch.h): a fork less. */
-        if (scratch_watch(sup, spare) == 0)
+        if (scratch_watch(sup, &o) == 0)
                 return;
         pid = fork();
         if (pid == 0)
-                watch_stops(self, spare);
+                watch_stops(self, &o);
         sup->watcher = pid > 0 ? pid : -1;
 }

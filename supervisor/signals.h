@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct supervisor;
@@ -44,7 +45,16 @@ void signals_start_watcher(struct supervisor *sup);
  * tree is continued again. *stopped keeps the state between looks. Raw system calls only (a
  * forked child calls it). */
 enum { WATCH_SPARE = 4 };
-void signals_watch_tick(pid_t supervisor, const pid_t spare[WATCH_SPARE], bool *stopped);
+/* What the watcher is told once (signals_start_watcher; one write to the scratch cleaner's
+ * pipe): the processes its stop spares, and where --timeout ends (CLOCK_MONOTONIC, ms; 0:
+ * none). Past that end a stopped stockade is continued, at each look: a program that stops
+ * itself (SIGTSTP) stops stockade with it, as a job, and stockade's timer cannot fire while
+ * it is stopped. */
+struct watch_orders {
+        pid_t spare[WATCH_SPARE];
+        int64_t deadline_ms;
+};
+void signals_watch_tick(pid_t supervisor, const struct watch_orders *o, bool *stopped);
 /* The --kill-after timer (armed by a SIGTERM). */
 int signals_open(struct supervisor *sup);
 

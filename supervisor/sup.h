@@ -240,5 +240,7 @@ struct supervisor {
 /* Kill every task of the tree (SIGKILL, through each task's pidfd); the loop then reaps
  * them. Takes `lock`, which is never held across anything that blocks. */
 void sup_kill_tree(struct supervisor *sup);
+/* --timeout is over: the run is timed out (exit 124) and the tree killed, once (loop.c). */
+void sup_time_out(struct supervisor *sup);
 
 #endif

@@ -450,6 +450,25 @@ static void stopped_again_between_two_looks(void **state)
         assert_int_equal(finish(pid, 15), 128 + SIGTERM);
 }
 
+/* The program stops itself (SIGTSTP, as an editor does on ^Z; SIGTTIN): stockade stops with
+ * it, as a job stops, and its --timeout could not fire while it was stopped (an outside
+ * review: `kill -TSTP $$` under `--timeout 3s` ran until an outer timeout(1) killed it). The
+ * watcher continues stockade once the time is over, and the run ends as timed out. */
+static void timeout_ends_a_run_its_program_stopped(void **state)
+{
+        static const char *const scripts[] = {"kill -TSTP $$; echo after",
+                                              "kill -TTIN $$; echo after"};
+
+        for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+                pid_t pid = start("--timeout=2s", scripts[i]);
+                int code = finish(pid, 20);
+
+                if (code != 124)
+                        fail_msg("`%s` under --timeout=2s ended %d (124: timed out); output: %s",
+                                 scripts[i], code, output());
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -464,6 +483,7 @@ int main(void)
                 cmocka_unit_test(helpers_run_after_a_stop),
                 cmocka_unit_test(continued_while_the_watcher_stops),
                 cmocka_unit_test(stopped_again_between_two_looks),
+                cmocka_unit_test(timeout_ends_a_run_its_program_stopped),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
