@@ -750,8 +750,10 @@ void cow_finish(struct supervisor *sup)
         if (c->janitor_fd >= 0) {
                 char done;
 
-                cow_janitor_meta(c);              /* its first answer, if not read yet */
-                shutdown(c->janitor_fd, SHUT_WR); /* EOF for a janitor not told anything */
+                cow_janitor_meta(c); /* its first answer, if not read yet */
+                /* EOF: for a janitor not told anything; for one removing the session, that
+                 * our overlay fds are closed (overlays_close), so that its own are the last */
+                shutdown(c->janitor_fd, SHUT_WR);
                 while (read(c->janitor_fd, &done, 1) < 0 && errno == EINTR)
                         ;
                 close(c->janitor_fd);

@@ -135,9 +135,16 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                     snprintf(gone, sizeof(gone), "%.*s/.gone-%s", (int)(slash - c->dir), c->dir,
                              slash + 1) < (int)sizeof(gone) &&
                     rename(c->dir, gone) == 0) {
+                        char x;
+                        ssize_t n;
+
                         (void)!write(fd, "d", 1);
                         /* No run can take the session by its name any more: its overlays go
-                         * while stockade exits, and then what they held. */
+                         * while stockade exits, and then what they held. Once stockade has
+                         * closed its own (EOF: cow_finish shuts the socket after), so that
+                         * ours are the last. */
+                        while ((n = read(fd, &x, 1)) > 0 || (n < 0 && errno == EINTR))
+                                ;
                         let_go(overlays, &n_overlays);
                         memcpy(c->dir, gone, sizeof(gone));
                         cow_remove_unused(c);
