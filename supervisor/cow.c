@@ -280,6 +280,34 @@ static int insides_ok(const struct cow_state *c, int dfd, struct error *err)
         return 0;
 }
 
+/* A path beneath the session store (whose path is a real one: cow_setup), opened without
+ * following any symlink on the way: a store another run's program could write (a --state-dir
+ * in /var/tmp) must not lead our looks and removals elsewhere. */
+static int open_in_store(const char *path, int flags)
+{
+        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+
+        return sys_openat2(AT_FDCWD, path, &how);
+}
+
+/* mkdir of the session `name` in `sessions`, by an fd of it (open_in_store): a `sessions`
+ * swapped for a symlink (a store other runs' programs may write) makes nothing elsewhere (an
+ * outside review found an empty directory of the invoker's made through one). 0 or -1 with
+ * errno. */
+static int make_session_dir(const char *sessions, const char *name)
+{
+        int fd = open_in_store(sessions, O_PATH | O_DIRECTORY), r, e;
+
+        if (fd < 0)
+                return -1;
+        r = mkdirat(fd, name, 0700);
+        e = errno;
+        close(fd);
+        errno = e;
+        return r;
+}
+
 /* The session's directory: made (a new name), or continued (--session of an existing one). */
 static int open_session(struct cow_state *c, const struct config *cfg, struct error *err)
 {
@@ -293,7 +321,7 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
                 if (session_path(c->state, c->name, c->dir) < 0)
                         return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
                 if (cow_join(sessions, c->state, "sessions") && make_dirs(sessions) == 0 &&
-                    mkdir(c->dir, 0700) == 0)
+                    make_session_dir(sessions, c->name) == 0)
                         break;
                 if (errno != EEXIST)
                         return make_error(err, errno, "run: session `%s`: cannot create `%s`",
@@ -573,17 +601,6 @@ fail:
 }
 
 /* ---- after the run ----------------------------------------------------------------------- */
-
-/* A path beneath the session store (whose path is a real one: cow_setup), opened without
- * following any symlink on the way: a store another run's program could write (a --state-dir
- * in /var/tmp) must not lead our looks and removals elsewhere. */
-static int open_in_store(const char *path, int flags)
-{
-        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-
-        return sys_openat2(AT_FDCWD, path, &how);
-}
 
 /* Whether the directory holds anything. */
 bool cow_has_entries(const char *dir)
