@@ -935,14 +935,16 @@ for i in $(seq 30); do [ -z "$(ls "$s6/state/sessions" | grep '^\.gone')" ] && b
 # 17c. The store's `sessions` swapped for a symlink before a run (by another run's program,
 # in a store it may write): the run makes nothing where it leads (an empty directory of the
 # session's name was made there) and stops with an error.
-rm -rf "$s6/state" "$s6/victim" && mkdir -p "$s6/state" "$s6/victim"
-ln -s "$s6/victim" "$s6/state/sessions"
+s7=$top/own/store7
+mkdir -p "$s7/state" "$s7/victim" "$s7/ws"
+ln -s "$s7/victim" "$s7/state/sessions"
+[ -L "$s7/state/sessions" ] || fail "17c: the symlink was not made"
 rc=0
-(cd "$s6/wsA" && "$stockade" run -q "${user[@]}" --state-dir "$s6/state" -- true) \
-        2>"$top/err6" || rc=$?
-[ "$rc" = 125 ] || fail "a run with its store's sessions a symlink exited $rc: $(cat "$top/err6")"
-[ -z "$(ls -A "$s6/victim")" ] ||
-        fail "a run made its session through a symlinked sessions: $(ls -A "$s6/victim")"
+(cd "$s7/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s7/state" -- true) \
+        2>"$top/err7" || rc=$?
+[ "$rc" = 125 ] || fail "a run with its store's sessions a symlink exited $rc: $(cat "$top/err7")"
+[ -z "$(ls -A "$s7/victim")" ] ||
+        fail "a run made its session through a symlinked sessions: $(ls -A "$s7/victim")"
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
