@@ -130,19 +130,5 @@ void pty_close(struct pty_session *s)
 
 bool pty_stopped(pid_t pid)
 {
-        char path[64], buf[512], *p;
-        ssize_t n;
-        int fd;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return false;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        p = strrchr(buf, ')');
-        return p && p[1] == ' ' && p[2] == 'T';
+        return runner_proc_state(pid) == 'T';
 }

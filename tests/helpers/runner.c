@@ -302,3 +302,21 @@ int runner_merged_teardown(void **state)
         merged_saved_tmpdir = NULL;
         return 0;
 }
+
+char runner_proc_state(pid_t pid)
+{
+        char path[64], buf[512], *p;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        p = strrchr(buf, ')'); /* the command name may hold anything */
+        return p && p[1] == ' ' ? p[2] : 0;
+}

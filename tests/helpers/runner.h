@@ -57,4 +57,7 @@ int runner_process_alive(const char *needle);
 int runner_merged_setup(void **state);
 int runner_merged_teardown(void **state);
 
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', 't', 'Z'...); 0 when unreadable. */
+char runner_proc_state(pid_t pid);
+
 #endif

@@ -318,29 +318,10 @@ static void helpers_run_after_a_stop(void **state)
                 fail_msg(__VA_ARGS__);                                                             \
         } while (0)
 
-/* The state letter of /proc/PID/stat; 0 when unreadable. */
-static char state_of(pid_t pid)
-{
-        char path[64], buf[512], *p;
-        ssize_t n;
-        int fd;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
-        p = strrchr(buf, ')');
-        return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* Stopped: by a signal ('T'), or in a stop only stockade, its tracer, ends ('t'). */
 static bool is_stopped(pid_t pid)
 {
-        char st = state_of(pid);
+        char st = runner_proc_state(pid);
 
         return st == 'T' || st == 't';
 }
@@ -374,7 +355,7 @@ static void wait_progress(int cycle, pid_t pid, pid_t prog)
 
         while (count() == a) {
                 if (now_s() > end) {
-                        char st = state_of(prog), sup = state_of(pid);
+                        char st = runner_proc_state(prog), sup = runner_proc_state(pid);
 
                         fail_run(pid,
                                  "cycle %d: the program stayed stopped after SIGCONT (state %c, "

@@ -688,21 +688,9 @@ static void test_setuid_bit_gains_nothing(void **state)
 /* Dead or a zombie (nobody may reap a process reparented to a container's init). */
 static bool process_gone(pid_t pid)
 {
-        char path[64], buf[512], *state;
-        int fd;
-        ssize_t n;
+        char st = runner_proc_state(pid);
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return true;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return true;
-        buf[n] = '\0';
-        state = strrchr(buf, ')'); /* the command name may hold anything */
-        return state && (state[2] == 'Z' || state[2] == 'X');
+        return !st || st == 'Z' || st == 'X';
 }
 
 static bool cmdline_has(pid_t pid, const char *needle)
