@@ -291,21 +291,15 @@ static int open_in_store(const char *path, int flags)
         return sys_openat2(AT_FDCWD, path, &how);
 }
 
-/* mkdir of the session `name` in `sessions`, by an fd of it (open_in_store): a `sessions`
- * swapped for a symlink (a store other runs' programs may write) makes nothing elsewhere (an
- * outside review found an empty directory of the invoker's made through one). 0 or -1 with
- * errno. */
-static int make_session_dir(const char *sessions, const char *name)
+/* mkdir of the session c->name in `sessions`, by an fd of it (open_in_store, once: kept as
+ * c->sessions_fd for the run's end): a `sessions` swapped for a symlink (a store other runs'
+ * programs may write) makes nothing elsewhere (an outside review found an empty directory of
+ * the invoker's made through one). 0 or -1 with errno. */
+static int make_session_dir(struct cow_state *c, const char *sessions)
 {
-        int fd = open_in_store(sessions, O_PATH | O_DIRECTORY), r, e;
-
-        if (fd < 0)
-                return -1;
-        r = mkdirat(fd, name, 0700);
-        e = errno;
-        close(fd);
-        errno = e;
-        return r;
+        if (c->sessions_fd < 0 && make_dirs(sessions) == 0)
+                c->sessions_fd = open_in_store(sessions, O_PATH | O_DIRECTORY);
+        return c->sessions_fd < 0 ? -1 : mkdirat(c->sessions_fd, c->name, 0700);
 }
 
 /* The session's directory: made (a new name), or continued (--session of an existing one). */
@@ -313,6 +307,8 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
 {
         char sessions[PATH_MAX];
 
+        if (!cow_join(sessions, c->state, "sessions"))
+                return make_error(err, ENAMETOOLONG, "run: the state directory `%s`", c->state);
         for (int tries = 0;; tries++) {
                 if (cfg->session)
                         snprintf(c->name, sizeof(c->name), "%s", cfg->session);
@@ -320,8 +316,7 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
                         session_make_name(c->name);
                 if (session_path(c->state, c->name, c->dir) < 0)
                         return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
-                if (cow_join(sessions, c->state, "sessions") && make_dirs(sessions) == 0 &&
-                    make_session_dir(sessions, c->name) == 0)
+                if (make_session_dir(c, sessions) == 0)
                         break;
                 if (errno != EEXIST)
                         return make_error(err, errno, "run: session `%s`: cannot create `%s`",
@@ -336,23 +331,17 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
         c->named = cfg->session != NULL;
         /* The caller's and theirs alone, before anything in them is used: a `sessions` or a
          * session (a named one, continued) that another user put in a store they may write
-         * would run their files (an outside attack ran a planted build script as root). */
-        {
-                _cleanup_close_ int sfd =
-                        open(sessions, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                _cleanup_close_ int dfd =
-                        sfd < 0 ? -1
-                                : openat(sfd, c->name,
-                                         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                if (dfd < 0)
-                        return make_error(err, errno, "run: session `%s`: `%s`", c->name, c->dir);
-                if (owner_private(sfd, sessions, "run", err) < 0 ||
-                    owner_private(dfd, c->dir, "run", err) < 0 ||
-                    (c->existed && insides_ok(c, dfd, err) < 0))
-                        return -1;
-        }
-        c->lock_fd = session_lock(c->dir);
+         * would run their files (an outside attack ran a planted build script as root). The
+         * session's directory is kept open (c->dir_fd): what follows, to the janitor's end,
+         * reaches it by this fd. */
+        c->dir_fd = openat(c->sessions_fd, c->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (c->dir_fd < 0)
+                return make_error(err, errno, "run: session `%s`: `%s`", c->name, c->dir);
+        if (owner_private(c->sessions_fd, sessions, "run", err) < 0 ||
+            owner_private(c->dir_fd, c->dir, "run", err) < 0 ||
+            (c->existed && insides_ok(c, c->dir_fd, err) < 0))
+                return -1;
+        c->lock_fd = session_lock_at(c->dir_fd);
         if (c->lock_fd == -EWOULDBLOCK)
                 return make_error(err, 0, "run: session `%s` is in use by a running stockade",
                                   c->name);
@@ -365,12 +354,11 @@ static int open_session(struct cow_state *c, const struct config *cfg, struct er
  * metadata (session_unborn) is started afresh: nothing of a run is in it. We hold its lock. */
 static int start_unborn(struct cow_state *c, struct error *err)
 {
-        _cleanup_close_ int fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         int r;
 
-        if (fd < 0 || !session_unborn(fd))
+        if (!session_unborn(c->dir_fd))
                 return 0;
-        r = session_clear_unborn(fd);
+        r = session_clear_unborn(c->dir_fd);
         if (r < 0)
                 return make_error(err, -r, "run: session `%s`: clearing what a stopped start left",
                                   c->name);
@@ -526,7 +514,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         session_meta_init(&old);
         pthread_mutex_init(&c->lock, NULL);
         c->view = &sup->view;
-        c->lock_fd = c->janitor_fd = -1;
+        c->lock_fd = c->janitor_fd = c->sessions_fd = c->dir_fd = -1;
         c->meta_r = 1; /* not read yet */
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *vm = &sup->view.mounts[i];
@@ -549,7 +537,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         if (c->existed && start_unborn(c, err) < 0)
                 goto fail;
         if (c->existed) {
-                r = session_meta_read(c->dir, &old);
+                r = session_meta_read_at(c->dir_fd, &old);
                 if (r < 0) {
                         make_error(err, -r, "run: session `%s`: its metadata", c->name);
                         goto fail;
@@ -602,13 +590,30 @@ fail:
 
 /* ---- after the run ----------------------------------------------------------------------- */
 
-/* Whether the directory holds anything. */
-bool cow_has_entries(const char *dir)
+/* Mount i's upper directory, opened beneath the session's directory by its fd (c->dir_fd),
+ * no symlink followed: -1 with errno. */
+static int open_upper(const struct cow_state *c, size_t i)
 {
-        int fd = open_in_store(dir, O_RDONLY | O_DIRECTORY);
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS};
+        char rel[32];
+
+        if (!c->m[i].upper[0] || c->dir_fd < 0) {
+                errno = ENOENT; /* its state never made (setup failed before) */
+                return -1;
+        }
+        snprintf(rel, sizeof(rel), "%zu/upper", i);
+        return sys_openat2(c->dir_fd, rel, &how);
+}
+
+/* Whether mount i's upper holds anything, or cannot be read (then it may: kept). */
+static bool upper_holds(const struct cow_state *c, size_t i)
+{
+        int fd = open_upper(c, i);
         DIR *d = fd < 0 ? NULL : fdopendir(fd);
         struct dirent *e;
-        bool any = false;
+        bool any = fd < 0 ? errno != ENOENT : !d;
 
         if (fd >= 0 && !d)
                 close(fd);
@@ -619,13 +624,14 @@ bool cow_has_entries(const char *dir)
         return any;
 }
 
-bool cow_mount_changed(const struct cow_mount *m, int lower_fd)
+bool cow_mount_changed(const struct cow_state *c, size_t i)
 {
         _cleanup_close_ int u = -1, l = -1;
+        int lower_fd = c->m[i].lower_fd;
 
-        if (!m->upper[0] || !cow_has_entries(m->upper))
+        if (!upper_holds(c, i))
                 return false;
-        u = open_in_store(m->upper, O_RDONLY | O_DIRECTORY);
+        u = open_upper(c, i);
         if (lower_fd >= 0)
                 l = openat(lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return u < 0 || l < 0 || cowdiff_any(u, l) != 0;
@@ -633,12 +639,13 @@ bool cow_mount_changed(const struct cow_mount *m, int lower_fd)
 
 /* Remove what a new session made and did not use: its directories, an upper of copies equal
  * to the lower (cow_mount_changed), and the files we made. By fd from the session's
- * directory, opened without following a symlink (open_in_store). */
-void cow_remove_unused(struct cow_state *c)
+ * directory (c->dir_fd); the directory itself last, as `name` in c->sessions_fd if that is
+ * still it. */
+void cow_remove_unused(struct cow_state *c, const char *name)
 {
-        _cleanup_close_ int dir = open_in_store(c->dir, O_PATH | O_DIRECTORY);
-        char parent[PATH_MAX], idx[24];
-        const char *slash = strrchr(c->dir, '/');
+        int dir = c->dir_fd;
+        struct stat a, b;
+        char idx[24];
 
         if (dir < 0)
                 return;
@@ -663,13 +670,11 @@ void cow_remove_unused(struct cow_state *c)
         }
         unlinkat(dir, "session", 0);
         unlinkat(dir, "lock", 0);
-        if (slash && snprintf(parent, sizeof(parent), "%.*s", (int)(slash - c->dir), c->dir) <
-                             (int)sizeof(parent)) {
-                _cleanup_close_ int up = open_in_store(parent, O_PATH | O_DIRECTORY);
-
-                if (up >= 0)
-                        unlinkat(up, slash + 1, AT_REMOVEDIR);
-        }
+        /* Only an empty directory goes by this name: checked to be ours all the same. */
+        if (c->sessions_fd >= 0 && fstat(dir, &a) == 0 &&
+            fstatat(c->sessions_fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+                unlinkat(c->sessions_fd, name, AT_REMOVEDIR);
 }
 
 /* The view's fds of the overlays (spawn.c: the cow mounts' roots, reopened in the sandbox's
@@ -715,7 +720,7 @@ void cow_finish(struct supervisor *sup)
         if (c->janitor_fd < 0)
                 overlays_close(sup); /* gone before the session is looked at */
         for (size_t i = 0; i < c->n; i++)
-                copies |= c->m[i].upper[0] && cow_has_entries(c->m[i].upper);
+                copies |= upper_holds(c, i);
         /* Copies may all equal the host's (a file opened for writing and not written; one
          * made for an inotify watch): a session of those changed nothing. The janitor, outside
          * our Landlock domain (which reads no file of the session), compares them and goes
@@ -728,13 +733,13 @@ void cow_finish(struct supervisor *sup)
                 told = true;
         } else {
                 for (size_t i = 0; copies && i < c->n && !changed; i++)
-                        changed = cow_mount_changed(&c->m[i], c->m[i].lower_fd);
+                        changed = cow_mount_changed(c, i);
         }
         if (!changed && !c->named && !c->existed) {
                 if (c->janitor_fd >= 0 && !told)
                         cow_janitor_tell(c, 'r', over, n_over);
                 else if (c->janitor_fd < 0)
-                        cow_remove_unused(c); /* setup failed before the Landlock domain */
+                        cow_remove_unused(c, c->name); /* setup failed before the domain */
         } else {
                 if (c->janitor_fd >= 0 && !told)
                         cow_janitor_tell(c, 'u', over, n_over);
@@ -776,6 +781,11 @@ void cow_finish(struct supervisor *sup)
                 close(c->janitor_fd);
         }
         c->janitor_fd = -1;
+        if (c->dir_fd >= 0)
+                close(c->dir_fd);
+        if (c->sessions_fd >= 0)
+                close(c->sessions_fd);
+        c->dir_fd = c->sessions_fd = -1;
         if (c->lock_fd >= 0)
                 close(c->lock_fd); /* last: the session is consistent */
         c->lock_fd = -1;

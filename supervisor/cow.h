@@ -40,6 +40,11 @@ struct cow_state {
         char state[PATH_MAX];                  /* the state directory (hidden in the view) */
         char dir[PATH_MAX];                    /* the session's directory */
         char name[SESSION_NAME_MAX + 1];
+        /* STATE/sessions and the session's directory (O_PATH), opened without following a
+         * symlink when the session is made: the run's end (the janitor, which has no Landlock
+         * and outlives us) acts on them by these, never by a path of a store that another
+         * run's program may write by then. -1 until open_session. */
+        int sessions_fd, dir_fd;
         /* The view, for the remapped mounts beneath a cow mount (remap.c): what lies in
          * them is theirs, not the session's. */
         const struct vfs_view *view;

@@ -4,6 +4,7 @@
 #define STOCKADE_COW_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct cow_mount;
 struct cow_state;
@@ -12,20 +13,19 @@ struct error;
 
 /* dir/name into out (PATH_MAX); false when too long. */
 bool cow_join(char *out, const char *dir, const char *name);
-/* Whether the directory `dir` has an entry. */
-bool cow_has_entries(const char *dir);
 
 /*
- * Whether the run changed anything beneath `m`, whose lower tree is `lower_fd` (O_PATH): its
- * upper differs from the lower (vfs/cowdiff.h). An upper of copies equal to the lower (a file
- * opened for writing and not written; a copy made for an inotify watch, merged) is no change,
- * nor a journal record without one. What cannot be read counts as a change: the session
- * is kept.
+ * Whether the run changed anything beneath mount i of `c`, whose lower tree is its lower_fd
+ * (O_PATH): its upper, reached from the session's directory by c->dir_fd, differs from the
+ * lower (vfs/cowdiff.h). An upper of copies equal to the lower (a file opened for writing and
+ * not written; a copy made for an inotify watch, merged) is no change, nor a journal record
+ * without one. What cannot be read counts as a change: the session is kept.
  */
-bool cow_mount_changed(const struct cow_mount *m, int lower_fd);
+bool cow_mount_changed(const struct cow_state *c, size_t i);
 /* Remove what a new session made and did not use: its directories, an upper of copies equal
- * to the lower, and the files we made. */
-void cow_remove_unused(struct cow_state *c);
+ * to the lower, and the files we made, by c->dir_fd; then the directory, `name` in
+ * c->sessions_fd (the session's name, or the janitor's `.gone-NAME`). No path is resolved. */
+void cow_remove_unused(struct cow_state *c, const char *name);
 /* Fork the janitor (a grandchild: c->janitor_parent, reaped by cow_janitor_ready), which
  * first writes `meta` as the session's metadata. Returns 0 or -1 with *err set. */
 int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, struct error *err);

@@ -1,7 +1,10 @@
 /*
  * The copy-on-write session's janitor (cow.h): a process of its own, outside the supervisor's
  * Landlock domain, which writes the session's metadata at the start and, at the end, brings
- * it up to date or removes an unused session.
+ * it up to date or removes an unused session. All by the fds cow_setup opened (the store's
+ * `sessions`, the session's directory, the lower trees), never by a path: in a store that
+ * another run's program may write, `sessions` may be a symlink to elsewhere by the end (an
+ * outside review), and nothing else would stop a process without Landlock from following it.
  */
 #include "supervisor/cow.h"
 #include "supervisor/cow_int.h"
@@ -27,7 +30,7 @@
 static bool session_changed(const struct cow_state *c)
 {
         for (size_t i = 0; i < c->n; i++)
-                if (cow_mount_changed(&c->m[i], c->m[i].lower_fd))
+                if (cow_mount_changed(c, i))
                         return true;
         return false;
 }
@@ -36,7 +39,7 @@ static bool session_changed(const struct cow_state *c)
 static bool lock_when_free(const struct cow_state *c)
 {
         for (int i = 0; i < 200; i++) {
-                int r = session_lock(c->dir);
+                int r = session_lock_at(c->dir_fd);
 
                 if (r >= 0)
                         return true;
@@ -106,7 +109,7 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
         signal(SIGPIPE, SIG_IGN);
         /* First the session's metadata (cow_setup made it): its fsync is ours, not the run's,
          * and the supervisor reads the outcome before the sandbox starts (cow_janitor_ready). */
-        r = session_meta_write(c->dir, first);
+        r = session_meta_write_at(c->dir_fd, first);
         (void)!write(fd, &r, sizeof(r));
         what = hear(fd, overlays, &n_overlays);
         /* 'c': whether the run changed anything (cow_finish), then 'r' or 'u' as that says. */
@@ -128,13 +131,10 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                  * while stockade exits: a name starting with '.' is no session's (vfs/session.h),
                  * so `stockade sessions` lists none meanwhile. Waiting for the removal cost
                  * every run that changed nothing ~1 ms of its teardown. */
-                char gone[sizeof(c->dir)];
-                const char *slash = strrchr(c->dir, '/');
+                char gone[SESSION_NAME_MAX + 8];
 
-                if (slash &&
-                    snprintf(gone, sizeof(gone), "%.*s/.gone-%s", (int)(slash - c->dir), c->dir,
-                             slash + 1) < (int)sizeof(gone) &&
-                    rename(c->dir, gone) == 0) {
+                if (snprintf(gone, sizeof(gone), ".gone-%s", c->name) < (int)sizeof(gone) &&
+                    renameat(c->sessions_fd, c->name, c->sessions_fd, gone) == 0) {
                         char x;
                         ssize_t n;
 
@@ -146,19 +146,18 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                         while ((n = read(fd, &x, 1)) > 0 || (n < 0 && errno == EINTR))
                                 ;
                         let_go(overlays, &n_overlays);
-                        memcpy(c->dir, gone, sizeof(gone));
-                        cow_remove_unused(c);
+                        cow_remove_unused(c, gone);
                         _exit(0);
                 }
                 let_go(overlays, &n_overlays);
-                cow_remove_unused(c);
+                cow_remove_unused(c, c->name);
         } else {
                 /* A session kept is unlocked after "d": its overlays are gone by then, so that
                  * the next run's overlay of the same upper is the only one. */
                 let_go(overlays, &n_overlays);
-                if (what == 'u' && session_meta_read(c->dir, &meta) == 0 && !meta.damaged) {
+                if (what == 'u' && session_meta_read_at(c->dir_fd, &meta) == 0 && !meta.damaged) {
                         meta.updated = time(NULL);
-                        session_meta_write(c->dir, &meta);
+                        session_meta_write_at(c->dir_fd, &meta);
                         session_meta_free(&meta);
                 }
         }
@@ -186,26 +185,31 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
         }
         if (pid == 0) {
                 int null = open("/dev/null", O_RDWR), lower[SESSION_MOUNTS_MAX];
+                /* The store's `sessions` and the session's directory, which every step of the
+                 * janitor starts from: 4 and 5. */
+                int sessions = fcntl(c->sessions_fd, F_DUPFD, 64),
+                    dir = fcntl(c->dir_fd, F_DUPFD, 64);
 
                 /* The lower trees by the fds cow_setup opened, never again by path: the
                  * sandbox may have renamed a workspace's parent and put another directory,
                  * or a symlink to one it cannot read, at its path (an outside review). Moved
-                 * above what the dup2s below take, then to 4, 5, ... */
+                 * above what the dup2s below take, then to 6, 7, ... */
                 for (size_t i = 0; i < c->n; i++)
                         lower[i] = c->m[i].lower_fd < 0 ? -1 : fcntl(c->m[i].lower_fd, F_DUPFD, 64);
                 /* Nothing else of ours but the socket: a pipe's write end (the scratch
                  * cleaner's, a caller's stdout) held here would keep its reader waiting. */
-                if (null < 0 || dup2(sv[1], 3) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-                    dup2(null, 2) < 0)
+                if (null < 0 || sessions < 0 || dir < 0 || dup2(sv[1], 3) < 0 ||
+                    dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+                    (c->sessions_fd = dup2(sessions, 4)) < 0 || (c->dir_fd = dup2(dir, 5)) < 0)
                         _exit(1);
                 for (size_t i = 0; i < c->n; i++)
-                        c->m[i].lower_fd = lower[i] < 0 ? -1 : dup2(lower[i], 4 + (int)i);
-                if (syscall(SYS_close_range, 4 + (unsigned)c->n, ~0U, 0) < 0)
+                        c->m[i].lower_fd = lower[i] < 0 ? -1 : dup2(lower[i], 6 + (int)i);
+                if (syscall(SYS_close_range, 6 + (unsigned)c->n, ~0U, 0) < 0)
                         _exit(1);
                 setsid();
                 /* It outlives the run (an unused session is removed after stockade exits):
                  * not in the directory the user ran it from, whose mount it would keep busy
-                 * (umount: EBUSY). Its paths are absolute. */
+                 * (umount: EBUSY). It uses no path of the store, only /proc's (fd_chmod). */
                 if (chdir("/") < 0)
                         _exit(1);
                 if (fork() == 0)

@@ -93,12 +93,19 @@ int session_path(const char *state, const char *name, char *out)
 
 int session_lock(const char *dir)
 {
-        char path[PATH_MAX];
-        int fd;
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC), r;
 
-        if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
-                return -ENAMETOOLONG;
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        r = session_lock_at(fd);
+        close(fd);
+        return r;
+}
+
+int session_lock_at(int dirfd)
+{
+        int fd = openat(dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
         if (fd < 0)
                 return -errno;
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -155,7 +162,12 @@ static int meta_line(struct session_meta *m, char *line)
 
 int session_open_regular(const char *path)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        return session_open_regular_at(AT_FDCWD, path);
+}
+
+int session_open_regular_at(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         struct stat st;
 
         if (fd < 0)
@@ -186,19 +198,35 @@ FILE *session_fopen_regular(const char *path)
 
 int session_meta_read(const char *dir, struct session_meta *m)
 {
-        char path[PATH_MAX];
+        int fd, r;
+
+        session_meta_init(m);
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = session_meta_read_at(fd, m);
+        close(fd);
+        return r;
+}
+
+int session_meta_read_at(int dirfd, struct session_meta *m)
+{
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
         ssize_t n;
         bool first = true, end = false;
+        int fd;
         FILE *f;
 
         session_meta_init(m);
-        if (snprintf(path, sizeof(path), "%s/session", dir) >= (int)sizeof(path))
-                return -ENAMETOOLONG;
-        f = session_fopen_regular(path);
-        if (!f)
-                return -errno;
+        fd = session_open_regular_at(dirfd, "session");
+        if (fd < 0)
+                return fd;
+        f = fdopen(fd, "r");
+        if (!f) {
+                close(fd);
+                return -ENOMEM;
+        }
         while ((n = getline(&line, &cap, f)) > 0) {
                 if (line[n - 1] != '\n') {
                         m->damaged = true; /* cut short */
@@ -232,21 +260,18 @@ int session_meta_read(const char *dir, struct session_meta *m)
 
 int session_meta_write(const char *dir, const struct session_meta *m)
 {
-        char path[PATH_MAX], tmp[PATH_MAX];
-        int fd, r = 0;
-        FILE *f;
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC), r;
 
-        if (snprintf(path, sizeof(path), "%s/session", dir) >= (int)sizeof(path) ||
-            snprintf(tmp, sizeof(tmp), "%s/.session.new", dir) >= (int)sizeof(tmp))
-                return -ENAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        f = fdopen(fd, "w");
-        if (!f) {
-                close(fd);
-                return -ENOMEM;
-        }
+        r = session_meta_write_at(fd, m);
+        close(fd);
+        return r;
+}
+
+/* The metadata's lines into f. 0 or -ENOMEM. */
+static int meta_print(FILE *f, const struct session_meta *m)
+{
         fprintf(f, "stockade-session 1\ncreated %lld\nupdated %lld\n", (long long)m->created,
                 (long long)m->updated);
         if (m->command)
@@ -255,22 +280,41 @@ int session_meta_write(const char *dir, const struct session_meta *m)
                 _cleanup_free_ char *s = journal_escape(m->mounts[i].sandbox);
                 _cleanup_free_ char *h = journal_escape(m->mounts[i].host);
 
-                if (!s || !h) {
-                        r = -ENOMEM;
-                        break;
-                }
+                if (!s || !h)
+                        return -ENOMEM;
                 fprintf(f, "mount %zu %s %s %llu:%llu\n", i, s, h, m->mounts[i].dev,
                         m->mounts[i].ino);
         }
         fputs("end\n", f);
-        if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-                r = r ? r : -errno;
+        return 0;
+}
+
+/* Beside, synced, then renamed over `session`, all within dirfd: a reader sees the old file
+ * or the new one whole, and no path is resolved again on the way. */
+int session_meta_write_at(int dirfd, const struct session_meta *m)
+{
+        static const char tmp[] = ".session.new";
+        int fd, r;
+        FILE *f;
+
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                close(fd);
+                unlinkat(dirfd, tmp, 0);
+                return -ENOMEM;
+        }
+        r = meta_print(f, m);
+        if ((fflush(f) != 0 || fsync(fileno(f)) < 0) && !r)
+                r = -errno;
         if (fclose(f) != 0 && !r)
                 r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
+        if (r == 0 && renameat(dirfd, tmp, dirfd, "session") < 0)
                 r = -errno;
         if (r < 0)
-                unlink(tmp);
+                unlinkat(dirfd, tmp, 0);
         return r;
 }
 

@@ -94,17 +94,27 @@ int session_path(const char *state, const char *name, char *out);
  * -EWOULDBLOCK when a live run holds it, or -errno.
  */
 int session_lock(const char *dir);
+/* The same by an fd of the session's directory (`lock` made in it, never through a symlink). */
+int session_lock_at(int dirfd);
 
 /* A file of a session opened for reading: a regular file only, never through a symlink,
  * never waiting (a FIFO put there): the fd or FILE, or -errno / NULL with errno (EINVAL: not
  * a regular file). */
 int session_open_regular(const char *path);
+/* The same for `name` in `dirfd`. */
+int session_open_regular_at(int dirfd, const char *name);
 FILE *session_fopen_regular(const char *path);
 /* Read `dir/session`. Returns 0 (check meta->damaged), -ENOENT, or -errno. */
 int session_meta_read(const char *dir, struct session_meta *meta);
+/* The same by an fd of the session's directory (O_PATH will do): what acts on a session long
+ * after it found it (the janitor) resolves no path of the store again. */
+int session_meta_read_at(int dirfd, struct session_meta *meta);
 
 /* Write `dir/session` whole, beside then renamed. Returns 0 or -errno. */
 int session_meta_write(const char *dir, const struct session_meta *meta);
+/* The same by an fd of the session's directory: `.session.new` written and synced in it, then
+ * renamed over `session` within it (renameat). */
+int session_meta_write_at(int dirfd, const struct session_meta *meta);
 
 void session_meta_free(struct session_meta *meta);
 

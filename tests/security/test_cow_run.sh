@@ -946,6 +946,70 @@ rc=0
 [ -z "$(ls -A "$s7/victim")" ] ||
         fail "a run made its session through a symlinked sessions: $(ls -A "$s7/victim")"
 
+# 17d. The store's `sessions` swapped for a symlink during a run (by another run's program, in
+# a store it may write), to a directory holding a decoy of the session. The run's end (the
+# janitor, which runs without Landlock and outlives stockade) acts on the session by the fds
+# opened at the start: the decoy is untouched, the real session (in the directory moved away)
+# removed when unused (no `.gone-NAME` left once the janitor is done), kept with its metadata
+# brought up to date and its change announced when named, or when it holds a change. The
+# janitor renamed the decoy away, and wrote its metadata, through the symlink.
+decoy_snap() {
+        (cd "$1" && find . -printf '%p %y %m %s %i %T@\n' | sort && find . -type f -print0 |
+                sort -z | xargs -0 -r sha256sum)
+}
+for how in unused named changed; do
+        s8=$top/own/store8-$how
+        mkdir -p "$s8/state" "$s8/wsA" "$s8/wsB" "$s8/decoy"
+        echo original >"$s8/wsA/file"
+        named=() change=:
+        [ $how = named ] && named=(--session keep8)
+        [ $how = unused ] || change='echo changed >file'
+        (cd "$s8/wsA" && "$stockade" run "${user[@]}" --state-dir "$s8/state" "${named[@]}" -- \
+                sh -c "$change; for i in \$(seq 200); do [ -e '$s8/planted' ] && sleep 1.2 &&
+                exit 0; sleep 0.1; done; exit 3") >"$top/out8" 2>&1 &
+        a8=$!
+        m8=""
+        for i in $(seq 100); do
+                m8=$(ls "$s8"/state/sessions/*/session 2>/dev/null | head -1) || true
+                [ -z "$m8" ] || break
+                sleep 0.1
+        done
+        [ -n "$m8" ] || fail "17d ($how): run A made no session"
+        n8=$(basename "$(dirname "$m8")")
+        mkdir -p "$s8/decoy/$n8/0/upper"
+        echo precious >"$s8/decoy/$n8/0/upper/precious.txt"
+        cp "$m8" "$s8/decoy/$n8/session" && : >"$s8/decoy/$n8/lock"
+        touch -d @1600000000 "$s8/decoy/$n8/session"
+        dbefore=$(decoy_snap "$s8/decoy")
+        (cd "$s8/wsB" && "$stockade" run -q "${user[@]}" --rw "$s8" -- sh -c "
+                mv '$s8/state/sessions' '$s8/state/real' &&
+                ln -s '$s8/decoy' '$s8/state/sessions' && : >'$s8/planted'") 2>&1 ||
+                fail "17d ($how): the second sandbox could not swap sessions"
+        [ -L "$s8/state/sessions" ] || fail "17d ($how): no swap (the test proves nothing)"
+        wait $a8 || fail "17d ($how): run A: $(cat "$top/out8")"
+        real=$s8/state/real
+        for i in $(seq 50); do # the janitor removes an unused session after stockade exits
+                [ $how != unused ] || { [ ! -e "$real/$n8" ] && [ ! -e "$real/.gone-$n8" ]; } && break
+                sleep 0.1
+        done
+        [ "$(decoy_snap "$s8/decoy")" = "$dbefore" ] ||
+                fail "17d ($how): the run's end changed the decoy: $(ls -AR "$s8/decoy")"
+        if [ $how = unused ]; then
+                [ -z "$(ls -A "$real")" ] ||
+                        fail "17d ($how): the unused session was not removed: $(ls -A "$real")"
+        else
+                grep -q "changes are in session $n8:" "$top/out8" ||
+                        fail "17d ($how): the change was not announced: $(cat "$top/out8")"
+                [ "$(cat "$real/$n8/0/upper/file" 2>&1)" = changed ] ||
+                        fail "17d ($how): the session lost its change: $(ls -AR "$real")"
+                c8=$(sed -n 's/^created //p' "$real/$n8/session")
+                u8=$(sed -n 's/^updated //p' "$real/$n8/session")
+                [ -n "$c8" ] && [ -n "$u8" ] && [ "$u8" -gt "$c8" ] ||
+                        fail "17d ($how): metadata not brought up to date: $(cat "$real/$n8/session")"
+        fi
+        [ "$(cat "$s8/wsA/file")" = original ] || fail "17d ($how): the workspace changed"
+done
+
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "session $name checked; $fails failure(s)"
 [ $fails -eq 0 ]
