@@ -54,6 +54,8 @@ static void kill_untracked(const struct proc_stat *st, void *arg)
         if (st->pid == getpid() || st->pid == sup->cleaner)
                 return; /* the scratch's cleaner is no task of the tree (scratch.c) */
         if (st->ppid == getpid()) {
+                if (inherited_is(&sup->inherited, st->pid, st->start))
+                        return; /* the user's, from before the exec */
                 /* Our child: its number is ours until we reap it, and only we do. */
                 kill(st->pid, SIGKILL);
                 return;
@@ -176,8 +178,37 @@ static void kill_child(const struct proc_stat *st, void *arg)
 
         /* Our child: its number is ours until we reap it, and only this thread reaps. The
          * scratch's cleaner is ours too, and is left to finish (scratch.c). */
-        if (st->ppid == getpid() && st->pid != sup->cleaner)
+        if (st->ppid == getpid() && st->pid != sup->cleaner &&
+            !inherited_is(&sup->inherited, st->pid, st->start))
                 kill(st->pid, SIGKILL);
+}
+
+struct others {
+        const struct inherited *spared;
+        pid_t self;
+        bool found;
+};
+
+static void other_child(const struct proc_stat *st, void *arg)
+{
+        struct others *o = arg;
+
+        if (st->ppid == o->self && !inherited_is(o->spared, st->pid, st->start))
+                o->found = true;
+}
+
+/*
+ * Whether every child left is one we inherited. Then nothing of the sandbox is left: each of
+ * its processes descends from a child of ours that is not inherited (we are the subreaper: an
+ * orphan comes to us, not to an inherited child), and that child stays, a zombie at least,
+ * until this thread reaps it, so the walk finds it wherever it is in /proc.
+ */
+static bool only_inherited_left(const struct supervisor *sup)
+{
+        struct others o = {.spared = &sup->inherited, .self = getpid()};
+
+        procscan_foreach(other_child, &o);
+        return !o.found;
 }
 
 static long long monotonic_ms(void)
@@ -215,6 +246,10 @@ static void reap_all(struct supervisor *sup)
         if (sup->watcher > 0)
                 kill(sup->watcher, SIGKILL);
         while (ptrace_reap(sup) != -ECHILD) {
+                /* Those the user started before us are not waited for (a /proc walk each
+                 * round, only on a run that has some). */
+                if (sup->inherited.n && only_inherited_left(sup))
+                        break;
                 if (!sup->layers.ptrace || monotonic_ms() - start >= 100)
                         procscan_foreach(kill_child, sup);
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
@@ -560,7 +595,7 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         /* On the heap: if a notifier thread cannot be stopped, it keeps using `sup` until
          * the process exits, so `sup` is then never freed. */
         struct supervisor *sup = xcalloc(1, sizeof(*sup));
-        int fds = count_fds(), code;
+        int fds = count_fds(), code, inherited;
 
         sup->cfg = plan->cfg;
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;
@@ -590,6 +625,14 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         audit_init(&sup->audit);
         netpol_own_init(&sup->net_own);
         nlsock_init(&sup->nl);
+        /* Before we fork anything: every child we have now came with the exec. */
+        inherited = inherited_record(&sup->inherited);
+        if (inherited > INHERITED_MAX)
+                fprintf(stderr,
+                        "stockade: warning: %d processes started before stockade are its "
+                        "children; the first %d are spared, the others stopped and killed with "
+                        "the sandbox\n",
+                        inherited, INHERITED_MAX);
         /* --net host: the host's network, as it says. */
         phases_mark(&sup->phases, "options");
         layers_probe(&sup->layers, plan->cfg->verbose > 0, plan->cfg->net.mode != NETPOL_MODE_HOST,

@@ -1,5 +1,7 @@
 #include "supervisor/procscan.h"
 
+#include "supervisor/inherited.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -8,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int procscan_read(pid_t pid, struct proc_stat *st)
@@ -30,9 +33,11 @@ int procscan_read(pid_t pid, struct proc_stat *st)
         if (!p)
                 return -EIO;
         /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-         * cutime cstime priority nice num_threads */
-        if (sscanf(p + 2, "%c %d %d %d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-                   &st->state, &st->ppid, &st->pgrp, &st->session, &st->flags, &st->threads) != 6)
+         * cutime cstime priority nice num_threads itrealvalue starttime */
+        if (sscanf(p + 2,
+                   "%c %d %d %d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %llu",
+                   &st->state, &st->ppid, &st->pgrp, &st->session, &st->flags, &st->threads,
+                   &st->start) != 7)
                 return -EIO;
         st->pid = pid;
         return 0;
@@ -115,4 +120,46 @@ long procscan_session_tasks(pid_t sid)
 
         procscan_foreach(count_one, &c);
         return c.tasks;
+}
+
+struct children {
+        struct inherited *s;
+        pid_t self;
+        int found;
+};
+
+static void note_child(const struct proc_stat *st, void *arg)
+{
+        struct children *c = arg;
+
+        if (st->ppid != c->self)
+                return;
+        if (c->s->n < INHERITED_MAX) {
+                c->s->v[c->s->n].pid = st->pid;
+                c->s->v[c->s->n++].start = st->start;
+        }
+        c->found++;
+}
+
+int inherited_record(struct inherited *s)
+{
+        struct children c = {.s = s, .self = getpid()};
+        siginfo_t si;
+
+        s->n = 0;
+        /* The common case, without a look at /proc: no child at all (ECHILD). Before exec
+         * our children may have been any thread's; exec made them the one thread's. */
+        if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT | __WALL) < 0)
+                return 0;
+        procscan_foreach(note_child, &c);
+        return c.found;
+}
+
+void inherited_forget(struct inherited *s, pid_t pid)
+{
+        for (int i = 0; i < s->n; i++)
+                if (s->v[i].pid == pid) {
+                        s->v[i] = s->v[--s->n];
+                        return;
+                }
 }

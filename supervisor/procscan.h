@@ -8,8 +8,9 @@
 struct proc_stat {
         pid_t pid, ppid, pgrp, session;
         long threads;
-        unsigned flags; /* the kernel's PF_* (PF_EXITING 0x4) */
-        char state;     /* 'Z' for a zombie */
+        unsigned long long start; /* clock ticks after boot: with pid, the process's identity */
+        unsigned flags;           /* the kernel's PF_* (PF_EXITING 0x4) */
+        char state;               /* 'Z' for a zombie */
 };
 
 /* Call fn for every process in /proc whose stat could be read. Returns 0 or -errno. */

@@ -192,6 +192,9 @@ static void on_exec(struct supervisor *sup, struct tracee *t, pid_t pid)
 
 static void task_exited(struct supervisor *sup, pid_t pid, int status)
 {
+        /* One the user started before us, reaped: the number may be another's from now on. */
+        if (sup->inherited.n)
+                inherited_forget(&sup->inherited, pid);
         if (pid == sup->watcher) {
                 sup->watcher = -1; /* reaped: the number is no longer ours */
                 return;

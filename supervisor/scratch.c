@@ -449,7 +449,8 @@ int scratch_watch(struct supervisor *sup, const struct watch_orders *o)
 {
         if (sup->cleaner_fd < 0 || sup->cleaner <= 0)
                 return -1;
-        /* One write of 24 bytes: the pipe takes it whole (PIPE_BUF). */
+        _Static_assert(sizeof(*o) <= PIPE_BUF, "the watcher's orders in one write");
+        /* One write: the pipe takes it whole (PIPE_BUF). */
         return write(sup->cleaner_fd, o, sizeof(*o)) == (ssize_t)sizeof(*o) ? 0 : -1;
 }
 

@@ -159,7 +159,8 @@ int signals_open(struct supervisor *sup)
         return 0;
 }
 
-static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE], int sig);
+static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE],
+                        const struct inherited *inherited, int sig);
 
 /* Bring the tree and the user's terminal back: SIGCONT to stockade, or the stop undone. */
 static void resume(struct supervisor *sup)
@@ -175,7 +176,7 @@ static void resume(struct supervisor *sup)
          * stopped it, and nothing else would continue it (a vfork child so stopped held its
          * parent, and the run hung until --timeout: test_signals helpers_run_after_a_stop). */
         if (sup->root_pidfd >= 0)
-                signal_tree(getpid(), none, SIGCONT);
+                signal_tree(getpid(), none, &sup->inherited, SIGCONT);
         sup->tree_stopped = false;
 }
 
@@ -341,8 +342,9 @@ static ssize_t proc_read(pid_t pid, const char *file, char *buf, size_t size)
         return n;
 }
 
-/* The state letter and the parent of /proc/PID/stat; 0 when unreadable. */
-static char proc_state(pid_t pid, pid_t *parent)
+/* The state letter of /proc/PID/stat, and (unless NULL) the parent and the start (clock
+ * ticks after boot); 0 when unreadable. */
+static char proc_state(pid_t pid, pid_t *parent, unsigned long long *start)
 {
         char buf[512], *p;
         int field = 0;
@@ -352,10 +354,14 @@ static char proc_state(pid_t pid, pid_t *parent)
         p = strrchr(buf, ')');
         if (!p || p[1] != ' ')
                 return 0;
-        /* ") S ppid ..." */
+        /* ") S ppid pgrp ... num_threads itrealvalue starttime": the state is field 3 */
         for (char *q = p + 2; *q && parent; q++) {
-                if (*q == ' ' && ++field == 1) {
+                if (*q != ' ')
+                        continue;
+                if (++field == 1)
                         *parent = (pid_t)strtol(q + 1, NULL, 10);
+                else if (field == 19) {
+                        *start = strtoull(q + 1, NULL, 10);
                         break;
                 }
         }
@@ -397,28 +403,30 @@ static void memo_put(pid_t pid, bool descends)
                 }
 }
 
-/* Whether `pid`'s parents lead to `ancestor`. Its own parent is read now, after the caller
- * opened its pidfd; above it, what this pass learnt already stands. */
-static bool descends_from(pid_t pid, pid_t ancestor)
+/* Whether `pid`'s parents lead to `ancestor` through a child of it that is not `inherited`.
+ * Its own parent is read now, after the caller opened its pidfd; above it, what this pass
+ * learnt already stands. */
+static bool descends_from(pid_t pid, pid_t ancestor, const struct inherited *inherited)
 {
         pid_t chain[CHAIN_MAX];
         int n = 0, known = -1;
 
         while (n < CHAIN_MAX && pid > 1) {
                 pid_t parent = 0;
+                unsigned long long start = 0;
                 int m = n ? memo_get(pid) : -1;
 
                 if (m >= 0) {
                         known = m;
                         break;
                 }
-                if (!proc_state(pid, &parent)) {
+                if (!proc_state(pid, &parent, &start)) {
                         known = 0;
                         break;
                 }
                 chain[n++] = pid;
                 if (parent == ancestor) {
-                        known = 1;
+                        known = !inherited_is(inherited, pid, start);
                         break;
                 }
                 pid = parent;
@@ -441,7 +449,8 @@ static bool spared(pid_t pid, const pid_t spare[WATCH_SPARE])
  * reused by a host process meanwhile names a process that does not descend from stockade, and
  * a pidfd of a process gone since reaches nobody. SIGSTOP twice: a child forked during the
  * first pass, whose parent was stopped after, is found by the second. */
-static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE], int sig)
+static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE],
+                        const struct inherited *inherited, int sig)
 {
         char buf[4096];
         pid_t self = (pid_t)syscall(SYS_getpid);
@@ -471,7 +480,7 @@ static void signal_tree(pid_t supervisor, const pid_t spare[WATCH_SPARE], int si
                                 fd = (int)syscall(SYS_pidfd_open, pid, 0);
                                 if (fd < 0)
                                         continue;
-                                if (descends_from(pid, supervisor))
+                                if (descends_from(pid, supervisor, inherited))
                                         syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
                                 close(fd);
                         }
@@ -532,7 +541,8 @@ void signals_watch_tick(pid_t supervisor, const struct watch_orders *o, bool *st
 
         /* --timeout is over: stockade, continued, continues the tree and kills it (stop_self
          * stops no more). */
-        if (o->deadline_ms && now_ms() >= o->deadline_ms && proc_state(supervisor, NULL) == 'T') {
+        if (o->deadline_ms && now_ms() >= o->deadline_ms &&
+            proc_state(supervisor, NULL, NULL) == 'T') {
                 kill(supervisor, SIGCONT);
                 *stopped = false;
                 return;
@@ -540,7 +550,7 @@ void signals_watch_tick(pid_t supervisor, const struct watch_orders *o, bool *st
         for (int round = 0; round < 3; round++) {
                 unsigned long long ran;
 
-                if (proc_state(supervisor, NULL) != 'T') {
+                if (proc_state(supervisor, NULL, NULL) != 'T') {
                         *stopped = false;
                         return;
                 }
@@ -549,10 +559,10 @@ void signals_watch_tick(pid_t supervisor, const struct watch_orders *o, bool *st
                 ran = switches(supervisor);
                 if (*stopped && ran == stopped_at)
                         return; /* stopped since our walk, and it has not run */
-                signal_tree(supervisor, spare, SIGSTOP);
+                signal_tree(supervisor, spare, &o->inherited, SIGSTOP);
                 *stopped = false;
-                if (proc_state(supervisor, NULL) != 'T') {
-                        signal_tree(supervisor, spare, SIGCONT);
+                if (proc_state(supervisor, NULL, NULL) != 'T') {
+                        signal_tree(supervisor, spare, &o->inherited, SIGCONT);
                         return;
                 }
                 if (switches(supervisor) == ran) {
@@ -575,7 +585,7 @@ static _Noreturn void watch_stops(pid_t supervisor, const struct watch_orders *o
                 _exit(0);
         syscall(SYS_close_range, 3, ~0U, 0);
         for (;;) {
-                if (!proc_state(supervisor, NULL))
+                if (!proc_state(supervisor, NULL, NULL))
                         _exit(0);
                 signals_watch_tick(supervisor, o, &stopped);
                 nanosleep(&tick, NULL);
@@ -590,7 +600,8 @@ void signals_start_watcher(struct supervisor *sup)
          * namespace's init, which nothing would continue either (spawn.c) while orphans
          * waited for it. */
         struct watch_orders o = {
-                .spare = {sup->pid_ns.init, sup->cleaner, sup->netns.pid, sup->binder.pid}};
+                .spare = {sup->pid_ns.init, sup->cleaner, sup->netns.pid, sup->binder.pid},
+                .inherited = sup->inherited};
         struct itimerspec left;
         pid_t self = getpid(), pid;
 

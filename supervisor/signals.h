@@ -8,6 +8,8 @@
 #ifndef STOCKADE_SIGNALS_H
 #define STOCKADE_SIGNALS_H
 
+#include "supervisor/inherited.h"
+
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,13 +48,15 @@ void signals_start_watcher(struct supervisor *sup);
  * forked child calls it). */
 enum { WATCH_SPARE = 4 };
 /* What the watcher is told once (signals_start_watcher; one write to the scratch cleaner's
- * pipe): the processes its stop spares, and where --timeout ends (CLOCK_MONOTONIC, ms; 0:
- * none). Past that end a stopped stockade is continued, at each look: a program that stops
+ * pipe, under PIPE_BUF): the processes its stop spares, the children stockade inherited (they
+ * and what descends from them are spared too), and where --timeout ends (CLOCK_MONOTONIC, ms;
+ * 0: none). Past that end a stopped stockade is continued, at each look: a program that stops
  * itself (SIGTSTP) stops stockade with it, as a job, and stockade's timer cannot fire while
  * it is stopped. */
 struct watch_orders {
         pid_t spare[WATCH_SPARE];
         int64_t deadline_ms;
+        struct inherited inherited;
 };
 void signals_watch_tick(pid_t supervisor, const struct watch_orders *o, bool *stopped);
 /* The --kill-after timer (armed by a SIGTERM). */

@@ -6,6 +6,7 @@
 #include "supervisor/layers.h"
 #include "supervisor/options.h"
 #include "supervisor/grants.h"
+#include "supervisor/inherited.h"
 #include "supervisor/nlsock.h"
 #include "supervisor/binder.h"
 #include "supervisor/sockmaker.h"
@@ -217,6 +218,9 @@ struct supervisor {
         int suspend_sig;    /* the root stopped with this signal: stop stockade too */
         bool tree_stopped;  /* stockade stopped the tree (SIGTSTP) */
         pid_t watcher;      /* signals.c: stops the tree when SIGSTOP stops us; -1: none */
+        /* Children we inherited through exec: not the sandbox's (inherited.h). Read and
+         * changed under `lock` (a reap forgets one) or by the main thread, which reaps. */
+        struct inherited inherited;
         struct counters n;
         struct audit_log audit; /* --mode audit: the would-be denials by kind (audit.h) */
         struct trace *trace;    /* --trace: the recorder (supervisor/trace.h), or NULL */

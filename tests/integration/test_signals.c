@@ -197,16 +197,22 @@ static void sigusr1_passed_on(void **state)
         "    if i % 20000 == 0: os.pwrite(fd, b\"%20d\" % i, 0)\n'"
 static const char counter[] = "exec " COUNTER;
 
-static long count(void)
+/* A file's number (a counter's progress), 0 when absent. */
+static long count_in(const char *file)
 {
         char buf[32] = {0};
-        int fd = open("count", O_RDONLY | O_CLOEXEC);
+        int fd = open(file, O_RDONLY | O_CLOEXEC);
 
         if (fd >= 0) {
                 (void)!read(fd, buf, sizeof(buf) - 1);
                 close(fd);
         }
         return atol(buf);
+}
+
+static long count(void)
+{
+        return count_in("count");
 }
 
 static void wait_stopped(pid_t pid)
@@ -450,6 +456,117 @@ static void timeout_ends_a_run_its_program_stopped(void **state)
         }
 }
 
+/* `mode` (NULL, "ptrace": STOCKADE_TEST_DISABLE) as `sh -c 'counter & exec stockade run ...'`
+ * would: a job whose process forks a counter of its own, not sandboxed, which writes
+ * inh-count, then execs stockade with the sandbox's counter. The counter's number in *inh. */
+static pid_t start_after_a_child(const char *mode, pid_t *inh)
+{
+        int fds[2];
+        pid_t pid;
+
+        unlink("out");
+        unlink("count");
+        unlink("inh-count");
+        assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+        pid = fork();
+        if (pid == 0) {
+                int out = open("out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                const char *argv[] = {
+                        runner_stockade(), "run", "--allow-degraded", "--", "sh", "-c",
+                        counter,           NULL};
+                pid_t child;
+
+                setpgid(0, 0);
+                child = fork();
+                if (child == 0) {
+                        execl("/bin/sh", "sh", "-c",
+                              /* a minute at most, and not past the test's directory */
+                              "i=0; while [ $i -lt 1200 ]; do i=$((i+1)); "
+                              "echo $i > inh-count || exit; sleep 0.05; done",
+                              (char *)NULL);
+                        _exit(121);
+                }
+                (void)!write(fds[1], &child, sizeof(child));
+                if (mode)
+                        setenv("STOCKADE_TEST_DISABLE", mode, 1);
+                dup2(in, 0);
+                dup2(out, 1);
+                dup2(out, 2);
+                execv(argv[0], runner_workspace_rw((char *const *)argv));
+                _exit(121);
+        }
+        close(fds[1]);
+        assert_int_equal(read(fds[0], inh, sizeof(*inh)), sizeof(*inh));
+        close(fds[0]);
+        return pid;
+}
+
+/* Whether the counter in `file` moves within 3 s. */
+static bool counts_on(const char *file)
+{
+        long a = count_in(file);
+
+        for (double end = now_s() + 3; now_s() < end; sleep_ms(50))
+                if (count_in(file) > a)
+                        return true;
+        return false;
+}
+
+/* Nothing of the test left behind a failed check: the counter would run on, stopped or not. */
+#define fail_spared(run, inh, ...)                                                                 \
+        do {                                                                                       \
+                kill(run, SIGKILL);                                                                \
+                kill(inh, SIGKILL);                                                                \
+                fail_msg(__VA_ARGS__);                                                             \
+        } while (0)
+
+/* A process the user started before stockade, which stockade inherits as its child through
+ * exec (`sleep 100 & exec stockade run ...`: a finding of an outside review), is the user's:
+ * it runs on while stockade is stopped, and outlives the run, which does not wait for it. The
+ * sandbox's own counter stops and dies as before. With ptrace and without (then the tree is
+ * the sandbox's session and what comes back to stockade as the subreaper). */
+static void children_from_before_the_exec_are_spared(void **state)
+{
+        static const char *const modes[] = {NULL, "ptrace"};
+
+        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+                pid_t inh, pid = start_after_a_child(modes[i], &inh);
+                double t0;
+                char st;
+                long a;
+
+                wait_output("READY");
+                sleep_ms(300);
+                if (!counts_on("inh-count") || !counts_on("count"))
+                        fail_spared(pid, inh, "mode %s: a counter does not run; output: %s",
+                                    modes[i] ? modes[i] : "default", output());
+                kill(pid, SIGSTOP);
+                wait_stopped(pid);
+                sleep_ms(700); /* the watcher's walk: the sandbox's counter stopped */
+                a = count();
+                if (!counts_on("inh-count"))
+                        fail_spared(pid, inh,
+                                    "mode %s: the process started before stockade was stopped with "
+                                    "it (state %c)",
+                                    modes[i] ? modes[i] : "default", runner_proc_state(inh));
+                assert_int_equal(count(), a);
+                kill(pid, SIGCONT);
+                assert_true(counts_on("count"));
+                t0 = now_s();
+                kill(pid, SIGTERM);
+                assert_int_equal(finish(pid, 15), 128 + SIGTERM);
+                assert_true(now_s() - t0 < 5);
+                st = runner_proc_state(inh);
+                if (st == 0 || st == 'Z' || !counts_on("inh-count"))
+                        fail_spared(pid, inh,
+                                    "mode %s: the process started before stockade did not outlive "
+                                    "the run (state %c)",
+                                    modes[i] ? modes[i] : "default", st ? st : '-');
+                kill(inh, SIGKILL);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -465,6 +582,7 @@ int main(void)
                 cmocka_unit_test(continued_while_the_watcher_stops),
                 cmocka_unit_test(stopped_again_between_two_looks),
                 cmocka_unit_test(timeout_ends_a_run_its_program_stopped),
+                cmocka_unit_test(children_from_before_the_exec_are_spared),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
