@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Issue 7: the run's end and the session store, attacked by other runs' programs while a
+# copy-on-write run runs, judged from outside the sandbox. Usage:
+#   test_cow_store.sh STOCKADE
+# Sections 17.-17d. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
+# parent, a session's directory or the store's `sessions` swapped for a look-alike or a
+# symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
+# its own only. Skips (77) where no mount namespace can be made.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=cow_common.sh
+source "$(dirname "$0")/cow_common.sh"
+
+# 17. The run's end compares the session with your tree (a run that changed nothing leaves
+# none). The sandbox may write the workspace's parent's parent (--rw here; /var/tmp in the
+# default view): it renames the parent away and puts a look-alike of its own change at the
+# old path. The comparison is with your tree as the run began, by the fd opened then: the
+# change is kept and named (it was lost, unannounced: an outside review).
+sw=$top/own/swap
+for how in overlay merged; do
+        rm -rf "$sw" && mkdir -p "$sw/par/ws" && echo original >"$sw/par/ws/file"
+        env=() flags=()
+        [ $how = merged ] && env=(STOCKADE_TEST_DISABLE=mntns) flags=(--allow-degraded)
+        out=$(cd "$sw/par/ws" && env "${env[@]}" "$stockade" run "${user[@]}" --state-dir "$state" \
+                --rw "$sw" "${flags[@]}" -- sh -c "echo changed >file &&
+                mkdir -p '$sw/fake/ws' && echo changed >'$sw/fake/ws/file' &&
+                touch -r file '$sw/fake/ws/file' && mv '$sw/par' '$sw/moved' &&
+                mv '$sw/fake' '$sw/par' && echo swapped" 2>&1) || true
+        grep -q 'changes are in session' <<<"$out" ||
+                fail "a change was dropped after the workspace's parent was swapped ($how): $out"
+        if grep -qx swapped <<<"$out"; then
+                [ "$(cat "$sw/moved/ws/file")" = original ] || fail "the workspace changed ($how)"
+        elif [ $how = merged ]; then
+                # Merged, the workspace's parent is read-only to the kernel (README): the
+                # rename is refused, and the workspace stays where it was.
+                [ "$(cat "$sw/par/ws/file")" = original ] || fail "the workspace changed ($how)"
+        else
+                fail "the swap ($how) did not run: $out"
+        fi
+        n=$(sed -n 's/.*changes are in session \([^:]*\):.*/\1/p' <<<"$out")
+        [ -z "$n" ] || "$stockade" discard "$n" --state-dir "$state" >/dev/null 2>&1 || true
+done
+# 17b. A state directory other runs' programs may write (stockade warns): while run A runs,
+# another sandbox puts a symlink to a directory of yours in place of A's session directory
+# `0`, and a copy of that directory's file in A's workspace. A's end removes what it finds by
+# fd from the session's own directory, never through the symlink: the directory keeps
+# its files (the janitor, which runs without Landlock, removed them).
+s6=$top/own/store6
+rm -rf "$s6" && mkdir -p "$s6/state" "$s6/wsA" "$s6/wsB" "$s6/victim/upper"
+echo precious >"$s6/victim/upper/precious.txt" && echo j >"$s6/victim/journal"
+(cd "$s6/wsA" && "$stockade" run -q "${user[@]}" --state-dir "$s6/state" --rw "$s6" -- sh -c "
+        for i in \$(seq 200); do [ -e '$s6/planted' ] && exit 0; sleep 0.1; done; exit 3") \
+        2>"$top/err6" &
+a6=$!
+for _ in $(seq 100); do
+        d6=$(ls -d "$s6"/state/sessions/*/0 2>/dev/null | head -1) && [ -n "$d6" ] && break
+        sleep 0.1
+done
+(cd "$s6/wsB" && "$stockade" run -q "${user[@]}" --rw "$s6" -- sh -c "
+        mv '$d6' '$d6.orig' && ln -s '$s6/victim' '$d6' &&
+        cp -p '$s6/victim/upper/precious.txt' '$s6/wsA/' && : >'$s6/planted'") 2>&1 ||
+        fail "the second sandbox could not plant its symlink"
+wait $a6 || fail "run A: $(cat "$top/err6")"
+for _ in $(seq 30); do [ -z "$(ls "$s6/state/sessions" | grep '^\.gone')" ] && break; sleep 0.1; done
+[ -e "$s6/victim/upper/precious.txt" ] && [ -e "$s6/victim/journal" ] ||
+        fail "the end of a run removed files through a symlink in its session: $(ls -R "$s6/victim")"
+
+# 17c. The store's `sessions` swapped for a symlink before a run (by another run's program,
+# in a store it may write): the run makes nothing where it leads (an empty directory of the
+# session's name was made there) and stops with an error.
+s7=$top/own/store7
+mkdir -p "$s7/state" "$s7/victim" "$s7/ws"
+ln -s "$s7/victim" "$s7/state/sessions"
+[ -L "$s7/state/sessions" ] || fail "17c: the symlink was not made"
+rc=0
+(cd "$s7/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s7/state" -- true) \
+        2>"$top/err7" || rc=$?
+[ "$rc" = 125 ] || fail "a run with its store's sessions a symlink exited $rc: $(cat "$top/err7")"
+[ -z "$(ls -A "$s7/victim")" ] ||
+        fail "a run made its session through a symlinked sessions: $(ls -A "$s7/victim")"
+
+# 17d. The store's `sessions` swapped for a symlink during a run (by another run's program, in
+# a store it may write), to a directory holding a decoy of the session. The run's end (the
+# janitor, which runs without Landlock and outlives stockade) acts on the session by the fds
+# opened at the start: the decoy is untouched, the real session (in the directory moved away)
+# removed when unused (no `.gone-NAME` left once the janitor is done), kept with its metadata
+# brought up to date and its change announced when named, or when it holds a change. The
+# janitor renamed the decoy away, and wrote its metadata, through the symlink.
+decoy_snap() {
+        (cd "$1" && find . -printf '%p %y %m %s %i %T@\n' | sort && find . -type f -print0 |
+                sort -z | xargs -0 -r sha256sum)
+}
+for how in unused named changed; do
+        s8=$top/own/store8-$how
+        mkdir -p "$s8/state" "$s8/wsA" "$s8/wsB" "$s8/decoy"
+        echo original >"$s8/wsA/file"
+        named=() change=:
+        [ $how = named ] && named=(--session keep8)
+        [ $how = unused ] || change='echo changed >file'
+        (cd "$s8/wsA" && "$stockade" run "${user[@]}" --state-dir "$s8/state" "${named[@]}" -- \
+                sh -c "$change; for i in \$(seq 200); do [ -e '$s8/planted' ] && sleep 1.2 &&
+                exit 0; sleep 0.1; done; exit 3") >"$top/out8" 2>&1 &
+        a8=$!
+        m8=""
+        for _ in $(seq 100); do
+                m8=$(ls "$s8"/state/sessions/*/session 2>/dev/null | head -1) || true
+                [ -z "$m8" ] || break
+                sleep 0.1
+        done
+        [ -n "$m8" ] || fail "17d ($how): run A made no session"
+        n8=$(basename "$(dirname "$m8")")
+        mkdir -p "$s8/decoy/$n8/0/upper"
+        echo precious >"$s8/decoy/$n8/0/upper/precious.txt"
+        cp "$m8" "$s8/decoy/$n8/session" && : >"$s8/decoy/$n8/lock"
+        touch -d @1600000000 "$s8/decoy/$n8/session"
+        dbefore=$(decoy_snap "$s8/decoy")
+        (cd "$s8/wsB" && "$stockade" run -q "${user[@]}" --rw "$s8" -- sh -c "
+                mv '$s8/state/sessions' '$s8/state/real' &&
+                ln -s '$s8/decoy' '$s8/state/sessions' && : >'$s8/planted'") 2>&1 ||
+                fail "17d ($how): the second sandbox could not swap sessions"
+        [ -L "$s8/state/sessions" ] || fail "17d ($how): no swap (the test proves nothing)"
+        wait $a8 || fail "17d ($how): run A: $(cat "$top/out8")"
+        real=$s8/state/real
+        for _ in $(seq 50); do # the janitor removes an unused session after stockade exits
+                [ $how != unused ] || { [ ! -e "$real/$n8" ] && [ ! -e "$real/.gone-$n8" ]; } && break
+                sleep 0.1
+        done
+        [ "$(decoy_snap "$s8/decoy")" = "$dbefore" ] ||
+                fail "17d ($how): the run's end changed the decoy: $(ls -AR "$s8/decoy")"
+        if [ $how = unused ]; then
+                [ -z "$(ls -A "$real")" ] ||
+                        fail "17d ($how): the unused session was not removed: $(ls -A "$real")"
+        else
+                grep -q "changes are in session $n8:" "$top/out8" ||
+                        fail "17d ($how): the change was not announced: $(cat "$top/out8")"
+                [ "$(cat "$real/$n8/0/upper/file" 2>&1)" = changed ] ||
+                        fail "17d ($how): the session lost its change: $(ls -AR "$real")"
+                c8=$(sed -n 's/^created //p' "$real/$n8/session")
+                u8=$(sed -n 's/^updated //p' "$real/$n8/session")
+                [ -n "$c8" ] && [ -n "$u8" ] && [ "$u8" -gt "$c8" ] ||
+                        fail "17d ($how): metadata not brought up to date: $(cat "$real/$n8/session")"
+        fi
+        [ "$(cat "$s8/wsA/file")" = original ] || fail "17d ($how): the workspace changed"
+done
+
+[ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
+echo "the run's end and the session store checked; $fails failure(s)"
+[ $fails -eq 0 ]
