@@ -1,5 +1,8 @@
 """The host's own addresses, loopback aside, one a line: what the sandbox must never see.
 
+Not the view's own link-local fe80::1 either: a host may give its lo that very address (one
+did, nodad), which the sandbox then sees as its view's, not as the host's.
+
 IPv4 from SIOCGIFCONF, IPv6 from /proc/net/if_inet6: neither needs netlink nor iproute2.
 """
 
@@ -10,6 +13,7 @@ import socket
 import struct
 
 SIOCGIFCONF = 0x8912
+VIEW = {ipaddress.ip_address("fe80::1")}
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 buf = array.array("B", bytes(40 * 64))
 ifc = struct.pack("iL", len(buf), buf.buffer_info()[0])
@@ -23,7 +27,7 @@ try:
     with open("/proc/net/if_inet6") as f:
         for line in f:
             a = ipaddress.ip_address(bytes.fromhex(line.split()[0]))
-            if not a.is_loopback:
+            if not a.is_loopback and a not in VIEW:
                 print(a)
 except FileNotFoundError:
     pass
