@@ -590,12 +590,42 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
         return exit_code(sup);
 }
 
+/*
+ * Whether /proc is our pid namespace's: stockade names processes by number in it (a child's
+ * namespaces, the tree's tasks, its inherited children). In a pid namespace of its own whose
+ * /proc is still the host's (`unshare -fp` without --mount-proc) each number named a host
+ * process instead: the sandbox joined the network namespace of one (an outside review found
+ * the host's lo given the view's 127.0.0.2 and fe80::1) and host processes were taken for our
+ * children. /proc/self is the caller as /proc's namespace numbers it.
+ */
+static int check_proc(struct error *err)
+{
+        char link[32];
+        ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+
+        if (n <= 0)
+                return make_error(err, n < 0 ? errno : EIO,
+                                  "run: /proc is not mounted, or not readable: stockade needs it");
+        link[n] = '\0';
+        if (strtol(link, NULL, 10) != getpid())
+                return make_error(err, 0,
+                                  "run: /proc is another pid namespace's (it numbers us %s, we are "
+                                  "%d): mount one of this namespace's (`unshare --pid --fork "
+                                  "--mount-proc`)",
+                                  link, (int)getpid());
+        return 0;
+}
+
 int sup_run(const struct spawn_plan *plan, struct error *err)
 {
+        struct supervisor *sup;
+        int fds = count_fds(), code, inherited;
+
+        if (check_proc(err) < 0)
+                return -1;
         /* On the heap: if a notifier thread cannot be stopped, it keeps using `sup` until
          * the process exits, so `sup` is then never freed. */
-        struct supervisor *sup = xcalloc(1, sizeof(*sup));
-        int fds = count_fds(), code, inherited;
+        sup = xcalloc(1, sizeof(*sup));
 
         sup->cfg = plan->cfg;
         sup->epfd = sup->listener = sup->sigchld.fd = sup->timer.fd = sup->root_pidfd = -1;

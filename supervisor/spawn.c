@@ -379,6 +379,15 @@ static int hold_init(struct supervisor *sup, const char **step)
         return 0;
 }
 
+/* Whether `fd` (a namespace's) is our own network namespace, or cannot be told apart. */
+static bool is_our_netns(int fd)
+{
+        struct stat ours, theirs;
+
+        return fd < 0 || fstat(fd, &theirs) < 0 || stat("/proc/self/ns/net", &ours) < 0 ||
+               (ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino);
+}
+
 /*
  * The namespaces the shim joins (shim/mntns.h): made before the Landlock domain. The view's
  * private directories then resolve through their targets as the sandbox sees them (bind-backs
@@ -404,6 +413,13 @@ static int prepare_namespaces(struct supervisor *sup, const char **step)
                 r = hold_init(sup, step);
         if (r < 0)
                 return r;
+        /* The sandbox's network namespace must be a new one: joined by the shim and the
+         * socket maker (which adds lo's view addresses there), the host's would have had its
+         * lo changed and its loopback taken for the sandbox's own. Fail closed. */
+        if (sup->layers.netns && is_our_netns(sup->ns_fds[3])) {
+                *step = "the sandbox's network namespace is the host's";
+                return -EEXIST;
+        }
         /* The socket maker joins the network namespace now, while we have no thread and no
          * Landlock domain (sockmaker.h). */
         if (sup->layers.netns) {

@@ -289,6 +289,65 @@ static void refused_without_it(void **state)
         runner_free(&r);
 }
 
+/* The host's addresses on lo (IPv4 and IPv6), as `ip` lists them: what a run must not change. */
+static char *lo_addresses(void)
+{
+        struct run_result r;
+        char *argv[] = {"/bin/sh", "-c", "ip -o addr show dev lo 2>&1 | awk '{print $3, $4}'",
+                        NULL};
+        char *out;
+
+        assert_int_equal(runner_run(argv, NULL, 20, &r), 0);
+        out = strdup(r.out);
+        runner_free(&r);
+        return out;
+}
+
+/* stockade started in a pid namespace of its own whose /proc is still the host's (`unshare
+ * -fp` without --mount-proc): every number it read in /proc named a host process. An outside
+ * review found the host's lo given the view's addresses (the sandbox joined the network
+ * namespace of whatever host process had its socket maker's number) and host processes taken
+ * for inherited children. It refuses to start, and touches nothing. */
+static void refused_with_another_namespaces_proc(void **state)
+{
+        struct run_result r;
+        char *before = lo_addresses(), *after;
+        /* --rw .: a marker the command made would be on the host, not in a session */
+        char *argv[] = {"/usr/bin/unshare",
+                        geteuid() == 0 ? "-fp" : "-Urfp",
+                        (char *)runner_stockade(),
+                        "run",
+                        "-q",
+                        "--rw",
+                        ".",
+                        "--",
+                        "sh",
+                        "-c",
+                        "echo ran > marker",
+                        NULL};
+
+        (void)state;
+        if (runner_run((char *[]){argv[0], argv[1], "/bin/true", NULL}, NULL, 20, &r) < 0 ||
+            r.exit_code != 0) {
+                printf("skip: `unshare %s` fails here (exit %d): %s\n", argv[1], r.exit_code,
+                       r.err ? r.err : "");
+                runner_free(&r);
+                free(before);
+                skip(); /* no pid namespace for us here */
+        }
+        runner_free(&r);
+        assert_int_equal(runner_run(argv, NULL, TIMEOUT_S, &r), 0);
+        after = lo_addresses();
+        if (r.exit_code != 125 || !strstr(r.err, "/proc is another pid namespace's") ||
+            access("marker", F_OK) == 0 || strcmp(before, after) != 0)
+                fail_msg("exit %d, marker %s, lo before:\n%safter:\n%s%s%s", r.exit_code,
+                         access("marker", F_OK) == 0 ? "made" : "absent", before, after, r.out,
+                         r.err);
+        runner_free(&r);
+        free(before);
+        free(after);
+}
+
 /* Whether --fast runs here at all (a mount namespace, Landlock, the pid namespace). */
 static bool fast_possible(void)
 {
@@ -317,6 +376,7 @@ int main(void)
                 cmocka_unit_test(sigterm_reaches_the_command),
                 cmocka_unit_test(nothing_outlives_the_run),
                 cmocka_unit_test(refused_without_it),
+                cmocka_unit_test(refused_with_another_namespaces_proc),
         };
 
         if (!fast_possible())
