@@ -167,9 +167,18 @@ static int nodev_but_dev(void)
         return 0;
 }
 
+/* Whether the file `fd` is (dev, ino). */
+static bool is(int fd, unsigned long long dev, unsigned long long ino)
+{
+        struct stat st;
+
+        return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 /* The mounts, in the child. The sources are opened before any mount, since a bind over
  * /tmp hides the host paths beneath it that later binds take from — and after the unshare:
  * a bind's source must be a mount of the namespace it is made in. */
+
 static int build(const struct mnt_bind *b, size_t n, const char **step)
 {
         int src[MNT_BINDS_MAX], up[MNT_BINDS_MAX], wk[MNT_BINDS_MAX];
@@ -203,10 +212,18 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                         up[i] = open(b[i].upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (up[i] < 0)
                                 return -errno;
+                        *step = "the session's upper directory: not the one made for the run "
+                                "(its store changed meanwhile)";
+                        if (!is(up[i], b[i].upper_dev, b[i].upper_ino))
+                                return -EXDEV;
                         *step = b[i].work;
                         wk[i] = open(b[i].work, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (wk[i] < 0)
                                 return -errno;
+                        *step = "the session's work directory: not the one made for the run "
+                                "(its store changed meanwhile)";
+                        if (!is(wk[i], b[i].work_dev, b[i].work_ino))
+                                return -EXDEV;
                 }
         }
         for (size_t i = 0; i < n && r == 0; i++) {

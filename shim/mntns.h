@@ -53,6 +53,10 @@ struct mnt_bind {
          * nodev, but /dev and /dev/pts themselves (--fast's kernel reads: a device node
          * anywhere else cannot be opened). Last, after every other mount. */
         bool nodev;
+        /* An overlay's: what `upper` and `work` must be (st_dev, st_ino), checked on what
+         * their paths open: the session store may be written by another run's program
+         * (supervisor/cow.c). Before `target`: copied with the flags (mnt_bind_copy). */
+        unsigned long long upper_dev, upper_ino, work_dev, work_ino;
         char target[PATH_MAX];
         char source[PATH_MAX];
         char upper[PATH_MAX];

@@ -203,23 +203,26 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
  * lower's, as overlayfs copies up a directory. A continued session's is left as the runs
  * made it.
  */
-static int make_upper(const char *upper, int lower_fd)
+static int make_upper(int parent, int lower_fd)
 {
+        _cleanup_close_ int fd = -1;
         struct stat st;
 
-        if (mkdir(upper, 0700) < 0)
+        if (mkdirat(parent, "upper", 0700) < 0)
                 return errno == EEXIST ? 0 : -errno;
-        if (fstat(lower_fd, &st) < 0)
+        /* By fd from here, never following a symlink put in its place since the mkdir. */
+        fd = openat(parent, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(lower_fd, &st) < 0)
                 return -errno;
-        if (geteuid() == 0 && chown(upper, st.st_uid, st.st_gid) < 0)
+        if (geteuid() == 0 && fchown(fd, st.st_uid, st.st_gid) < 0)
                 return -errno;
         /* Otherwise the group where the user may give it (a team's project: what is made in
          * it takes that group, as natively). */
         if (geteuid() != 0 && st.st_gid != getegid())
-                (void)chown(upper, (uid_t)-1, st.st_gid);
-        if (utimensat(AT_FDCWD, upper, (struct timespec[]){st.st_atim, st.st_mtim}, 0) < 0)
+                (void)fchown(fd, (uid_t)-1, st.st_gid);
+        if (futimens(fd, (struct timespec[]){st.st_atim, st.st_mtim}) < 0)
                 return -errno;
-        return chmod(upper, st.st_mode & 07777) < 0 ? -errno : 0;
+        return fchmod(fd, st.st_mode & 07777) < 0 ? -errno : 0;
 }
 
 static char *command_line(char **argv)
@@ -452,31 +455,71 @@ static void clear_volatile(int parent, const char *work)
                         close(fds[k]);
 }
 
+/* A directory `name` in `parent` (made if missing), opened without following a symlink: an
+ * O_PATH fd and its identity, or -1 with errno. */
+static int state_dir(int parent, const char *name, struct stat *st)
+{
+        int fd;
+
+        if (mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
+                return -1;
+        fd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, st) < 0) {
+                int e = errno;
+
+                close(fd);
+                errno = e;
+                return -1;
+        }
+        return fd;
+}
+
+/* Mount i's state in the session: `i/`, its upper, work directory and journal, all beneath
+ * the session's directory's fd, none through a symlink (a store another run's program may
+ * write: an outside review swapped `sessions/NAME` for a symlink between our lock and these
+ * mkdirs, and root's stockade made them in a directory of the attacker's choosing). The paths
+ * are kept for what takes paths (the namespace maker's overlay, messages), with the identity
+ * each must have. */
 static int open_mount_state(struct cow_state *c, size_t i, struct error *err)
 {
         struct cow_mount *m = &c->m[i];
         char dir[PATH_MAX], jpath[PATH_MAX], idx[24];
+        _cleanup_close_ int at = -1, work = -1;
+        struct stat st;
         struct journal j;
         int r;
 
         snprintf(idx, sizeof(idx), "%zu", i);
         if (!cow_join(dir, c->dir, idx) || !cow_join(m->upper, dir, "upper") ||
-            !cow_join(m->work, dir, "work") || !cow_join(jpath, dir, "journal"))
+            !cow_join(m->work, dir, "work"))
                 return make_error(err, ENAMETOOLONG, "run: session `%s`", c->name);
         m->lower_fd = open(m->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (m->lower_fd < 0)
                 return make_error(err, errno, "run: --cow: `%s`", m->host);
-        if ((mkdir(dir, 0700) < 0 && errno != EEXIST) ||
-            (r = make_upper(m->upper, m->lower_fd)) < 0 ||
-            (mkdir(m->work, 0700) < 0 && errno != EEXIST))
-                return make_error(err, errno, "run: session `%s`: `%s`", c->name, dir);
-        clear_volatile(AT_FDCWD, m->work);
-        m->journal_fd = open(jpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        at = state_dir(c->dir_fd, idx, &st);
+        if (at < 0 || (r = make_upper(at, m->lower_fd)) < 0)
+                return make_error(err, at < 0 ? errno : -r, "run: session `%s`: `%s`", c->name,
+                                  dir);
+        m->upper_fd = state_dir(at, "upper", &st);
+        if (m->upper_fd < 0)
+                return make_error(err, errno, "run: session `%s`: `%s`", c->name, m->upper);
+        m->upper_dev = st.st_dev;
+        m->upper_ino = st.st_ino;
+        work = state_dir(at, "work", &st);
+        if (work < 0)
+                return make_error(err, errno, "run: session `%s`: `%s`", c->name, m->work);
+        m->work_dev = st.st_dev;
+        m->work_ino = st.st_ino;
+        clear_volatile(at, "work");
+        m->journal_fd = session_append_regular_at(at, "journal");
         if (m->journal_fd < 0)
-                return make_error(err, errno, "run: session `%s`: `%s`", c->name, jpath);
+                return make_error(err, -m->journal_fd, "run: session `%s`: `%s/journal`", c->name,
+                                  dir);
+        /* Read by the fd too (its last component never followed). */
+        snprintf(jpath, sizeof(jpath), "/proc/self/fd/%d/journal", at);
         r = journal_load(&j, jpath);
         if (r < 0)
-                return make_error(err, -r, "run: session `%s`: `%s`", c->name, jpath);
+                return make_error(err, -r, "run: session `%s`: `%s/journal`", c->name, dir);
         for (size_t k = 0; k < j.n; k++)
                 cow_noted_put(m, j.v[k].path);
         journal_free(&j);
@@ -493,7 +536,7 @@ static int emulate(struct supervisor *sup, size_t i, struct error *err)
 {
         struct cow_state *c = &sup->cow;
         struct vfs_mount *vm = &sup->view.mounts[c->view_index[i]];
-        int fd = open(c->m[i].upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = fcntl(c->m[i].upper_fd, F_DUPFD_CLOEXEC, 0);
 
         if (fd < 0)
                 return make_error(err, errno, "run: session `%s`: `%s`", c->name, c->m[i].upper);
@@ -527,7 +570,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 c->view_index[c->n] = i;
                 snprintf(c->m[c->n].sandbox, PATH_MAX, "%s", vm->sandbox);
                 snprintf(c->m[c->n].host, PATH_MAX, "%s", vm->host);
-                c->m[c->n].lower_fd = c->m[c->n].journal_fd = -1;
+                c->m[c->n].lower_fd = c->m[c->n].journal_fd = c->m[c->n].upper_fd = -1;
                 c->n++;
         }
         if (!c->n)
@@ -563,7 +606,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                         goto fail;
                 }
                 if (sup->layers.mntns)
-                        cow_own_dirs(sup, c->m[i].lower_fd, c->m[i].upper);
+                        cow_own_dirs(sup, c->m[i].lower_fd, c->m[i].upper_fd);
         }
         session_meta_free(&old);
         meta.n_mounts = c->n;
@@ -579,6 +622,10 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 snprintf(b->target, sizeof(b->target), "%s", c->m[i].sandbox);
                 snprintf(b->upper, sizeof(b->upper), "%s", c->m[i].upper);
                 snprintf(b->work, sizeof(b->work), "%s", c->m[i].work);
+                b->upper_dev = c->m[i].upper_dev;
+                b->upper_ino = c->m[i].upper_ino;
+                b->work_dev = c->m[i].work_dev;
+                b->work_ino = c->m[i].work_ino;
                 b->overlay = true;
         }
         return 0;
@@ -766,7 +813,9 @@ void cow_finish(struct supervisor *sup)
                 }
                 if (m->journal_fd >= 0)
                         close(m->journal_fd);
-                m->lower_fd = m->journal_fd = -1;
+                if (m->upper_fd >= 0)
+                        close(m->upper_fd);
+                m->lower_fd = m->journal_fd = m->upper_fd = -1;
                 cow_noted_free(m);
         }
         if (c->janitor_fd >= 0) {

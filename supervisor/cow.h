@@ -27,6 +27,13 @@ struct cow_mount {
         char upper[PATH_MAX], work[PATH_MAX];
         int lower_fd;   /* O_PATH of the host tree, in the host's namespace */
         int journal_fd; /* O_APPEND */
+        /* The upper directory, O_PATH, opened beneath the session's directory's fd without
+         * following a symlink; it and the work directory by identity too, which the
+         * namespace maker checks on what it opens by path (upper, work): in a store another
+         * run's program may write, either path can lead elsewhere by then (an outside
+         * review). */
+        int upper_fd;
+        unsigned long long upper_dev, upper_ino, work_dev, work_ino;
         /* The relative paths already in the journal (or known absent from the lower): an
          * open-addressing set of strings, under `lock`. */
         char **noted;
@@ -111,7 +118,7 @@ bool cow_own_denies(int fd);
 /* Before the overlay is mounted, in a user namespace, when the lower's root (`lower_fd`) is
  * the user's in another group: its directories that are so too are made in `upper`
  * beforehand, as they are (cow_owncopy.c), which overlayfs could not copy up (EOVERFLOW). */
-void cow_own_dirs(struct supervisor *sup, int lower_fd, const char *upper);
+void cow_own_dirs(struct supervisor *sup, int lower_fd, int upper_fd);
 
 /* Reap the child that forked the janitor (cow_setup does not wait for it): before we become
  * the child subreaper, so that the janitor is not our child then but init's (the teardown

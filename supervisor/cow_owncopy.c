@@ -272,7 +272,7 @@ static void walk_dirs(struct dirwalk *w, char *rel, size_t len, int depth)
         closedir(d);
 }
 
-void cow_own_dirs(struct supervisor *sup, int lower_fd, const char *upper)
+void cow_own_dirs(struct supervisor *sup, int lower_fd, int upper_fd)
 {
         struct dirwalk w = {.lower = lower_fd};
         char rel[PATH_MAX] = "";
@@ -284,7 +284,7 @@ void cow_own_dirs(struct supervisor *sup, int lower_fd, const char *upper)
                 w.state_dev = state.st_dev;
                 w.state_ino = state.st_ino;
         }
-        w.upper = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        w.upper = openat(upper_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (w.upper < 0)
                 return;
         w.lower = openat(lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

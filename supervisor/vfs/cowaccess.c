@@ -240,8 +240,10 @@ static int write_down(const struct cow_apply *a, const char *path, const struct 
                      (unsigned)(st->st_mode & 07777), esc);
         if (n < 0)
                 abort();
-        fd = open(a->lent_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 || write(fd, line, (size_t)n) != n || fsync(fd) < 0)
+        fd = session_append_regular_at(AT_FDCWD, a->lent_path); /* a FIFO there: no hang */
+        if (fd < 0)
+                r = fd;
+        else if (write(fd, line, (size_t)n) != n || fsync(fd) < 0)
                 r = errno ? -errno : -EIO;
         return r;
 }

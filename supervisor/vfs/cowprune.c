@@ -9,6 +9,7 @@
  * equal to the host (COW_SAME), removed by the next apply.
  */
 #include "supervisor/vfs/cowapply.h"
+#include "supervisor/vfs/session.h"
 #include "supervisor/util.h"
 
 #include <dirent.h>
@@ -98,9 +99,9 @@ static int prune_journal(const struct cow_apply *a, const char *journal_path)
                 return 0;
         if (snprintf(tmp, sizeof(tmp), "%s.new", journal_path) >= (int)sizeof(tmp))
                 return -ENAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = session_create_new_at(AT_FDCWD, tmp); /* never a FIFO or link put there */
         if (fd < 0)
-                return -errno;
+                return fd;
         for (size_t i = 0; r >= 0 && i < a->journal->n; i++) {
                 _cleanup_free_ char *line = NULL;
 

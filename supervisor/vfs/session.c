@@ -181,6 +181,34 @@ int session_open_regular_at(int dirfd, const char *name)
         return fd;
 }
 
+int session_append_regular_at(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name,
+                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                                O_NOCTTY,
+                        0600);
+        struct stat st;
+        int e;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, O_APPEND) == 0)
+                return fd;
+        e = S_ISREG(st.st_mode) ? errno : EINVAL;
+        close(fd);
+        return -e;
+}
+
+int session_create_new_at(int dirfd, const char *name)
+{
+        int fd;
+
+        if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+                return -errno;
+        fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        return fd < 0 ? -errno : fd;
+}
+
 FILE *session_fopen_regular(const char *path)
 {
         int fd = session_open_regular(path);
@@ -297,9 +325,9 @@ int session_meta_write_at(int dirfd, const struct session_meta *m)
         int fd, r;
         FILE *f;
 
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = session_create_new_at(dirfd, tmp);
         if (fd < 0)
-                return -errno;
+                return fd;
         f = fdopen(fd, "w");
         if (!f) {
                 close(fd);

@@ -104,6 +104,12 @@ int session_open_regular(const char *path);
 /* The same for `name` in `dirfd`. */
 int session_open_regular_at(int dirfd, const char *name);
 FILE *session_fopen_regular(const char *path);
+/* `name` in `dirfd` opened to append, made if missing: a regular file only, never through a
+ * symlink, never waiting (a FIFO put there: EINVAL, not a hang). The fd, or -errno. */
+int session_append_regular_at(int dirfd, const char *name);
+/* `name` in `dirfd` made anew for writing (what was there removed first, then O_EXCL): never
+ * an existing file, FIFO or link of someone else's. The fd, or -errno. */
+int session_create_new_at(int dirfd, const char *name);
 /* Read `dir/session`. Returns 0 (check meta->damaged), -ENOENT, or -errno. */
 int session_meta_read(const char *dir, struct session_meta *meta);
 /* The same by an fd of the session's directory (O_PATH will do): what acts on a session long

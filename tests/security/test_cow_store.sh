@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17d. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17f. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -10,6 +10,8 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=cow_common.sh
 source "$(dirname "$0")/cow_common.sh"
+# The session store's attacker of 17e (tests/helpers/swapper.c).
+swapper=$(realpath "${2:?usage: test_cow_store.sh STOCKADE SWAPPER}")
 
 # 17. The run's end compares the session with your tree (a run that changed nothing leaves
 # none). The sandbox may write the workspace's parent's parent (--rw here; /var/tmp in the
@@ -86,6 +88,17 @@ rc=0
 # removed when unused (no `.gone-NAME` left once the janitor is done), kept with its metadata
 # brought up to date and its change announced when named, or when it holds a change. The
 # janitor renamed the decoy away, and wrote its metadata, through the symlink.
+# session_file STATE: the metadata file of the first session in the store STATE once a run
+# has written it (up to 10 s), or nothing.
+session_file() {
+        local m=""
+        for _ in $(seq 100); do
+                m=$(ls "$1"/sessions/*/session 2>/dev/null | head -1) || true
+                [ -z "$m" ] || break
+                sleep 0.1
+        done
+        echo "$m"
+}
 decoy_snap() {
         (cd "$1" && find . -printf '%p %y %m %s %i %T@\n' | sort && find . -type f -print0 |
                 sort -z | xargs -0 -r sha256sum)
@@ -101,12 +114,7 @@ for how in unused named changed; do
                 sh -c "$change; for i in \$(seq 200); do [ -e '$s8/planted' ] && sleep 1.2 &&
                 exit 0; sleep 0.1; done; exit 3") >"$top/out8" 2>&1 &
         a8=$!
-        m8=""
-        for _ in $(seq 100); do
-                m8=$(ls "$s8"/state/sessions/*/session 2>/dev/null | head -1) || true
-                [ -z "$m8" ] || break
-                sleep 0.1
-        done
+        m8=$(session_file "$s8/state")
         [ -n "$m8" ] || fail "17d ($how): run A made no session"
         n8=$(basename "$(dirname "$m8")")
         mkdir -p "$s8/decoy/$n8/0/upper"
@@ -142,6 +150,81 @@ for how in unused named changed; do
         fi
         [ "$(cat "$s8/wsA/file")" = original ] || fail "17d ($how): the workspace changed"
 done
+
+# 17e. The session's directory swapped for a symlink while the run starts: as soon as its
+# `lock` is held (the run has opened the directory and locked it), another run's program
+# (tests/helpers/swapper.c, in a sandbox given the store) moves it away and puts a symlink to
+# a directory of its choosing at its name. The run made its mount's `0/`, upper, work
+# directory and journal by path after that, so root's stockade made them in that directory,
+# and the change went there (an outside review won the race on its 6th run). Now each is made
+# and opened beneath the session's directory's fd, and the namespace maker checks that what
+# the upper's and work's paths open is what was made: the directory swapped in stays empty
+# (a run that lost the race may fail; it must not write there). New sessions and a named one
+# continued (whose start reads its metadata first: a wider window), in turn.
+s9=$top/own/store9
+mkdir -p "$s9/state/sessions" "$s9/victim" "$s9/ws"
+chmod 700 "$s9/state/sessions"
+echo original >"$s9/ws/file"
+"$stockade" run -q "${user[@]}" --rw "$s9" -- "$swapper" "$s9/state/sessions" "$s9/victim" 90 \
+        >"$top/swap9" 2>&1 &
+b9=$!
+for _ in $(seq 100); do
+        grep -q ready "$top/swap9" && break
+        sleep 0.1
+done
+if grep -q ready "$top/swap9"; then
+        for i in $(seq 40); do
+                named=()
+                [ $((i % 2)) -eq 0 ] && named=(--session race9)
+                (cd "$s9/ws" && "$stockade" run "${user[@]}" --state-dir "$s9/state" \
+                        "${named[@]}" -- sh -c "echo changed-$i >file") >"$top/out9" 2>&1 || true
+                if [ -n "$(ls -A "$s9/victim")" ]; then
+                        fail "17e: run $i made its session's state in the swapped-in directory:" \
+                                "$(find "$s9/victim" -printf '%p ' | head -c 300)"
+                        break
+                fi
+                # the named session back in its place for the next run
+                if [ -L "$s9/state/sessions/race9" ]; then
+                        rm "$s9/state/sessions/race9"
+                        [ ! -d "$s9/state/sessions/.mv-race9" ] ||
+                                mv "$s9/state/sessions/.mv-race9" "$s9/state/sessions/race9"
+                fi
+        done
+        grep -q '^swapped' "$top/swap9" || fail "17e: nothing was swapped (the test proves nothing)"
+else
+        fail "17e: the swapper did not start: $(cat "$top/swap9")"
+fi
+kill "$b9" 2>/dev/null || true
+wait "$b9" 2>/dev/null || true
+[ "$(cat "$s9/ws/file")" = original ] || fail "17e: the workspace changed"
+
+# 17f. A FIFO put at the session's `.session.new` during a run that changes a file (by another
+# run's program, in a store it may write). The janitor opened it to write the metadata and
+# waited for a reader, and stockade for the janitor, past its program's end, without limit (an
+# outside review). Now what is there is removed and the file made anew (O_EXCL): the run ends
+# at once, its change kept and announced.
+s10=$top/own/store10
+mkdir -p "$s10/state" "$s10/ws"
+echo original >"$s10/ws/file"
+(cd "$s10/ws" && timeout -k 5 30 "$stockade" run "${user[@]}" --state-dir "$s10/state" -- \
+        sh -c "echo changed >file; for i in \$(seq 200); do [ -e '$s10/planted' ] && exit 0;
+        sleep 0.1; done; exit 3") >"$top/out10" 2>&1 &
+a10=$!
+m10=$(session_file "$s10/state")
+[ -n "$m10" ] || fail "17f: the run made no session"
+n10=$(basename "$(dirname "$m10")")
+"$stockade" run -q "${user[@]}" --rw "$s10" -- sh -c "
+        mkfifo '$s10/state/sessions/$n10/.session.new' && : >'$s10/planted'" ||
+        fail "17f: the second sandbox could not make the FIFO"
+[ -p "$s10/state/sessions/$n10/.session.new" ] || fail "17f: no FIFO (the test proves nothing)"
+rc=0
+wait $a10 || rc=$?
+[ $rc -eq 0 ] || fail "17f: the run ended $rc (124: it waited on the FIFO): $(cat "$top/out10")"
+grep -q "changes are in session $n10:" "$top/out10" ||
+        fail "17f: the change was not announced: $(cat "$top/out10")"
+[ "$(cat "$s10/state/sessions/$n10/0/upper/file" 2>&1)" = changed ] ||
+        fail "17f: the session lost its change"
+[ "$(cat "$s10/ws/file")" = original ] || fail "17f: the workspace changed"
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
