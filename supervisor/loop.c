@@ -596,23 +596,41 @@ static int supervise(struct supervisor *sup, const struct spawn_plan *plan, stru
  * /proc is still the host's (`unshare -fp` without --mount-proc) each number named a host
  * process instead: the sandbox joined the network namespace of one (an outside review found
  * the host's lo given the view's 127.0.0.2 and fe80::1) and host processes were taken for our
- * children. /proc/self is the caller as /proc's namespace numbers it.
+ * children. /proc/self/status's NSpid lists our number in /proc's namespace and in each
+ * below it, down to ours: one number, and ours, only in /proc of our own namespace (the
+ * number alone could agree: a second review made the same number in both with clone3's
+ * set_tid).
  */
 static int check_proc(struct error *err)
 {
-        char link[32];
-        ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+        char line[256];
+        const char *why = NULL;
+        int fields = 0;
+        long first = -1;
+        FILE *f = fopen("/proc/self/status", "re");
 
-        if (n <= 0)
-                return make_error(err, n < 0 ? errno : EIO,
+        if (!f)
+                return make_error(err, errno,
                                   "run: /proc is not mounted, or not readable: stockade needs it");
-        link[n] = '\0';
-        if (strtol(link, NULL, 10) != getpid())
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "NSpid:", 6) == 0) {
+                        char *p = line + 6, *end;
+
+                        for (long v; (v = strtol(p, &end, 10)), end != p; p = end)
+                                if (fields++ == 0)
+                                        first = v;
+                        break;
+                }
+        fclose(f);
+        if (fields == 0)
+                why = "/proc/self/status has no NSpid (a kernel before 4.1, or not a procfs)";
+        else if (fields > 1 || first != getpid())
+                why = "/proc is another pid namespace's";
+        if (why)
                 return make_error(err, 0,
-                                  "run: /proc is another pid namespace's (it numbers us %s, we are "
-                                  "%d): mount one of this namespace's (`unshare --pid --fork "
-                                  "--mount-proc`)",
-                                  link, (int)getpid());
+                                  "run: %s: stockade names processes by number there; mount a "
+                                  "/proc of this namespace's (`unshare --pid --fork --mount-proc`)",
+                                  why);
         return 0;
 }
 

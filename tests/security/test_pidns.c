@@ -348,6 +348,41 @@ static void refused_with_another_namespaces_proc(void **state)
         free(after);
 }
 
+/* The same with one number for stockade in both namespaces (clone3's set_tid, as root: a
+ * second review's way past a check of /proc/self's number alone). The previous check let it
+ * through, and the sandbox joined the namespaces of host kernel threads. */
+static void refused_with_one_number_in_both(void **state)
+{
+        struct run_result r;
+        char *before, *after;
+        char *argv[] = {
+                SAMEPID, (char *)runner_stockade(), "run", "-q", "--rw", ".", "--", "/bin/sh",
+                "-c",    "echo ran > marker",       NULL};
+
+        (void)state;
+        if (geteuid() != 0) {
+                printf("skip: set_tid in our own pid namespace needs root\n");
+                skip();
+        }
+        before = lo_addresses();
+        assert_int_equal(runner_run(argv, NULL, TIMEOUT_S, &r), 0);
+        if (r.exit_code == 77) {
+                printf("skip: %s", r.err);
+                runner_free(&r);
+                free(before);
+                skip();
+        }
+        after = lo_addresses();
+        if (r.exit_code != 125 || !strstr(r.err, "/proc is another pid namespace's") ||
+            access("marker", F_OK) == 0 || strcmp(before, after) != 0)
+                fail_msg("exit %d, marker %s, lo before:\n%safter:\n%s%s%s", r.exit_code,
+                         access("marker", F_OK) == 0 ? "made" : "absent", before, after, r.out,
+                         r.err);
+        runner_free(&r);
+        free(before);
+        free(after);
+}
+
 /* Whether --fast runs here at all (a mount namespace, Landlock, the pid namespace). */
 static bool fast_possible(void)
 {
@@ -377,6 +412,7 @@ int main(void)
                 cmocka_unit_test(nothing_outlives_the_run),
                 cmocka_unit_test(refused_without_it),
                 cmocka_unit_test(refused_with_another_namespaces_proc),
+                cmocka_unit_test(refused_with_one_number_in_both),
         };
 
         if (!fast_possible())
