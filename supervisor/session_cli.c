@@ -445,7 +445,13 @@ int sess_unlend(const struct sess *found, const char *cmd, struct error *err)
                 if (ca.host_fd < 0 || n >= SESSION_MOUNTS_MAX)
                         continue;
                 r = cowapply_unlend_left(&ca, &failed);
-                if (r < 0)
+                if (r == -EINVAL && !failed) /* the record itself: a FIFO, a device */
+                        make_error(err, 0,
+                                   "%s: session %s: its %zu/lent is not a regular file, so "
+                                   "not a record stockade wrote (another program put it there): "
+                                   "remove it, then try again",
+                                   cmd, s->name, n);
+                else if (r < 0)
                         make_error(err, -r,
                                    "%s: session %s: giving %s/%s its mode back (an earlier "
                                    "apply lent it its write bit): nothing done",

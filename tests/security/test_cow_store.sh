@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17f. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17g. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -225,6 +225,26 @@ grep -q "changes are in session $n10:" "$top/out10" ||
 [ "$(cat "$s10/state/sessions/$n10/0/upper/file" 2>&1)" = changed ] ||
         fail "17f: the session lost its change"
 [ "$(cat "$s10/ws/file")" = original ] || fail "17f: the workspace changed"
+
+# 17g. A FIFO at a session's `0/lent` (apply's record of the write bits it lends, put there by
+# another run's program): apply refuses it by name, touching nothing, instead of an error
+# about giving a directory its mode back that nothing ever lent; without it, apply works.
+s11=$top/own/store11
+mkdir -p "$s11/state" "$s11/ws"
+echo original >"$s11/ws/file"
+(cd "$s11/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s11/state" --session lent11 -- \
+        sh -c 'echo changed >file') || fail "17g: the run failed"
+mkfifo "$s11/state/sessions/lent11/0/lent"
+rc=0
+out=$(cd "$s11/ws" && timeout -k 5 20 "$stockade" apply --state-dir "$s11/state" lent11 2>&1) ||
+        rc=$?
+[ $rc -eq 125 ] && grep -q "0/lent is not a regular file" <<<"$out" ||
+        fail "17g: apply with a FIFO at 0/lent ended $rc: $out"
+[ "$(cat "$s11/ws/file")" = original ] || fail "17g: apply changed the workspace all the same"
+rm "$s11/state/sessions/lent11/0/lent"
+(cd "$s11/ws" && "$stockade" apply --state-dir "$s11/state" lent11 >/dev/null 2>&1) ||
+        fail "17g: apply failed once the FIFO was gone"
+[ "$(cat "$s11/ws/file")" = changed ] || fail "17g: apply did not write the change"
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
