@@ -676,11 +676,10 @@ int sup_run(const struct spawn_plan *plan, struct error *err)
         /* Before we fork anything: every child we have now came with the exec. */
         inherited = inherited_record(&sup->inherited);
         if (inherited > INHERITED_MAX)
-                fprintf(stderr,
-                        "stockade: warning: %d processes started before stockade are its "
-                        "children; the first %d are spared, the others stopped and killed with "
-                        "the sandbox\n",
-                        inherited, INHERITED_MAX);
+                error_warn("warning: %d processes started before stockade are its children; "
+                           "the first %d are spared, the others stopped and killed with the "
+                           "sandbox\n",
+                           inherited, INHERITED_MAX);
         /* --net host: the host's network, as it says. */
         phases_mark(&sup->phases, "options");
         layers_probe(&sup->layers, plan->cfg->verbose > 0, plan->cfg->net.mode != NETPOL_MODE_HOST,
