@@ -303,6 +303,22 @@ static char *lo_addresses(void)
         return out;
 }
 
+/* A run that had to refuse: exit 125 naming the foreign /proc, no marker made by its command,
+ * the host's lo as `before` had it. Frees r and before. */
+static void judge_refused(struct run_result *r, char *before)
+{
+        char *after = lo_addresses();
+        bool marker = access("marker", F_OK) == 0;
+
+        if (r->exit_code != 125 || !strstr(r->err, "/proc is another pid namespace's") || marker ||
+            strcmp(before, after) != 0)
+                fail_msg("exit %d, marker %s, lo before:\n%safter:\n%s%s%s", r->exit_code,
+                         marker ? "made" : "absent", before, after, r->out, r->err);
+        runner_free(r);
+        free(before);
+        free(after);
+}
+
 /* stockade started in a pid namespace of its own whose /proc is still the host's (`unshare
  * -fp` without --mount-proc): every number it read in /proc named a host process. An outside
  * review found the host's lo given the view's addresses (the sandbox joined the network
@@ -311,7 +327,7 @@ static char *lo_addresses(void)
 static void refused_with_another_namespaces_proc(void **state)
 {
         struct run_result r;
-        char *before = lo_addresses(), *after;
+        char *before = lo_addresses();
         /* --rw .: a marker the command made would be on the host, not in a session */
         char *argv[] = {"/usr/bin/unshare",
                         geteuid() == 0 ? "-fp" : "-Urfp",
@@ -337,15 +353,7 @@ static void refused_with_another_namespaces_proc(void **state)
         }
         runner_free(&r);
         assert_int_equal(runner_run(argv, NULL, TIMEOUT_S, &r), 0);
-        after = lo_addresses();
-        if (r.exit_code != 125 || !strstr(r.err, "/proc is another pid namespace's") ||
-            access("marker", F_OK) == 0 || strcmp(before, after) != 0)
-                fail_msg("exit %d, marker %s, lo before:\n%safter:\n%s%s%s", r.exit_code,
-                         access("marker", F_OK) == 0 ? "made" : "absent", before, after, r.out,
-                         r.err);
-        runner_free(&r);
-        free(before);
-        free(after);
+        judge_refused(&r, before);
 }
 
 /* The same with one number for stockade in both namespaces (clone3's set_tid, as root: a
@@ -354,7 +362,7 @@ static void refused_with_another_namespaces_proc(void **state)
 static void refused_with_one_number_in_both(void **state)
 {
         struct run_result r;
-        char *before, *after;
+        char *before;
         char *argv[] = {
                 SAMEPID, (char *)runner_stockade(), "run", "-q", "--rw", ".", "--", "/bin/sh",
                 "-c",    "echo ran > marker",       NULL};
@@ -372,15 +380,7 @@ static void refused_with_one_number_in_both(void **state)
                 free(before);
                 skip();
         }
-        after = lo_addresses();
-        if (r.exit_code != 125 || !strstr(r.err, "/proc is another pid namespace's") ||
-            access("marker", F_OK) == 0 || strcmp(before, after) != 0)
-                fail_msg("exit %d, marker %s, lo before:\n%safter:\n%s%s%s", r.exit_code,
-                         access("marker", F_OK) == 0 ? "made" : "absent", before, after, r.out,
-                         r.err);
-        runner_free(&r);
-        free(before);
-        free(after);
+        judge_refused(&r, before);
 }
 
 /* Whether --fast runs here at all (a mount namespace, Landlock, the pid namespace). */
