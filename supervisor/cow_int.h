@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct cow_mount;
 struct cow_state;
@@ -13,6 +14,11 @@ struct error;
 
 /* dir/name into out (PATH_MAX); false when too long. */
 bool cow_join(char *out, const char *dir, const char *name);
+/* chmod of an O_PATH fd (through /proc: fchmod refuses O_PATH). */
+void cow_fd_chmod(int fd, mode_t mode);
+/* overlayfs's volatile marker beneath the work directory `work` in `parent` (an fd), removed,
+ * by fd and never following a symlink; the work directory's own work/ left mode 000. */
+void cow_clear_volatile(int parent, const char *work);
 
 /*
  * Whether the run changed anything beneath mount i of `c`, whose lower tree is its lower_fd
