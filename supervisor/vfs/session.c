@@ -165,36 +165,40 @@ int session_open_regular(const char *path)
         return session_open_regular_at(AT_FDCWD, path);
 }
 
-int session_open_regular_at(int dirfd, const char *name)
+/* `name` in `dirfd` opened with `flags` (and `mode` if it makes it), never through a symlink,
+ * never waiting, and kept only if a regular file: the fd, or -errno (EINVAL: a FIFO, a device
+ * or a directory there). */
+static int open_regular(int dirfd, const char *name, int flags, mode_t mode)
 {
-        int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-        struct stat st;
-
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                int e = fstat(fd, &st) < 0 ? errno : EINVAL;
-
-                close(fd);
-                return -e;
-        }
-        return fd;
-}
-
-int session_append_regular_at(int dirfd, const char *name)
-{
-        int fd = openat(dirfd, name,
-                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-                                O_NOCTTY,
-                        0600);
+        int fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
         struct stat st;
         int e;
 
         if (fd < 0)
                 return -errno;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, O_APPEND) == 0)
+        if (fstat(fd, &st) < 0)
+                e = errno;
+        else if (!S_ISREG(st.st_mode))
+                e = EINVAL;
+        else
                 return fd;
-        e = S_ISREG(st.st_mode) ? errno : EINVAL;
+        close(fd);
+        return -e;
+}
+
+int session_open_regular_at(int dirfd, const char *name)
+{
+        return open_regular(dirfd, name, O_RDONLY, 0);
+}
+
+int session_append_regular_at(int dirfd, const char *name)
+{
+        int fd = open_regular(dirfd, name, O_WRONLY | O_APPEND | O_CREAT, 0600), e;
+
+        /* blocking again for the writes (a regular file's never wait anyway) */
+        if (fd < 0 || fcntl(fd, F_SETFL, O_APPEND) == 0)
+                return fd;
+        e = errno;
         close(fd);
         return -e;
 }
