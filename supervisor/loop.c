@@ -172,43 +172,25 @@ static bool loop_dispatch(struct supervisor *sup, struct epoll_event ev, struct 
         return !sup->root_exited;
 }
 
-static void kill_child(const struct proc_stat *st, void *arg)
-{
-        const struct supervisor *sup = arg;
-
-        /* Our child: its number is ours until we reap it, and only this thread reaps. The
-         * scratch's cleaner is ours too, and is left to finish (scratch.c). */
-        if (st->ppid == getpid() && st->pid != sup->cleaner &&
-            !inherited_is(&sup->inherited, st->pid, st->start))
-                kill(st->pid, SIGKILL);
-}
-
-struct others {
-        const struct inherited *spared;
+/* One look at /proc in the teardown: our children but those we inherited, each killed when
+ * `kill` says (the tree's own kills have had their time) but the scratch's cleaner, which is
+ * ours too and left to finish (scratch.c); `found` whether there was any. */
+struct children_left {
+        const struct supervisor *sup;
         pid_t self;
-        bool found;
+        bool kill, found;
 };
 
-static void other_child(const struct proc_stat *st, void *arg)
+static void child_left(const struct proc_stat *st, void *arg)
 {
-        struct others *o = arg;
+        struct children_left *c = arg;
 
-        if (st->ppid == o->self && !inherited_is(o->spared, st->pid, st->start))
-                o->found = true;
-}
-
-/*
- * Whether every child left is one we inherited. Then nothing of the sandbox is left: each of
- * its processes descends from a child of ours that is not inherited (we are the subreaper: an
- * orphan comes to us, not to an inherited child), and that child stays, a zombie at least,
- * until this thread reaps it, so the walk finds it wherever it is in /proc.
- */
-static bool only_inherited_left(const struct supervisor *sup)
-{
-        struct others o = {.spared = &sup->inherited, .self = getpid()};
-
-        procscan_foreach(other_child, &o);
-        return !o.found;
+        if (st->ppid != c->self || inherited_is(&c->sup->inherited, st->pid, st->start))
+                return;
+        c->found = true;
+        /* Our child: its number is ours until we reap it, and only this thread reaps. */
+        if (c->kill && st->pid != c->sup->cleaner)
+                kill(st->pid, SIGKILL);
 }
 
 static long long monotonic_ms(void)
@@ -246,12 +228,21 @@ static void reap_all(struct supervisor *sup)
         if (sup->watcher > 0)
                 kill(sup->watcher, SIGKILL);
         while (ptrace_reap(sup) != -ECHILD) {
-                /* Those the user started before us are not waited for (a /proc walk each
-                 * round, only on a run that has some). */
-                if (sup->inherited.n && only_inherited_left(sup))
-                        break;
-                if (!sup->layers.ptrace || monotonic_ms() - start >= 100)
-                        procscan_foreach(kill_child, sup);
+                struct children_left c = {.sup = sup,
+                                          .self = getpid(),
+                                          .kill = !sup->layers.ptrace ||
+                                                  monotonic_ms() - start >= 100};
+
+                /* Children the user started before us are not waited for: when every child
+                 * left is one of them, nothing of the sandbox is left. Each of its processes
+                 * descends from a child of ours that is not inherited (we are the subreaper:
+                 * an orphan comes to us, never to an inherited child), and that child stays,
+                 * a zombie at least, until this thread reaps it, so the walk finds it. */
+                if (c.kill || sup->inherited.n) {
+                        procscan_foreach(child_left, &c);
+                        if (sup->inherited.n && !c.found)
+                                break;
+                }
                 if (epoll_wait(sup->epfd, &ev, 1, 100) > 0)
                         ((struct event_source *)ev.data.ptr)->on_ready(sup, ev.data.ptr, ev.events);
                 sup_kill_tree(sup);
