@@ -147,7 +147,7 @@ int sess_find(struct sess *s, const char *state_opt, const char *name, struct er
         s->name = name;
         s->state_fd = s->sessions_fd = s->dir_fd = -1;
         for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++)
-                s->mounts[i].upper_fd = s->mounts[i].host_fd = -1;
+                s->mounts[i].dir_fd = s->mounts[i].upper_fd = s->mounts[i].host_fd = -1;
         if (!session_name_ok(name))
                 return make_error(err, 0, "session `%s`: not a session name", name);
         r = store_default(state_opt, s->state);
@@ -223,8 +223,17 @@ static void load_mount(struct sess *s, struct sess_mount *sm, size_t n)
         struct stat st;
         int r;
 
-        snprintf(path, sizeof(path), "%s/upper", sm->dir);
-        sm->upper_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        snprintf(path, sizeof(path), "%zu", n);
+        sm->dir_fd = open_dir_below(s->dir_fd, path);
+        if (sm->dir_fd < 0)
+                return mount_problem(
+                        sm, n,
+                        errno == ENOENT    ? "its directory is missing"
+                        : errno == ENOTDIR ? "its directory is a symlink or a file, not a directory"
+                                           : "its directory",
+                        errno == ENOENT || errno == ENOTDIR ? 0 : errno);
+        snprintf(sm->dir, sizeof(sm->dir), "/proc/self/fd/%d", sm->dir_fd);
+        sm->upper_fd = openat(sm->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sm->upper_fd < 0)
                 return mount_problem(sm, n,
                                      errno == ENOENT ? "its upper directory is missing"
@@ -309,8 +318,6 @@ void sess_load(struct sess *s)
                 if (!s->meta.mounts[i].sandbox[0])
                         continue; /* a line the damage took */
                 sm->m = &s->meta.mounts[i];
-                if (snprintf(sm->dir, sizeof(sm->dir), "%s/%zu", s->at, i) >= (int)sizeof(sm->dir))
-                        continue; /* session_path leaves room: cannot happen */
                 s->n++;
         }
         qsort(s->mounts, s->n, sizeof(s->mounts[0]), cmp_mount);
@@ -343,11 +350,9 @@ void sess_close(struct sess *s)
         for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++) {
                 struct sess_mount *sm = &s->mounts[i];
 
-                if (sm->upper_fd >= 0)
-                        close(sm->upper_fd);
-                if (sm->host_fd >= 0)
-                        close(sm->host_fd);
-                sm->upper_fd = sm->host_fd = -1;
+                for (int *fd = &sm->dir_fd; fd <= &sm->host_fd; fd++)
+                        if (*fd >= 0)
+                                close(*fd), *fd = -1;
                 journal_free(&sm->journal);
                 cowdiff_free(&sm->diff);
         }
@@ -422,28 +427,32 @@ int session_cli_diff(int argc, char **argv)
 
 int sess_unlend(const struct sess *found, const char *cmd, struct error *err)
 {
-        char lent[SESSION_MOUNTS_MAX][PATH_MAX + 24];
         struct sess *s;
         bool any = false;
         int r = 0;
 
-        for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++) {
-                snprintf(lent[i], sizeof(lent[i]), "%s/%zu/lent", found->at, i);
-                any |= access(lent[i], F_OK) == 0;
+        for (size_t i = 0; i < SESSION_MOUNTS_MAX && !any; i++) {
+                char n[24];
+                _cleanup_close_ int fd = -1;
+
+                snprintf(n, sizeof(n), "%zu", i);
+                fd = open_dir_below(found->dir_fd, n);
+                any = fd >= 0 && faccessat(fd, "lent", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
         }
         if (!any)
                 return 0;
         s = xcalloc(1, sizeof(*s)); /* loaded on a copy: the caller's is still as found */
         *s = *found;
-        s->state_fd = s->sessions_fd = s->dir_fd = -1; /* the caller's to close */
         sess_load(s);
         for (size_t i = 0; i < s->n && r == 0; i++) {
                 size_t n = (size_t)(s->mounts[i].m - s->meta.mounts);
-                struct cow_apply ca = {.host_fd = s->mounts[i].host_fd, .lent_path = lent[n]};
+                char lent[sizeof(s->mounts[i].dir) + 8];
+                struct cow_apply ca = {.host_fd = s->mounts[i].host_fd, .lent_path = lent};
                 _cleanup_free_ char *failed = NULL;
 
-                if (ca.host_fd < 0 || n >= SESSION_MOUNTS_MAX)
+                if (ca.host_fd < 0 || s->mounts[i].dir_fd < 0)
                         continue;
+                snprintf(lent, sizeof(lent), "%s/lent", s->mounts[i].dir);
                 r = cowapply_unlend_left(&ca, &failed);
                 if (r == -EINVAL && !failed) /* the record itself: a FIFO, a device */
                         make_error(err, 0,
@@ -457,6 +466,7 @@ int sess_unlend(const struct sess *found, const char *cmd, struct error *err)
                                    "apply lent it its write bit): nothing done",
                                    cmd, s->name, s->mounts[i].m->host, failed ? failed : "");
         }
+        s->state_fd = s->sessions_fd = s->dir_fd = -1; /* the caller's to close */
         sess_close(s);
         free(s);
         return r < 0 ? -1 : 0;

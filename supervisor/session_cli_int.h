@@ -15,9 +15,12 @@
 
 struct sess_mount {
         const struct session_mount *m; /* sandbox and host paths, in sess.meta */
-        char dir[PATH_MAX];            /* SESSION/N */
+        /* SESSION/N, opened beneath the session's fd without following a symlink (dir_fd),
+         * and named as /proc/self/fd/M: its journal and lent are reached through it, so that
+         * `N` swapped for a symlink after the load leads nowhere else. */
+        char dir[32];
         char prefix[PATH_MAX];         /* what the output puts before a path: "" or SANDBOX/ */
-        int upper_fd, host_fd;         /* -1 when missing */
+        int dir_fd, upper_fd, host_fd; /* -1 when missing */
         struct journal journal;
         struct cow_diff diff;
         bool loaded;       /* diff computed */

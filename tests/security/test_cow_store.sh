@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17g. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17h. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -213,10 +213,11 @@ a10=$!
 m10=$(session_file "$s10/state")
 [ -n "$m10" ] || fail "17f: the run made no session"
 n10=$(basename "$(dirname "$m10")")
-"$stockade" run -q "${user[@]}" --rw "$s10" -- sh -c "
-        mkfifo '$s10/state/sessions/$n10/.session.new' && : >'$s10/planted'" ||
+"$stockade" run -q "${user[@]}" --rw "$s10" -- mkfifo "$s10/state/sessions/$n10/.session.new" ||
         fail "17f: the second sandbox could not make the FIFO"
+# Looked at before run A is let go: its end replaces the FIFO at once.
 [ -p "$s10/state/sessions/$n10/.session.new" ] || fail "17f: no FIFO (the test proves nothing)"
+: >"$s10/planted"
 rc=0
 wait $a10 || rc=$?
 [ $rc -eq 0 ] || fail "17f: the run ended $rc (124: it waited on the FIFO): $(cat "$top/out10")"
@@ -245,6 +246,37 @@ rm "$s11/state/sessions/lent11/0/lent"
 (cd "$s11/ws" && "$stockade" apply --state-dir "$s11/state" lent11 >/dev/null 2>&1) ||
         fail "17g: apply failed once the FIFO was gone"
 [ "$(cat "$s11/ws/file")" = changed ] || fail "17g: apply did not write the change"
+
+# 17h. A session's `0` swapped for a symlink to a look-alike (by another run's program, in a
+# store it may write) before apply: apply followed `0` (only the last component of
+# 0/upper, 0/journal and 0/lent was not followed), so it wrote the look-alike's change to the
+# workspace and its journal and lent records in the directory the symlink names. Now `0` is
+# opened beneath the session's fd without following a symlink: apply and diff refuse the
+# session as damaged, nothing is written there or in the workspace, and discard removes the
+# symlink, not what it names.
+s12=$top/own/store12
+mkdir -p "$s12/state" "$s12/ws"
+echo original >"$s12/ws/file"
+(cd "$s12/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s12/state" --session zero12 -- \
+        sh -c 'echo changed >file') || fail "17h: the run failed"
+z12=$s12/state/sessions/zero12/0
+mkdir "$s12/decoy" && cp -a "$z12/upper" "$z12/journal" "$s12/decoy/"
+echo decoy >"$s12/decoy/upper/file"
+mv "$z12" "$z12.away" && ln -s "$s12/decoy" "$z12"
+decoy_before=$(cd "$s12/decoy" && find . -printf '%p %s %T@\n' | sort)
+rc=0
+out=$(cd "$s12/ws" && "$stockade" apply --state-dir "$s12/state" zero12 2>&1) || rc=$?
+[ $rc -eq 125 ] && grep -q "not a directory" <<<"$out" ||
+        fail "17h: apply with 0 a symlink ended $rc: $out"
+[ "$(cat "$s12/ws/file")" = original ] || fail "17h: apply wrote through the symlinked 0"
+rc=0
+out=$("$stockade" diff --state-dir "$s12/state" zero12 2>&1) || rc=$?
+[ $rc -eq 125 ] && ! grep -q '^M file' <<<"$out" ||
+        fail "17h: diff with 0 a symlink ended $rc and showed the look-alike: $out"
+"$stockade" discard --state-dir "$s12/state" zero12 >/dev/null 2>&1 || fail "17h: discard failed"
+[ ! -e "$s12/state/sessions/zero12" ] || fail "17h: discard left the session"
+[ "$(cd "$s12/decoy" && find . -printf '%p %s %T@\n' | sort)" = "$decoy_before" ] ||
+        fail "17h: the directory the symlinked 0 names changed: $(ls -la "$s12/decoy")"
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
