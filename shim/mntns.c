@@ -207,6 +207,11 @@ static int build(const struct mnt_bind *b, size_t n, const char **step)
                                       (b[i].remap || b[i].file ? O_NOFOLLOW : O_DIRECTORY));
                 if (src[i] < 0)
                         return -errno;
+                *step = "a mount's host path: not the directory or file the view opened for "
+                        "it (moved or replaced since)";
+                if ((b[i].source_dev || b[i].source_ino) &&
+                    !is(src[i], b[i].source_dev, b[i].source_ino))
+                        return -EXDEV;
                 if (b[i].overlay) {
                         *step = b[i].upper;
                         up[i] = open(b[i].upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -476,6 +481,16 @@ static void path_copy(char *to, const char *from)
 
         memcpy(to, from, n);
         to[n] = '\0';
+}
+
+void mnt_bind_pin(struct mnt_bind *b, int fd)
+{
+        struct stat st;
+
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+                b->source_dev = st.st_dev;
+                b->source_ino = st.st_ino;
+        }
 }
 
 void mnt_bind_copy(struct mnt_bind *to, const struct mnt_bind *from)

@@ -57,11 +57,20 @@ struct mnt_bind {
          * their paths open: the session store may be written by another run's program
          * (supervisor/cow.c). Before `target`: copied with the flags (mnt_bind_copy). */
         unsigned long long upper_dev, upper_ino, work_dev, work_ino;
+        /* What `source` must be (st_dev, st_ino; unchecked while both are 0): the directory
+         * or file the view opened for it (mnt_bind_pin), checked on what its path opens in
+         * the maker, so that a source swapped meanwhile (renamed away, a symlink put at its
+         * path by a program that may write its parent) is an error, not another tree bound
+         * where the view thinks its own is. */
+        unsigned long long source_dev, source_ino;
         char target[PATH_MAX];
         char source[PATH_MAX];
         char upper[PATH_MAX];
         char work[PATH_MAX];
 };
+
+/* b->source_dev and source_ino from the open `fd` of its source (a no-op for fd < 0). */
+void mnt_bind_pin(struct mnt_bind *b, int fd);
 
 /* *to = *from, the paths copied to their NUL. */
 void mnt_bind_copy(struct mnt_bind *to, const struct mnt_bind *from);

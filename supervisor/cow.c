@@ -617,6 +617,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
                 struct mnt_bind *b = walls_new_bind(sup);
 
                 snprintf(b->source, sizeof(b->source), "%s", c->m[i].host);
+                mnt_bind_pin(b, c->m[i].lower_fd);
                 snprintf(b->target, sizeof(b->target), "%s", c->m[i].sandbox);
                 snprintf(b->upper, sizeof(b->upper), "%s", c->m[i].upper);
                 snprintf(b->work, sizeof(b->work), "%s", c->m[i].work);

@@ -273,11 +273,13 @@ void walls_binds_free(struct supervisor *sup)
         sup->cap_binds = 0; /* n_binds stays: how many the namespace was made with */
 }
 
-static void add_bind(struct supervisor *sup, const char *source, const char *target,
+/* A bind of `source` (its open fd `fd`, which the maker checks it against, or -1) at `target`. */
+static void add_bind(struct supervisor *sup, const char *source, int fd, const char *target,
                      bool make_target)
 {
         struct mnt_bind *b = walls_new_bind(sup);
 
+        mnt_bind_pin(b, fd);
         snprintf(b->source, sizeof(b->source), "%s", source);
         snprintf(b->target, sizeof(b->target), "%s", target);
         b->make_target = make_target;
@@ -336,13 +338,13 @@ static int setup_private_dirs(struct supervisor *sup, const struct vfs_view *v, 
                                                         m->host);
                 if (pc_realpath(m->sandbox, real))
                         places_remove(&sup->places, real);
-                add_bind(sup, m->host, m->sandbox, false);
+                add_bind(sup, m->host, m->host_fd, m->sandbox, false);
         }
         /* The private /dev/shm (scratch.c) too: the emulation maps /dev/shm there, and the
          * calls the kernel resolves itself (chdir, chmod by name, an O_PATH open) must find
          * the same directory, not the host's shared memory. */
         if (sup->layers.mntns && sup->shm_dir && is_dir("/dev/shm"))
-                add_bind(sup, sup->shm_dir, "/dev/shm", false);
+                add_bind(sup, sup->shm_dir, -1, "/dev/shm", false);
         return 0;
 }
 
@@ -367,7 +369,7 @@ static void setup_remaps(struct supervisor *sup, const struct vfs_view *v, bool 
 
                 if (!vfs_mount_remapped(m) || m->mode == VFS_COW || in_cow(v, m->sandbox) != cow)
                         continue; /* a cow one is an overlay (cow.c) */
-                add_bind(sup, m->host, m->sandbox, remap_in_private(v, m));
+                add_bind(sup, m->host, m->host_fd, m->sandbox, remap_in_private(v, m));
                 sup->binds[sup->n_binds - 1].remap = true;
                 sup->binds[sup->n_binds - 1].rdonly = m->mode == VFS_RO;
         }
