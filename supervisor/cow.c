@@ -555,7 +555,7 @@ int cow_setup(struct supervisor *sup, struct error *err)
         session_meta_init(&old);
         pthread_mutex_init(&c->lock, NULL);
         c->view = &sup->view;
-        c->lock_fd = c->janitor_fd = c->sessions_fd = c->dir_fd = -1;
+        c->lock_fd = c->janitor_fd = c->sessions_fd = c->dir_fd = c->stop_fd = -1;
         c->meta_r = 1; /* not read yet */
         for (size_t i = 0; i < sup->view.n_mounts; i++) {
                 const struct vfs_mount *vm = &sup->view.mounts[i];

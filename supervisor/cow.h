@@ -65,6 +65,11 @@ struct cow_state {
         int janitor_fd;
         pid_t janitor_parent; /* the child that forks it, until reaped (cow_janitor_ready) */
         int meta_r;           /* its first answer: the metadata written (0, -errno; 1: unread) */
+        /* At the end (cow_finish): a signalfd of the signals that ask stockade to stop, which
+         * end every wait for the janitor (it holds the session's lock from then on, and
+         * finishes alone), and the one that came (0: none). */
+        int stop_fd;
+        int stopped_by;
 };
 
 /*

@@ -8,10 +8,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -139,6 +141,10 @@ static void overlays_close(struct supervisor *sup)
         sup->n_cow_roots = 0; /* the same fds */
 }
 
+/* The signals that ask stockade to stop (signals.c passes them on to the sandbox while it
+ * runs). */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
 void cow_finish(struct supervisor *sup)
 {
         struct cow_state *c = &sup->cow;
@@ -148,6 +154,16 @@ void cow_finish(struct supervisor *sup)
 
         if (!c->n || !c->dir[0])
                 return;
+        if (c->janitor_fd >= 0) {
+                /* Blocked since the start (loop.c): a stop asked for now ends our waits for
+                 * the janitor, which then finishes alone, holding the session. */
+                sigset_t stop;
+
+                sigemptyset(&stop);
+                for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+                        sigaddset(&stop, stop_signals[i]);
+                c->stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+        }
         if (c->janitor_fd < 0)
                 overlays_close(sup); /* gone before the session is looked at */
         for (size_t i = 0; i < c->n; i++)
@@ -174,7 +190,14 @@ void cow_finish(struct supervisor *sup)
         } else {
                 if (c->janitor_fd >= 0 && !told)
                         cow_janitor_tell(c, 'u', over, n_over);
-                if (changed && !sup->cfg->quiet)
+                if (c->stopped_by)
+                        fprintf(stderr,
+                                "stockade: SIG%s: not waiting for the end of session %s: it is "
+                                "left to its janitor (stockade-sess), which holds it until "
+                                "done and removes it only if the run changed nothing (`stockade "
+                                "sessions`)\n",
+                                sigabbrev_np(c->stopped_by) ?: "?", c->name);
+                else if (changed && !sup->cfg->quiet)
                         fprintf(stderr,
                                 "stockade: the changes are in session %s: review them with "
                                 "`stockade diff %s`, then `stockade apply %s` or `stockade "
@@ -203,17 +226,20 @@ void cow_finish(struct supervisor *sup)
                 cow_noted_free(m);
         }
         if (c->janitor_fd >= 0) {
-                char done;
+                bool before = c->stopped_by;
 
-                cow_janitor_meta(c); /* its first answer, if not read yet */
-                /* EOF: for a janitor not told anything; for one removing the session, that
-                 * our overlay fds are closed (overlays_close), so that its own are the last */
-                shutdown(c->janitor_fd, SHUT_WR);
-                while (read(c->janitor_fd, &done, 1) < 0 && errno == EINTR)
-                        ;
+                cow_janitor_done(c);
+                if (c->stopped_by && !before)
+                        fprintf(stderr,
+                                "stockade: SIG%s: not waiting for the end of session %s: its "
+                                "janitor (stockade-sess) finishes it, holding it until done\n",
+                                sigabbrev_np(c->stopped_by) ?: "?", c->name);
                 close(c->janitor_fd);
         }
         c->janitor_fd = -1;
+        if (c->stop_fd >= 0)
+                close(c->stop_fd);
+        c->stop_fd = -1;
         if (c->dir_fd >= 0)
                 close(c->dir_fd);
         if (c->sessions_fd >= 0)

@@ -48,8 +48,12 @@ int cow_janitor_meta(struct cow_state *c);
  * the janitor is gone (the fds are then only ours).
  */
 int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n);
-/* The janitor's answer to 'c': 1 the run changed something, 0 not, -1 no answer (died). */
+/* The janitor's answer to 'c': 1 the run changed something, 0 not, -1 no answer (died, or
+ * stockade was asked to stop meanwhile: c->stopped_by). */
 int cow_janitor_verdict(struct cow_state *c);
+/* The end: the janitor's first answer if not read yet, then EOF to it and its "d" (it has
+ * let the session go), or a stop signal (c->stopped_by). */
+void cow_janitor_done(struct cow_state *c);
 
 /* The set of paths of mount `m` already noted for apply (cow_note.c): add `rel`; free all. */
 void cow_noted_put(struct cow_mount *m, const char *rel);

@@ -14,6 +14,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -50,13 +53,13 @@ static bool lock_when_free(const struct cow_state *c)
         return false;
 }
 
-/* One byte from stockade, and the fds that came with it (cow_janitor_tell) in fds[*n]; 0 at
- * EOF. */
-static char hear(int fd, int fds[SESSION_MOUNTS_MAX], size_t *n)
+/* One byte from stockade, and the fds that came with it (cow_janitor_tell): the overlays in
+ * fds[*n], then the session's lock, which is the last, in *lock (-1 without); 0 at EOF. */
+static char hear(int fd, int fds[SESSION_MOUNTS_MAX + 1], size_t *n, int *lock)
 {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * SESSION_MOUNTS_MAX)];
+                char buf[CMSG_SPACE(sizeof(int) * (SESSION_MOUNTS_MAX + 1))];
         } u;
         char what = 0;
         struct iovec iov = {.iov_base = &what, .iov_len = 1};
@@ -67,6 +70,7 @@ static char hear(int fd, int fds[SESSION_MOUNTS_MAX], size_t *n)
         ssize_t r;
 
         *n = 0;
+        *lock = -1;
         while ((r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
                 ;
         for (struct cmsghdr *h = r == 1 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h)) {
@@ -78,12 +82,14 @@ static char hear(int fd, int fds[SESSION_MOUNTS_MAX], size_t *n)
                         int one;
 
                         memcpy(&one, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-                        if (*n < SESSION_MOUNTS_MAX)
+                        if (*n < SESSION_MOUNTS_MAX + 1)
                                 fds[(*n)++] = one;
                         else
                                 close(one);
                 }
         }
+        if (*n) /* the lock: always sent, last */
+                *lock = fds[--*n];
         return r == 1 ? what : 0;
 }
 
@@ -98,7 +104,7 @@ static void let_go(int fds[SESSION_MOUNTS_MAX], size_t *n)
 /* The janitor's life: one byte, then the job, outside any Landlock domain. */
 static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_meta *first)
 {
-        int overlays[SESSION_MOUNTS_MAX];
+        int overlays[SESSION_MOUNTS_MAX + 1], lock = -1;
         struct session_meta meta;
         size_t n_overlays = 0;
         char what;
@@ -111,7 +117,10 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
          * and the supervisor reads the outcome before the sandbox starts (cow_janitor_ready). */
         r = session_meta_write_at(c->dir_fd, first);
         (void)!write(fd, &r, sizeof(r));
-        what = hear(fd, overlays, &n_overlays);
+        /* Told, it holds the session's lock too (a copy of stockade's): stockade may stop
+         * waiting for us (SIGTERM, ^C: cow_finish) and exit, and no run may take the session
+         * before we are done with it. Let go just before "d", which ends stockade's wait. */
+        what = hear(fd, overlays, &n_overlays, &lock);
         /* 'c': whether the run changed anything (cow_finish), then 'r' or 'u' as that says. */
         if (what == 'c') {
                 bool changed = session_changed(c);
@@ -138,6 +147,8 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                         char x;
                         ssize_t n;
 
+                        if (lock >= 0)
+                                close(lock);
                         (void)!write(fd, "d", 1);
                         /* No run can take the session by its name any more: its overlays go
                          * while stockade exits, and then what they held. Once stockade has
@@ -161,6 +172,8 @@ static _Noreturn void janitor(struct cow_state *c, int fd, const struct session_
                         session_meta_free(&meta);
                 }
         }
+        if (lock >= 0)
+                close(lock);
         (void)!write(fd, "d", 1); /* done: the session may be unlocked */
         _exit(0);
 }
@@ -212,8 +225,10 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
                  * (umount: EBUSY). It uses no path of the store, only /proc's (fd_chmod). */
                 if (chdir("/") < 0)
                         _exit(1);
-                if (fork() == 0)
+                if (fork() == 0) {
+                        prctl(PR_SET_NAME, "stockade-sess"); /* in ps: the session's end */
                         janitor(c, 3, meta);
+                }
                 _exit(0);
         }
         close(sv[1]);
@@ -224,19 +239,24 @@ int cow_start_janitor(struct cow_state *c, const struct session_meta *meta, stru
         return 0;
 }
 
-int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n)
+int cow_janitor_tell(struct cow_state *c, char what, const int *given, size_t n)
 {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * SESSION_MOUNTS_MAX)];
+                char buf[CMSG_SPACE(sizeof(int) * (SESSION_MOUNTS_MAX + 1))];
         } u = {0};
+        int fds[SESSION_MOUNTS_MAX + 1];
         struct iovec iov = {.iov_base = &what, .iov_len = 1};
         struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
         ssize_t r;
 
+        if (c->lock_fd < 0)
+                return -1; /* held from the session's making on: cannot happen */
         if (n > SESSION_MOUNTS_MAX)
                 n = SESSION_MOUNTS_MAX;
-        if (n) {
+        memcpy(fds, given, sizeof(int) * n);
+        fds[n++] = c->lock_fd; /* last, always (hear) */
+        {
                 msg.msg_control = u.buf;
                 msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
                 u.h.cmsg_level = SOL_SOCKET;
@@ -251,14 +271,57 @@ int cow_janitor_tell(struct cow_state *c, char what, const int *fds, size_t n)
         return r == 1 ? 0 : -1;
 }
 
+/*
+ * read(2) of the janitor's socket. At the run's end (c->stop_fd, cow_finish) a signal that
+ * asks stockade to stop (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ends the wait: -1 with EINTR, and
+ * so every later call (c->stopped_by).
+ */
+static ssize_t janitor_read(struct cow_state *c, void *buf, size_t len)
+{
+        struct pollfd p[2] = {{.fd = c->janitor_fd, .events = POLLIN},
+                              {.fd = c->stop_fd, .events = POLLIN}};
+        struct signalfd_siginfo si;
+        ssize_t n;
+
+        for (;;) {
+                if (c->stopped_by) {
+                        errno = EINTR;
+                        return -1;
+                }
+                if (c->stop_fd >= 0 && poll(p, 2, -1) < 0) {
+                        if (errno != EINTR)
+                                return -1;
+                        continue;
+                }
+                if (c->stop_fd >= 0 && (p[1].revents & POLLIN) &&
+                    read(c->stop_fd, &si, sizeof(si)) == sizeof(si)) {
+                        c->stopped_by = (int)si.ssi_signo;
+                        continue;
+                }
+                if (c->stop_fd >= 0 && !p[0].revents)
+                        continue;
+                n = read(c->janitor_fd, buf, len);
+                if (n >= 0 || errno != EINTR)
+                        return n;
+        }
+}
+
 int cow_janitor_verdict(struct cow_state *c)
 {
         char verdict = 0;
-        ssize_t n;
 
-        while ((n = read(c->janitor_fd, &verdict, 1)) < 0 && errno == EINTR)
-                ;
-        return n == 1 ? verdict == 'y' : -1;
+        return janitor_read(c, &verdict, 1) == 1 ? verdict == 'y' : -1;
+}
+
+void cow_janitor_done(struct cow_state *c)
+{
+        char done;
+
+        cow_janitor_meta(c); /* its first answer, if not read yet */
+        /* EOF: for a janitor not told anything; for one removing the session, that our
+         * overlay fds are closed (overlays_close), so that its own are the last */
+        shutdown(c->janitor_fd, SHUT_WR);
+        janitor_read(c, &done, 1);
 }
 
 /* The janitor's first answer, once: how the metadata's write went (0 or -errno). */
@@ -268,10 +331,9 @@ int cow_janitor_meta(struct cow_state *c)
 
         if (c->janitor_fd < 0 || c->meta_r != 1)
                 return c->meta_r == 1 ? 0 : c->meta_r;
-        while ((n = read(c->janitor_fd, &c->meta_r, sizeof(c->meta_r))) < 0 && errno == EINTR)
-                ;
+        n = janitor_read(c, &c->meta_r, sizeof(c->meta_r));
         if (n != sizeof(c->meta_r))
-                c->meta_r = -EIO; /* the janitor died */
+                c->meta_r = c->stopped_by ? -EINTR : -EIO; /* stopped, or the janitor died */
         return c->meta_r;
 }
 

@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17h. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17i. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -277,6 +277,60 @@ out=$("$stockade" diff --state-dir "$s12/state" zero12 2>&1) || rc=$?
 [ ! -e "$s12/state/sessions/zero12" ] || fail "17h: discard left the session"
 [ "$(cd "$s12/decoy" && find . -printf '%p %s %T@\n' | sort)" = "$decoy_before" ] ||
         fail "17h: the directory the symlinked 0 names changed: $(ls -la "$s12/decoy")"
+
+# 17i. The run's end waits for the janitor (its verdict on the copies, its "done"), which
+# could be stuck (a slow or hung file system): SIGTERM then ends stockade's wait, with one
+# line, instead of going unanswered (it did: blocked for the loop, read by nobody). The
+# janitor holds the session's lock from the moment it is told, so a run that takes the
+# session meanwhile is refused as in use; once the janitor goes on, the session is whole.
+# The janitor is stopped from outside (SIGSTOP) to stand for the stuck one.
+s13=$top/own/store13
+mkdir -p "$s13/state" "$s13/ws"
+echo original >"$s13/ws/file"
+(cd "$s13/ws" && exec "$stockade" run "${user[@]}" --state-dir "$s13/state" --session jan13 -- \
+        sh -c "echo changed >file; while [ ! -e '$s13/go' ]; do sleep 0.05; done") \
+        >"$top/out13" 2>&1 &
+a13=$!
+j13=
+for _ in $(seq 100); do
+        for p in $(pgrep -x stockade-sess); do
+                [ "$(readlink "/proc/$p/fd/5" 2>/dev/null)" = "$s13/state/sessions/jan13" ] && j13=$p
+        done
+        [ -n "$j13" ] && break
+        sleep 0.1
+done
+if [ -z "$j13" ]; then
+        fail "17i: no janitor (stockade-sess) found for the session"
+        : >"$s13/go"
+        wait $a13 || true
+else
+        kill -STOP "$j13"
+        : >"$s13/go"
+        sleep 1
+        kill -0 $a13 2>/dev/null || fail "17i: stockade did not wait for its stopped janitor"
+        kill -TERM $a13 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 $a13 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $a13 2>/dev/null; then
+                fail "17i: stockade still waits for its janitor 5 s after SIGTERM"
+                kill -CONT "$j13"
+        else
+                grep -q "SIGTERM: not waiting for the end of session jan13" "$top/out13" ||
+                        fail "17i: no word of the janitor left to finish: $(cat "$top/out13")"
+                rc=0
+                out=$(cd "$s13/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s13/state" \
+                        --session jan13 -- true 2>&1) || rc=$?
+                [ $rc -eq 125 ] && grep -q "in use" <<<"$out" ||
+                        fail "17i: a run took the session while its janitor held it ($rc): $out"
+                kill -CONT "$j13"
+        fi
+        wait $a13 || true
+        for _ in $(seq 50); do kill -0 "$j13" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$j13" 2>/dev/null && fail "17i: the janitor did not end once let go"
+        out=$("$stockade" diff --state-dir "$s13/state" jan13 2>&1) ||
+                fail "17i: diff after the janitor's end failed: $out"
+        grep -q '^M file' <<<"$out" || fail "17i: the session lost its change: $out"
+        [ "$(cat "$s13/ws/file")" = original ] || fail "17i: the workspace changed"
+fi
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
