@@ -192,10 +192,9 @@ void cow_finish(struct supervisor *sup)
                         cow_janitor_tell(c, 'u', over, n_over);
                 if (c->stopped_by)
                         fprintf(stderr,
-                                "stockade: SIG%s: not waiting for the end of session %s: it is "
-                                "left to its janitor (stockade-sess), which holds it until "
-                                "done and removes it only if the run changed nothing (`stockade "
-                                "sessions`)\n",
+                                "stockade: SIG%s: not waiting for the end of session %s: its "
+                                "janitor (stockade-sess) compares it with your files and keeps "
+                                "or removes it, holding it until done (`stockade sessions`)\n",
                                 sigabbrev_np(c->stopped_by) ?: "?", c->name);
                 else if (changed && !sup->cfg->quiet)
                         fprintf(stderr,
