@@ -586,6 +586,80 @@ static void binds_judged(void **state)
         runner_free(&r);
 }
 
+/* The uid of each datagram waiting on `fd` (SCM_CREDENTIALS), in uids (up to n); how many. */
+static int datagram_uids(int fd, int *uids, int n)
+{
+        int got = 0;
+
+        for (;;) {
+                union {
+                        struct cmsghdr h;
+                        char buf[CMSG_SPACE(sizeof(struct ucred))];
+                } u;
+                char data[64];
+                struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+                struct msghdr msg = {.msg_iov = &iov,
+                                     .msg_iovlen = 1,
+                                     .msg_control = u.buf,
+                                     .msg_controllen = sizeof(u.buf)};
+                struct cmsghdr *h;
+                struct ucred cred;
+
+                if (recvmsg(fd, &msg, MSG_DONTWAIT) < 0)
+                        return got;
+                h = CMSG_FIRSTHDR(&msg);
+                assert_non_null(h);
+                assert_int_equal(h->cmsg_type, SCM_CREDENTIALS);
+                memcpy(&cred, CMSG_DATA(h), sizeof(cred));
+                if (got < n)
+                        uids[got] = (int)cred.uid;
+                got++;
+        }
+}
+
+/*
+ * A datagram the supervisor sends for the program (sendto with a destination, sendmsg on a
+ * connected socket) carries the program's uid to a listener that asks (SO_PASSCRED: journald,
+ * syslog, sd_notify), not the supervisor's: the kernel stamps a message with its sender's
+ * *real* uid, which stayed root's while the effective one was nobody's (an outside review saw
+ * uid 0 arrive). Judged from outside: the test's own socket reads the credentials.
+ */
+static void datagram_carries_the_programs_uid(void **state)
+{
+        const char *opts[] = {"--env", "HOME", NULL};
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        char full[8192], path[PATH_MAX + 48];
+        struct run_result r;
+        int one = 1, uids[4], n, fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        (void)state;
+        assert_true(fd >= 0);
+        snprintf(path, sizeof(path), "%s/creds.sock", work);
+        assert_true(strlen(path) < sizeof(sa.sun_path));
+        strcpy(sa.sun_path, path);
+        unlink(path);
+        assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(chmod(path, 0777), 0);
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)), 0);
+        expand(full, sizeof(full),
+               "python3 -c 'import socket\n"
+               "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+               "s.sendto(b\"to\", \"creds.sock\")\n"
+               "c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); c.connect(\"creds.sock\")\n"
+               "c.sendmsg([b\"msg\"]); print(\"sent\")'");
+        assert_int_equal(runner_stockade_sh(work, opts, full, TIMEOUT_S, &r), 0);
+        n = datagram_uids(fd, uids, 4);
+        close(fd);
+        unlink(path);
+        if (!strstr(r.out, "sent") || n != 2)
+                fail_msg("%d datagrams arrived: %s %s", n, r.out, r.err);
+        for (int i = 0; i < n; i++)
+                if (uids[i] != (int)sbx_uid)
+                        fail_msg("datagram %d arrived as uid %d, the program's is %d", i, uids[i],
+                                 (int)sbx_uid);
+        runner_free(&r);
+}
+
 /* TCP on loopback still connects, blocking and non-blocking, and a refusal is reported.
  * Since the network policy (issue 8) a host's loopback port is closed unless a rule names
  * it: these two are allowed (test_net.c covers the refusals). */
@@ -619,6 +693,7 @@ int main(void)
                 cmocka_unit_test(host_server_in_other_netns_refused),
                 cmocka_unit_test(inet_still_works),
                 cmocka_unit_test(binds_judged),
+                cmocka_unit_test(datagram_carries_the_programs_uid),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
