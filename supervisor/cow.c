@@ -130,6 +130,16 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                         vfs_view_add(view, &m);
                 }
         }
+        /* The stores you named with --state-dir in earlier runs, hidden like the default one
+         * (cow_stores.c): whoever writes a session's file decides where apply writes. */
+        {
+                char own[PATH_MAX];
+
+                cow_stores_hide(sup, view,
+                                sup->cfg->state_dir && realpath(sup->cfg->state_dir, own) ? own
+                                                                                          : NULL,
+                                store_writable);
+        }
         /* Reached through a symlink (a HOME that is one): its literal path too, by the view,
          * so that the directories on the way keep their place (fs_path.c, moves_hidden: an
          * outside review renamed such a HOME away and put its own in its place). */
@@ -183,6 +193,8 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                 return make_error(err, errno, "run: the state directory `%s`", c->state);
         snprintf(c->state, sizeof(c->state), "%s", canon);
         vfs_view_add(view, &m);
+        if (sup->cfg->state_dir)
+                cow_stores_remember(canon); /* hidden in the runs to come */
         /* Hidden in this run, not in others' that do not name it: in a place their programs
          * write, they could change a session. */
         if (!sup->cfg->quiet && sup->cfg->state_dir &&

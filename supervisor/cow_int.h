@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct supervisor;
+struct vfs_view;
+
 struct cow_mount;
 struct cow_state;
 struct session_meta;
@@ -54,6 +57,16 @@ int cow_janitor_verdict(struct cow_state *c);
 /* The end: the janitor's first answer if not read yet, then EOF to it and its "d" (it has
  * let the session go), or a stop signal (c->stopped_by). */
 void cow_janitor_done(struct cow_state *c);
+
+/* The session stores used with --state-dir (cow_stores.c), listed in the default store's
+ * directory as `stores`: cow_stores_remember adds the real path `canon` (best effort: no
+ * list where there is no default store of one's own); cow_stores_hide hides in `view` each
+ * listed store that exists, but `own`, where `writable` says the run could write it
+ * (1: view and walls, 2: the view alone, as /var/tmp's). */
+void cow_stores_remember(const char *canon);
+void cow_stores_hide(struct supervisor *sup, struct vfs_view *view, const char *own,
+                     int (*writable)(const struct supervisor *, const struct vfs_view *,
+                                     const char *));
 
 /* The set of paths of mount `m` already noted for apply (cow_note.c): add `rel`; free all. */
 void cow_noted_put(struct cow_mount *m, const char *rel);

@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17i. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17j. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -10,6 +10,14 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=cow_common.sh
 source "$(dirname "$0")/cow_common.sh"
+# Each run with --state-dir lists its store for the runs to come to hide (cow_stores.c): in
+# this test's own default store, not yours. A run that never read that list (`outsider`:
+# started before the store was first used, or with another XDG_STATE_HOME) is how the attacks
+# below still reach a store, to test what stands behind the list (17j tests the list).
+export XDG_STATE_HOME=$top/xdg
+outsider() { # outsider CMD...: CMD with a default store of its own
+        XDG_STATE_HOME=$top/outsider "$@"
+}
 # The session store's attacker of 17e (tests/helpers/swapper.c).
 swapper=$(realpath "${2:?usage: test_cow_store.sh STOCKADE SWAPPER}")
 
@@ -58,7 +66,7 @@ for _ in $(seq 100); do
         d6=$(ls -d "$s6"/state/sessions/*/0 2>/dev/null | head -1) && [ -n "$d6" ] && break
         sleep 0.1
 done
-(cd "$s6/wsB" && "$stockade" run -q "${user[@]}" --rw "$s6" -- sh -c "
+(cd "$s6/wsB" && outsider "$stockade" run -q "${user[@]}" --rw "$s6" -- sh -c "
         mv '$d6' '$d6.orig' && ln -s '$s6/victim' '$d6' &&
         cp -p '$s6/victim/upper/precious.txt' '$s6/wsA/' && : >'$s6/planted'") 2>&1 ||
         fail "the second sandbox could not plant its symlink"
@@ -122,7 +130,7 @@ for how in unused named changed; do
         cp "$m8" "$s8/decoy/$n8/session" && : >"$s8/decoy/$n8/lock"
         touch -d @1600000000 "$s8/decoy/$n8/session"
         dbefore=$(decoy_snap "$s8/decoy")
-        (cd "$s8/wsB" && "$stockade" run -q "${user[@]}" --rw "$s8" -- sh -c "
+        (cd "$s8/wsB" && outsider "$stockade" run -q "${user[@]}" --rw "$s8" -- sh -c "
                 mv '$s8/state/sessions' '$s8/state/real' &&
                 ln -s '$s8/decoy' '$s8/state/sessions' && : >'$s8/planted'") 2>&1 ||
                 fail "17d ($how): the second sandbox could not swap sessions"
@@ -165,7 +173,7 @@ s9=$top/own/store9
 mkdir -p "$s9/state/sessions" "$s9/victim" "$s9/ws"
 chmod 700 "$s9/state/sessions"
 echo original >"$s9/ws/file"
-"$stockade" run -q "${user[@]}" --rw "$s9" -- "$swapper" "$s9/state/sessions" "$s9/victim" 90 \
+outsider "$stockade" run -q "${user[@]}" --rw "$s9" -- "$swapper" "$s9/state/sessions" "$s9/victim" 90 \
         >"$top/swap9" 2>&1 &
 b9=$!
 for _ in $(seq 100); do
@@ -213,7 +221,7 @@ a10=$!
 m10=$(session_file "$s10/state")
 [ -n "$m10" ] || fail "17f: the run made no session"
 n10=$(basename "$(dirname "$m10")")
-"$stockade" run -q "${user[@]}" --rw "$s10" -- mkfifo "$s10/state/sessions/$n10/.session.new" ||
+outsider "$stockade" run -q "${user[@]}" --rw "$s10" -- mkfifo "$s10/state/sessions/$n10/.session.new" ||
         fail "17f: the second sandbox could not make the FIFO"
 # Looked at before run A is let go: its end replaces the FIFO at once.
 [ -p "$s10/state/sessions/$n10/.session.new" ] || fail "17f: no FIFO (the test proves nothing)"
@@ -331,6 +339,30 @@ else
         grep -q '^M file' <<<"$out" || fail "17i: the session lost its change: $out"
         [ "$(cat "$s13/ws/file")" = original ] || fail "17i: the workspace changed"
 fi
+
+# 17j. A store named with --state-dir is hidden in every later run, not only in those that
+# name it: the run lists it (in the default store's directory, XDG_STATE_HOME here) and each
+# run reads that list. Whoever writes a session's file decides where apply writes: an outside
+# review had a run with --rw over the store point root's apply at a root-only directory.
+# Judged from outside: the session file is unchanged, and the later run saw no store. An
+# outsider (a run that never read the list) still can, which is what 17b-17f attack.
+s14=$top/own/store14
+mkdir -p "$s14/state" "$s14/ws"
+echo original >"$s14/ws/file"
+(cd "$s14/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s14/state" --session list14 -- \
+        sh -c 'echo changed >file') || fail "17j: the run failed"
+meta14=$s14/state/sessions/list14/session
+sum14=$(sha256sum <"$meta14")
+rc=0
+out=$("$stockade" run -q "${user[@]}" --rw "$s14" -- sh -c "
+        ls '$s14/state' || echo unseen; echo forged >>'$meta14'" 2>&1) || rc=$?
+[ "$(sha256sum <"$meta14")" = "$sum14" ] ||
+        fail "17j: a later run wrote the listed store's session file: $out"
+grep -q unseen <<<"$out" || fail "17j: a later run could list the store: $out"
+out=$(outsider "$stockade" run -q "${user[@]}" --rw "$s14" -- ls "$s14/state" 2>&1) ||
+        fail "17j: an outsider could not see the store (the test proves nothing): $out"
+(cd "$s14/ws" && "$stockade" discard --state-dir "$s14/state" list14 >/dev/null 2>&1) ||
+        fail "17j: discard failed"
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
