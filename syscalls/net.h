@@ -127,6 +127,12 @@ void net_unix_remember(struct supervisor *sup, int sock);
 /* Whether the listening socket bound to the socket file `target` (an O_PATH fd of it) is one
  * the sandbox bound: 1 (also when nothing listens there), -EACCES (a host's), or -errno. */
 int net_unix_served_by_sandbox(struct supervisor *sup, int target);
+/* Whether a datagram to the socket file `target` (an O_PATH fd of it) may go: 1 when the
+ * socket bound there is one the sandbox bound, one the look-up does not find (none; or in
+ * another network namespace: the sandbox's own, in its namespace, or a host's elsewhere, a
+ * known gap), or one of the system's logging sockets (/dev/log, journald's); -EACCES for
+ * another host's (sd_notify's, a daemon's); or -errno. */
+int net_unix_dgram_ok(struct supervisor *sup, int target);
 /* After a connect of the unix stream socket `sock`: whether its peer is a listener a live task
  * of the sandbox made listen (SO_PEERPIDFD, else SO_PEERCRED). 1 yes, 0 no, or -errno. */
 int net_unix_peer_ours(struct supervisor *sup, int sock);

@@ -192,10 +192,14 @@ static int listener_ok(struct supervisor *sup, const struct net_sock *s,
 {
         int r;
 
-        if (sup->cfg->net.mode == NETPOL_MODE_HOST ||
-            (s->type != SOCK_STREAM && s->type != SOCK_SEQPACKET))
+        if (sup->cfg->net.mode == NETPOL_MODE_HOST)
                 return 0;
-        r = net_unix_served_by_sandbox(sup, d->target);
+        if (s->type == SOCK_DGRAM) /* its sends go to that socket, in the kernel */
+                r = net_unix_dgram_ok(sup, d->target);
+        else if (s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET)
+                r = net_unix_served_by_sandbox(sup, d->target);
+        else
+                r = 1;
         return r > 0 ? 0 : r;
 }
 

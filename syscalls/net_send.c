@@ -292,6 +292,19 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
                 return NET_ANSWERED;
         }
         r = net_unix_judge(sup, call, m->base < 0 ? AT_FDCWD : m->base, path, &m->dest);
+        /* A host service's datagram socket (sd_notify's, a daemon's): only the system's
+         * logging sockets and the sandbox's own (net_unix_dgram_ok), as for a connect. */
+        if (r == NET_ALLOWED && s->type == SOCK_DGRAM && sup->cfg->net.mode != NETPOL_MODE_HOST) {
+                int ok = net_unix_dgram_ok(sup, m->dest.target); /* closed by the caller */
+
+                if (ok == -EACCES) {
+                        trace_call_rule(call, "a unix datagram socket bound outside the sandbox");
+                        call_deny(sup, call, EACCES);
+                        return NET_ANSWERED;
+                }
+                if (ok < 0)
+                        return ok;
+        }
         if (r == NET_ALLOWED) {
                 memcpy(&m->name, &m->dest.via, m->dest.via_len);
                 m->namelen = (int)m->dest.via_len;

@@ -80,7 +80,11 @@ static const struct unix_diag_vfs *vfs_of(const struct nlmsghdr *h)
         return NULL;
 }
 
-int net_unix_served_by_sandbox(struct supervisor *sup, int target)
+/* Who holds a socket bound to the socket file of `st`, of those the states `states` list:
+ * 1 the sandbox (or nobody found), -EACCES another, or -errno. `dgram`: datagram sockets
+ * only, matched by the inode number alone (below). */
+static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsigned states,
+                            bool dgram)
 {
         struct {
                 struct nlmsghdr h;
@@ -89,15 +93,12 @@ int net_unix_served_by_sandbox(struct supervisor *sup, int target)
                        .nlmsg_type = SOCK_DIAG_BY_FAMILY,
                        .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
                  .r = {.sdiag_family = AF_UNIX,
-                       .udiag_states = 1u << TCP_LISTEN_STATE,
+                       .udiag_states = states,
                        .udiag_show = UDIAG_SHOW_VFS}};
         static __thread char buf[32768];
-        struct stat st;
         int fd, r = 0;
         bool done = false;
 
-        if (fstat(target, &st) < 0)
-                return -errno;
         fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
         if (fd < 0)
                 return -errno;
@@ -113,6 +114,7 @@ int net_unix_served_by_sandbox(struct supervisor *sup, int target)
                 for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
                      h = NLMSG_NEXT(h, n)) {
                         const struct unix_diag_vfs *v;
+                        const struct unix_diag_msg *m;
 
                         if (h->nlmsg_type == NLMSG_DONE) {
                                 done = true;
@@ -123,20 +125,59 @@ int net_unix_served_by_sandbox(struct supervisor *sup, int target)
                                 break;
                         }
                         v = vfs_of(h);
-                        /* The kernel's dev_t: major in the high 12 bits of 32. */
-                        if (v && v->udiag_vfs_ino == st.st_ino &&
-                            makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
-                                    st.st_dev &&
+                        m = NLMSG_DATA(h);
+                        /* The kernel's dev_t: major in the high 12 bits of 32. A datagram
+                         * socket by its inode number alone: a device that differs from
+                         * stat's (btrfs, an overlay) must not pass a host's for nobody's, and
+                         * the sandbox's own are judged by their own inodes all the same. */
+                        if (v && v->udiag_vfs_ino == st->st_ino &&
+                            (dgram ? m->udiag_type == SOCK_DGRAM
+                                   : makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
+                                             st->st_dev) &&
                             r == 0)
-                                r = own_socket(sup, ((const struct unix_diag_msg *)NLMSG_DATA(h))
-                                                            ->udiag_ino)
-                                            ? 1
-                                            : -EACCES;
+                                r = own_socket(sup, m->udiag_ino) ? 1 : -EACCES;
                 }
         }
         close(fd);
-        /* No listener at all: the connect itself will say so (ECONNREFUSED). */
+        /* Nothing bound there: the call itself will say so (ECONNREFUSED). */
         return r == 0 ? 1 : r == 1 ? 1 : r;
+}
+
+int net_unix_served_by_sandbox(struct supervisor *sup, int target)
+{
+        struct stat st;
+
+        if (fstat(target, &st) < 0)
+                return -errno;
+        return bound_by_sandbox(sup, &st, 1u << TCP_LISTEN_STATE, false);
+}
+
+/* The system's logging sockets, which a sandboxed program may write to as every program
+ * does (syslog(3), sd_journal_print): judged by what they are now. */
+static bool log_socket(const struct stat *st)
+{
+        static const char *const logs[] = {"/dev/log", "/run/systemd/journal/dev-log",
+                                           "/run/systemd/journal/socket",
+                                           "/run/systemd/journal/syslog"};
+        struct stat l;
+
+        for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++)
+                if (stat(logs[i], &l) == 0 && S_ISSOCK(l.st_mode) && l.st_dev == st->st_dev &&
+                    l.st_ino == st->st_ino)
+                        return true;
+        return false;
+}
+
+int net_unix_dgram_ok(struct supervisor *sup, int target)
+{
+        struct stat st;
+
+        if (fstat(target, &st) < 0)
+                return -errno;
+        if (log_socket(&st))
+                return 1;
+        /* unbound or bound (7, TCP_CLOSE), or connected (1, TCP_ESTABLISHED) */
+        return bound_by_sandbox(sup, &st, 1u << 7 | 1u << 1, true);
 }
 
 /* The number a pidfd designates (its fdinfo's "Pid:"), or -1 for a task that is gone. */

@@ -617,46 +617,92 @@ static int datagram_uids(int fd, int *uids, int n)
         }
 }
 
-/*
- * A datagram the supervisor sends for the program (sendto with a destination, sendmsg on a
- * connected socket) carries the program's uid to a listener that asks (SO_PASSCRED: journald,
- * syslog, sd_notify), not the supervisor's: the kernel stamps a message with its sender's
- * *real* uid, which stayed root's while the effective one was nobody's (an outside review saw
- * uid 0 arrive). Judged from outside: the test's own socket reads the credentials.
- */
-static void datagram_carries_the_programs_uid(void **state)
+/* A datagram socket of the test's (a host service's) in the workspace, asking for its
+ * senders' credentials (SO_PASSCRED); its path in `path`. */
+static int host_dgram(char *path, size_t size)
 {
-        const char *opts[] = {"--env", "HOME", NULL};
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        char full[8192], path[PATH_MAX + 48];
-        struct run_result r;
-        int one = 1, uids[4], n, fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int one = 1, fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-        (void)state;
         assert_true(fd >= 0);
-        snprintf(path, sizeof(path), "%s/creds.sock", work);
+        snprintf(path, size, "%s/creds.sock", work);
         assert_true(strlen(path) < sizeof(sa.sun_path));
         strcpy(sa.sun_path, path);
         unlink(path);
         assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
         assert_int_equal(chmod(path, 0777), 0);
         assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)), 0);
-        expand(full, sizeof(full),
-               "python3 -c 'import socket\n"
-               "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
-               "s.sendto(b\"to\", \"creds.sock\")\n"
-               "c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); c.connect(\"creds.sock\")\n"
-               "c.sendmsg([b\"msg\"]); print(\"sent\")'");
-        assert_int_equal(runner_stockade_sh(work, opts, full, TIMEOUT_S, &r), 0);
+        return fd;
+}
+
+/* Python in the sandbox: a datagram to creds.sock by sendto, then by connect and sendmsg;
+ * each prints its outcome. */
+#define DGRAM_SENDS                                                                                \
+        "python3 -c 'import socket\n"                                                              \
+        "for how in (\"sendto\", \"sendmsg\"):\n"                                                  \
+        "    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"                               \
+        "    try:\n"                                                                               \
+        "        if how == \"sendto\": s.sendto(b\"to\", \"creds.sock\")\n"                        \
+        "        else: s.connect(\"creds.sock\"); s.sendmsg([b\"msg\"])\n"                         \
+        "        print(how, \"sent\")\n"                                                           \
+        "    except OSError as e: print(how, e.errno)'"
+
+/*
+ * A host service's datagram socket (sd_notify's, a daemon's) is out of reach, as a host's
+ * stream server is: an outside review sent datagrams to one under the default policy
+ * (attack29 F2). Judged from outside: nothing arrived. The system's logging sockets stay
+ * open (net_unix_dgram_ok), and with --net host this one too, carrying the program's uid,
+ * not the supervisor's: the kernel stamps a message with its sender's *real* uid, which stayed
+ * root's while the effective one was nobody's (attack29 F1 saw uid 0 arrive).
+ */
+static void datagram_to_host_service(void **state)
+{
+        const char *deflt[] = {"--env", "HOME", NULL};
+        const char *host[] = {"--env", "HOME", "--net", "host", NULL};
+        char full[8192], path[PATH_MAX + 48];
+        struct run_result r;
+        int uids[4], n, fd = host_dgram(path, sizeof(path));
+
+        (void)state;
+        expand(full, sizeof(full), DGRAM_SENDS);
+        assert_int_equal(runner_stockade_sh(work, deflt, full, TIMEOUT_S, &r), 0);
+        n = datagram_uids(fd, uids, 4);
+        if (n != 0 || !strstr(r.out, "sendto 13\n") || !strstr(r.out, "sendmsg 13\n"))
+                fail_msg("a host's datagram socket was reached (%d arrived): %s %s", n, r.out,
+                         r.err);
+        runner_free(&r);
+        assert_int_equal(runner_stockade_sh(work, host, full, TIMEOUT_S, &r), 0);
         n = datagram_uids(fd, uids, 4);
         close(fd);
         unlink(path);
-        if (!strstr(r.out, "sent") || n != 2)
-                fail_msg("%d datagrams arrived: %s %s", n, r.out, r.err);
-        for (int i = 0; i < n; i++)
+        if (n != 2 || !strstr(r.out, "sendto sent") || !strstr(r.out, "sendmsg sent"))
+                fail_msg("with --net host, %d datagrams arrived: %s %s", n, r.out, r.err);
+        for (int i = 0; i < n && i < 4; i++)
                 if (uids[i] != (int)sbx_uid)
                         fail_msg("datagram %d arrived as uid %d, the program's is %d", i, uids[i],
                                  (int)sbx_uid);
+        runner_free(&r);
+}
+
+/* The sandbox's own datagram sockets still talk to each other, by sendto and connect. */
+static void datagram_own_socket_works(void **state)
+{
+        const char *opts[] = {"--env", "HOME", NULL};
+        struct run_result r;
+
+        (void)state;
+        assert_int_equal(runner_stockade_sh(work, opts,
+                                            "rm -f own.dg; python3 -c 'import socket\n"
+                                            "r = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); "
+                                            "r.bind(\"own.dg\")\n"
+                                            "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                                            "s.sendto(b\"a\", \"own.dg\"); s.connect(\"own.dg\"); "
+                                            "s.send(b\"b\")\n"
+                                            "print(\"own:\", r.recv(9), r.recv(9))'; rm -f own.dg",
+                                            TIMEOUT_S, &r),
+                         0);
+        if (!strstr(r.out, "own: b'a' b'b'"))
+                fail_msg("the sandbox's own datagram socket was not reached: %s %s", r.out, r.err);
         runner_free(&r);
 }
 
@@ -693,7 +739,8 @@ int main(void)
                 cmocka_unit_test(host_server_in_other_netns_refused),
                 cmocka_unit_test(inet_still_works),
                 cmocka_unit_test(binds_judged),
-                cmocka_unit_test(datagram_carries_the_programs_uid),
+                cmocka_unit_test(datagram_to_host_service),
+                cmocka_unit_test(datagram_own_socket_works),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
