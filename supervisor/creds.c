@@ -64,13 +64,12 @@ static int cap_set_effective(const uint32_t eff[2])
         return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
-/* The ids: fsuid/fsgid only, or (identity) the real and effective ids, which the fs ids
- * follow; the saved ones stay ours, the way back. */
+/* The ids: fsuid/fsgid only, or (identity) the effective ids, which the fs ids follow. */
 static int set_ids(const struct config *cfg, bool identity)
 {
         if (identity) {
-                if (syscall(SYS_setresgid, cfg->gid, cfg->gid, -1) < 0 ||
-                    syscall(SYS_setresuid, cfg->uid, cfg->uid, -1) < 0)
+                if (syscall(SYS_setresgid, -1, cfg->gid, -1) < 0 ||
+                    syscall(SYS_setresuid, -1, cfg->uid, -1) < 0)
                         return -errno;
         } else {
                 syscall(SYS_setfsgid, cfg->gid);
@@ -112,8 +111,6 @@ static int enter(const struct config *cfg, struct creds_saved *s, bool identity)
                 s->identity = identity;
                 s->euid = our_euid;
                 s->egid = our_egid;
-                s->ruid = (uid_t)syscall(SYS_getuid); /* this thread's: ours, 0 */
-                s->rgid = (gid_t)syscall(SYS_getgid);
                 r = syscall(SYS_setgroups, 0, NULL) < 0 ? -errno : set_ids(cfg, identity);
                 if (r < 0) {
                         creds_leave(s);
@@ -167,11 +164,11 @@ void creds_leave(struct creds_saved *s)
                 return;
         }
         if (s->identity) {
-                /* Back to our real and effective ids (the saved ones are still ours, so this is allowed
+                /* Back to our effective ids (the saved ones are still ours, so this is allowed
                  * even without capabilities); a change of euid from nonzero to 0 copies the
                  * permitted capabilities into the effective set: restore that again. */
-                if (syscall(SYS_setresuid, s->ruid, s->euid, -1) < 0 ||
-                    syscall(SYS_setresgid, s->rgid, s->egid, -1) < 0 ||
+                if (syscall(SYS_setresuid, -1, s->euid, -1) < 0 ||
+                    syscall(SYS_setresgid, -1, s->egid, -1) < 0 ||
                     cap_set_effective(s->effective) < 0)
                         abort();
         }

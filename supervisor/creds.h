@@ -20,10 +20,10 @@ struct config;
 struct creds_saved {
         const struct config *cfg;
         bool switched;
-        bool fs_only;     /* only the capabilities were dropped (creds_thread_init) */
-        bool identity;    /* the real and effective uid and gid were switched too ... */
-        uid_t ruid, euid; /* ... from these */
-        gid_t rgid, egid;
+        bool fs_only;  /* only the capabilities were dropped (creds_thread_init) */
+        bool identity; /* the effective uid and gid were switched too ... */
+        uid_t euid;    /* ... from these */
+        gid_t egid;
         uint32_t effective[2]; /* the capability sets to restore */
 };
 
@@ -35,13 +35,14 @@ struct creds_saved {
 int creds_thread_init(const struct config *cfg);
 /* Take the program's rights. Returns 0 or -errno (nothing switched then). */
 int creds_enter(const struct config *cfg, struct creds_saved *s);
-/* creds_enter, and also the program's real and effective uid and gid (this thread only; the
+/* creds_enter, and also the program's effective uid and gid (this thread only; the real and
  * saved ids stay ours, so creds_leave can come back). For calls whose effect records who made
  * them, not only what they may do: a unix socket connection carries the connecting thread's
  * euid/egid to the listener (SO_PEERCRED), which a service such as the system bus takes for
- * the client's identity, and a message sent on a unix socket carries its sender's *real* ids
- * (SCM_CREDENTIALS, which a listener with SO_PASSCRED reads: journald, syslog, sd_notify): a
- * root supervisor must never connect or send as uid 0 for nobody. */
+ * the client's identity: a root supervisor must never connect as uid 0 for nobody. A message
+ * sent on a unix socket carries its sender's *real* ids (SCM_CREDENTIALS), which stay ours:
+ * the sender attaches the program's (net_send.c). Not the real ids switched instead: a host
+ * process of the program's uid could then signal the thread, and so stop or kill stockade. */
 int creds_enter_identity(const struct config *cfg, struct creds_saved *s);
 /* Give them back. Aborts if that fails: a supervisor thread with the wrong rights must not
  * go on (the sandbox dies with us). */

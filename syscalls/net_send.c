@@ -315,7 +315,22 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
 struct send_args {
         struct out_msg *m;
         int flags;
+        /* A unix message from root's supervisor for another uid: the program's credentials
+         * attached (with_creds), unless it attached its own (fix_creds judged them). */
+        const struct ucred *creds;
 };
+
+/* Whether the control messages hold SCM_CREDENTIALS. */
+static bool has_creds(const struct out_msg *m)
+{
+        struct msghdr h = {.msg_control = m->control, .msg_controllen = m->controllen};
+
+        for (struct cmsghdr *c = m->controllen ? CMSG_FIRSTHDR(&h) : NULL; c;
+             c = CMSG_NXTHDR(&h, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
+                        return true;
+        return false;
+}
 
 static long do_send(int sock, void *arg)
 {
@@ -327,11 +342,32 @@ static long do_send(int sock, void *arg)
                            .msg_iovlen = 1,
                            .msg_control = a->m->controllen ? a->m->control : NULL,
                            .msg_controllen = a->m->controllen};
+        _cleanup_free_ char *control = NULL;
+        ssize_t n;
+
+        /* The kernel stamps a unix message with its sender's *real* ids, which are root's
+         * (creds.h): to a listener that asks (SO_PASSCRED: journald, syslog, sd_notify) the
+         * message must say the program's, so they go with it, as the program could send
+         * them itself (the kernel takes them from a sender whose effective ids they are). */
+        if (a->creds && !has_creds(a->m)) {
+                size_t len = CMSG_ALIGN(a->m->controllen) + CMSG_SPACE(sizeof(*a->creds));
+                struct cmsghdr *c;
+
+                control = xcalloc(1, len);
+                if (a->m->controllen)
+                        memcpy(control, a->m->control, a->m->controllen);
+                c = (struct cmsghdr *)(control + CMSG_ALIGN(a->m->controllen));
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_CREDENTIALS;
+                c->cmsg_len = CMSG_LEN(sizeof(*a->creds));
+                memcpy(CMSG_DATA(c), a->creds, sizeof(*a->creds));
+                h.msg_control = control;
+                h.msg_controllen = len;
+        }
         /* MSG_ZEROCOPY would let the kernel read our buffer after we free it (a NIC's DMA):
          * whatever the heap puts there next would be sent. Copied, it is sent as given; the
          * program gets no completion notification (MSG_ERRQUEUE) for it. */
-        ssize_t n = sendmsg(sock, &h, (a->flags & ~MSG_ZEROCOPY) | MSG_NOSIGNAL);
-
+        n = sendmsg(sock, &h, (a->flags & ~MSG_ZEROCOPY) | MSG_NOSIGNAL);
         return n < 0 ? -errno : (long)n;
 }
 
@@ -351,9 +387,13 @@ static void sigpipe_caller(struct supervisor *sup, struct call *call)
 static long send_one(struct supervisor *sup, struct call *call, struct net_sock *s,
                      struct out_msg *m, int flags, const char *what, bool *answered)
 {
+        struct ucred creds = {.pid = getpid(), .uid = sup->cfg->uid, .gid = sup->cfg->gid};
         struct send_args a = {.m = m, .flags = flags};
         struct nlsock_id id;
         long r;
+
+        if (s->domain == AF_UNIX && sup->cfg->set_user && geteuid() == 0)
+                a.creds = &creds;
 
         *answered = false;
         if (net_nlview_is(sup, s, &id)) /* a netlink view socket: answered, not sent */
