@@ -82,7 +82,7 @@ static const struct unix_diag_vfs *vfs_of(const struct nlmsghdr *h)
 
 /* Who holds a socket bound to the socket file of `st`, of those the states `states` list:
  * 1 the sandbox (or nobody found), -EACCES another, or -errno. `dgram`: datagram sockets
- * only, matched by the inode number alone (below). */
+ * only, and a host's found by its inode number alone refuses too (below). */
 static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsigned states,
                             bool dgram)
 {
@@ -96,51 +96,65 @@ static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsig
                        .udiag_states = states,
                        .udiag_show = UDIAG_SHOW_VFS}};
         static __thread char buf[32768];
-        int fd, r = 0;
-        bool done = false;
+        /* exact: the verdict of the socket bound to the very file (device and inode), 0 while
+         * none; foreign: another's socket on a file of that inode number elsewhere. */
+        int fd, err = 0, exact = 0;
+        bool done = false, foreign = false;
 
         fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
         if (fd < 0)
                 return -errno;
         if (send(fd, &req, sizeof(req), 0) < 0)
-                r = -errno;
-        while (r == 0 && !done) {
+                err = -errno;
+        while (err == 0 && !done && !exact) {
                 ssize_t n = recv(fd, buf, sizeof(buf), 0);
 
                 if (n < 0) {
-                        r = -errno;
+                        err = -errno;
                         break;
                 }
                 for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
                      h = NLMSG_NEXT(h, n)) {
                         const struct unix_diag_vfs *v;
                         const struct unix_diag_msg *m;
+                        bool own;
 
                         if (h->nlmsg_type == NLMSG_DONE) {
                                 done = true;
                                 break;
                         }
                         if (h->nlmsg_type == NLMSG_ERROR) {
-                                r = -EIO;
+                                err = -EIO;
                                 break;
                         }
                         v = vfs_of(h);
                         m = NLMSG_DATA(h);
-                        /* The kernel's dev_t: major in the high 12 bits of 32. A datagram
-                         * socket by its inode number alone: a device that differs from
-                         * stat's (btrfs, an overlay) must not pass a host's for nobody's, and
-                         * the sandbox's own are judged by their own inodes all the same. */
-                        if (v && v->udiag_vfs_ino == st->st_ino &&
-                            (dgram ? m->udiag_type == SOCK_DGRAM
-                                   : makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
-                                             st->st_dev) &&
-                            r == 0)
-                                r = own_socket(sup, m->udiag_ino) ? 1 : -EACCES;
+                        if (!v || v->udiag_vfs_ino != st->st_ino || exact ||
+                            (dgram && m->udiag_type != SOCK_DGRAM))
+                                continue;
+                        own = own_socket(sup, m->udiag_ino);
+                        /* The kernel's dev_t: major in the high 12 bits of 32. */
+                        if (makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
+                            st->st_dev)
+                                exact = own ? 1 : -EACCES;
+                        else
+                                foreign |= !own;
                 }
         }
         close(fd);
+        if (err)
+                return err;
+        if (exact)
+                return exact;
+        /* A datagram socket found by its inode number alone, on a device other than stat's
+         * (btrfs and overlays report another): a host's there is refused, lest a host server
+         * on btrfs pass for nobody's (the sandbox's own sockets are its own whatever their
+         * device). Never a sandbox socket found at the same number on another file system:
+         * an outside review made one in /dev/shm to pass a host's for its own. */
+        if (dgram && foreign)
+                return -EACCES;
         /* Nothing bound there: the call itself will say so (ECONNREFUSED). */
-        return r == 0 ? 1 : r == 1 ? 1 : r;
+        return 1;
 }
 
 int net_unix_served_by_sandbox(struct supervisor *sup, int target)
