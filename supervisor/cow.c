@@ -193,8 +193,14 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
                 return make_error(err, errno, "run: the state directory `%s`", c->state);
         snprintf(c->state, sizeof(c->state), "%s", canon);
         vfs_view_add(view, &m);
-        if (sup->cfg->state_dir)
-                cow_stores_remember(canon); /* hidden in the runs to come */
+        /* hidden in the runs to come */
+        if (sup->cfg->state_dir && cow_stores_remember(canon) < 0 && !sup->cfg->quiet)
+                fprintf(stderr,
+                        "stockade: warning: the state directory `%s` could not be listed for "
+                        "later runs to hide (no default store of yours: HOME or "
+                        "XDG_STATE_HOME): a later run may write it, and so decide what "
+                        "`stockade apply` writes\n",
+                        canon);
         /* Hidden in this run, not in others' that do not name it: in a place their programs
          * write, they could change a session. */
         if (!sup->cfg->quiet && sup->cfg->state_dir &&

@@ -27,7 +27,9 @@
 #include "supervisor/vfs/session.h"
 
 #define STORES_FILE "stores"
-#define STORES_MAX  64 /* read at every start: kept short (cow_stores_remember) */
+/* The last 16 stores used: each hidden entry is also a hidden place (places.h), of which a
+ * run holds 64 at most; an outside review made every run fail with 52 stores listed. */
+#define STORES_MAX 16
 
 /* The default store's directory, O_PATH, when it exists, is ours and no one else may write it;
  * else -1. `def` gets its path. */
@@ -123,7 +125,7 @@ static int default_dir_made(char def[PATH_MAX])
         return dir;
 }
 
-void cow_stores_remember(const char *canon)
+int cow_stores_remember(const char *canon)
 {
         char def[PATH_MAX];
         _cleanup_close_ int dir = -1, lock = -1, fd = -1;
@@ -132,20 +134,20 @@ void cow_stores_remember(const char *canon)
         int r = 0;
 
         if (canon[0] != '/' || strchr(canon, '\n'))
-                return; /* a name the list cannot hold */
+                return -1; /* a name the list cannot hold */
         each_store(is_want, &s);
         if (s.found)
-                return; /* the common case: nothing written */
+                return 0; /* the common case: nothing written */
         dir = default_dir_made(def);
         if (dir < 0)
-                return;
+                return -1;
         /* Written again whole, beside and renamed (readers see the old list or the new),
          * under a lock of its own so that two runs adding at once keep both. Stores gone
          * since are dropped, and the oldest when it is full: the list stays short, since
          * every run reads it. */
         lock = session_append_regular_at(dir, STORES_FILE ".lock");
         if (lock < 0 || flock(lock, LOCK_EX) < 0)
-                return;
+                return -1;
         each_store(keep, &l);
         if (l.n == STORES_MAX) {
                 free(l.v[0]);
@@ -158,10 +160,11 @@ void cow_stores_remember(const char *canon)
                         r = -1;
                 free(l.v[i]);
         }
-        if (fd >= 0 && r == 0)
-                renameat(dir, STORES_FILE ".new", dir, STORES_FILE);
-        else if (fd >= 0)
+        if (fd >= 0 && r == 0 && renameat(dir, STORES_FILE ".new", dir, STORES_FILE) == 0)
+                return 0;
+        if (fd >= 0)
                 unlinkat(dir, STORES_FILE ".new", 0);
+        return -1;
 }
 
 struct hiding {

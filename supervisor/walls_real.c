@@ -232,6 +232,8 @@ static void hide_alias(const char *alias, void *arg)
         if ((a->m->pattern ? vfs_mount_init(&m, VFS_HIDDEN, path, NULL, a->m->origin)
                            : vfs_mount_init_literal(&m, VFS_HIDDEN, path, NULL, a->m->origin)) < 0)
                 return;
+        /* One the view alone hides (beneath /var/tmp: cow.c) is the view's alone there too. */
+        m.view_only = a->m->view_only;
         /* An exception (your own home among the others') holds under the alias as well. */
         if (a->m->except && vfs_path_has_prefix(a->m->except, a->anc) &&
             snprintf(except, sizeof(except), "%s%s", strcmp(alias, "/") ? alias : "",
@@ -272,8 +274,8 @@ void walls_hide_aliases(struct vfs_view *v)
                 struct vfs_mount copy;
                 struct alias_ctx a = {.v = v, .m = &copy, .anc = anc, .rest = rest};
 
-                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].view_only ||
-                    v->mounts[i].alias || !split_existing(&v->mounts[i], anc, rest))
+                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].alias ||
+                    !split_existing(&v->mounts[i], anc, rest))
                         continue;
                 copy = v->mounts[i];
                 snprintf(sandbox, sizeof(sandbox), "%s", v->mounts[i].sandbox);

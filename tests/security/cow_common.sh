@@ -12,6 +12,8 @@ top=$(mktemp -d "${TMPDIR:-/var/tmp}/stockade-cow.XXXXXX")
 # but a tree it cannot remove is worth a word: something may still be working in it.
 cleanup() {
         [ -z "${vh:-}" ] || rm -rf -- "$vh"
+        # a bind a root-only check made and did not undo (it failed half-way)
+        findmnt -rno TARGET | grep "^$top/" | sort -r | xargs -r -n1 umount 2>/dev/null || true
         chmod -R u+rwx -- "$top" 2>/dev/null || true # overlayfs's work/work is mode 000
         rm -rf -- "$top" 2>&1 || {
                 echo "warning: $top could not be removed; left in it:" >&2

@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17j. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17k. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -363,6 +363,23 @@ out=$(outsider "$stockade" run -q "${user[@]}" --rw "$s14" -- ls "$s14/state" 2>
         fail "17j: an outsider could not see the store (the test proves nothing): $out"
 (cd "$s14/ws" && "$stockade" discard --state-dir "$s14/state" list14 >/dev/null 2>&1) ||
         fail "17j: discard failed"
+
+# 17k. The same store under another name that a bind mount on the host gives it (root only:
+# the test makes the bind): hidden there too (an outside review wrote a listed store through
+# a bind of its parent, for a store beneath /var/tmp, which the view alone hides).
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$top/alias15" "$s14/state" &&
+        mount --bind "$s14" "$top/alias15" 2>/dev/null; then
+        (cd "$s14/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s14/state" -- true) ||
+                fail "17k: the run failed"
+        out=$("$stockade" run -q "${user[@]}" --rw "$top/alias15" -- sh -c "
+                ls '$top/alias15/state' || echo unseen; mkdir '$top/alias15/state/sessions/x'
+                mv '$top/alias15/state' '$top/alias15/moved'" 2>&1) || true
+        [ -d "$s14/state/sessions" ] && [ ! -e "$s14/state/sessions/x" ] &&
+                [ ! -e "$s14/moved" ] ||
+                fail "17k: a later run wrote the listed store through a bind of it: $out"
+        grep -q unseen <<<"$out" || fail "17k: a later run listed the store through a bind: $out"
+        umount "$top/alias15" || fail "17k: the bind could not be undone"
+fi
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
