@@ -255,6 +255,22 @@ rm "$s11/state/sessions/lent11/0/lent"
         fail "17g: apply failed once the FIFO was gone"
 [ "$(cat "$s11/ws/file")" = changed ] || fail "17g: apply did not write the change"
 
+# 17g'. The same record a symlink (to a file of yours): apply refuses it by name; discard,
+# which refused too (an outside review: the session could not be discarded), removes the
+# session with it, and what the symlink names is untouched.
+(cd "$s11/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s11/state" --session lent11b \
+        -- sh -c 'echo again >file') || fail "17g': the run failed"
+echo mine >"$s11/mine" && ln -s "$s11/mine" "$s11/state/sessions/lent11b/0/lent"
+rc=0
+out=$(cd "$s11/ws" && "$stockade" apply --state-dir "$s11/state" lent11b 2>&1) || rc=$?
+[ $rc -eq 125 ] && grep -q "0/lent is not a regular file" <<<"$out" ||
+        fail "17g': apply with a symlink at 0/lent ended $rc: $out"
+out=$("$stockade" discard --state-dir "$s11/state" lent11b 2>&1) ||
+        fail "17g': discard refused a session whose 0/lent is a symlink: $out"
+[ ! -e "$s11/state/sessions/lent11b" ] || fail "17g': discard left the session"
+[ "$(cat "$s11/mine")" = mine ] && [ "$(cat "$s11/ws/file")" = changed ] ||
+        fail "17g': a file changed"
+
 # 17h. A session's `0` swapped for a symlink to a look-alike (by another run's program, in a
 # store it may write) before apply: apply followed `0` (only the last component of
 # 0/upper, 0/journal and 0/lent was not followed), so it wrote the look-alike's change to the
