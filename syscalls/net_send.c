@@ -315,22 +315,10 @@ static int judge(struct supervisor *sup, struct call *call, const struct net_soc
 struct send_args {
         struct out_msg *m;
         int flags;
-        /* A unix message from root's supervisor for another uid: the program's credentials
-         * attached (with_creds), unless it attached its own (fix_creds judged them). */
+        /* A unix message from root's supervisor for another uid: the program's credentials,
+         * put first (do_send); its own, if any, judged by fix_creds, come after. */
         const struct ucred *creds;
 };
-
-/* Whether the control messages hold SCM_CREDENTIALS. */
-static bool has_creds(const struct out_msg *m)
-{
-        struct msghdr h = {.msg_control = m->control, .msg_controllen = m->controllen};
-
-        for (struct cmsghdr *c = m->controllen ? CMSG_FIRSTHDR(&h) : NULL; c;
-             c = CMSG_NXTHDR(&h, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
-                        return true;
-        return false;
-}
 
 static long do_send(int sock, void *arg)
 {
@@ -348,21 +336,25 @@ static long do_send(int sock, void *arg)
         /* The kernel stamps a unix message with its sender's *real* ids, which are root's
          * (creds.h): to a listener that asks (SO_PASSCRED: journald, syslog, sd_notify) the
          * message must say the program's, so they go with it, as the program could send
-         * them itself (the kernel takes them from a sender whose effective ids they are). */
-        if (a->creds && !has_creds(a->m)) {
-                size_t len = CMSG_ALIGN(a->m->controllen) + CMSG_SPACE(sizeof(*a->creds));
+         * them itself (the kernel takes them from a sender whose effective ids they are).
+         * First, before the program's control messages: the kernel reads them in order, so
+         * no message of the program's can reach over ours (a length that ran past its own
+         * buffer into ours hid them: a review), and credentials of its own, which fix_creds
+         * judged, come later and win, as a second SCM_CREDENTIALS does. */
+        if (a->creds) {
+                size_t head = CMSG_SPACE(sizeof(*a->creds));
                 struct cmsghdr *c;
 
-                control = xcalloc(1, len);
-                if (a->m->controllen)
-                        memcpy(control, a->m->control, a->m->controllen);
-                c = (struct cmsghdr *)(control + CMSG_ALIGN(a->m->controllen));
+                control = xcalloc(1, head + a->m->controllen);
+                c = (struct cmsghdr *)control;
                 c->cmsg_level = SOL_SOCKET;
                 c->cmsg_type = SCM_CREDENTIALS;
                 c->cmsg_len = CMSG_LEN(sizeof(*a->creds));
                 memcpy(CMSG_DATA(c), a->creds, sizeof(*a->creds));
+                if (a->m->controllen)
+                        memcpy(control + head, a->m->control, a->m->controllen);
                 h.msg_control = control;
-                h.msg_controllen = len;
+                h.msg_controllen = head + a->m->controllen;
         }
         /* MSG_ZEROCOPY would let the kernel read our buffer after we free it (a NIC's DMA):
          * whatever the heap puts there next would be sent. Copied, it is sent as given; the

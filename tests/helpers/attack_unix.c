@@ -20,6 +20,9 @@
  *                                       "from:NAME" (the source) and "reply:ok" or "err:ERRNO"
  *   attack_unix send-from CLI DST       bind a datagram socket to CLI, send "hi" to DST:
  *                                       "sent" or "err:ERRNO-NAME"
+ *   attack_unix overreach DST          send "x" to DST with a control message whose length runs
+ *                                       32 bytes past the buffer given: "err:EINVAL" as natively
+ *                                       (it must not reach over what the supervisor adds)
  *   attack_unix race-dir DIR TARGET N   DIR a directory, DIR.alt a symlink to TARGET; a thread
  *                                       swaps the two (RENAME_EXCHANGE) while the main thread
  *                                       binds DIR/s.sock N times, removing what it made:
@@ -371,6 +374,37 @@ static int race_dir_bind(const char *dir, const char *target, int n)
         return 0;
 }
 
+/* A datagram to `dst` whose one control message (not SOL_SOCKET's) claims 32 bytes more
+ * than the buffer holds: the kernel refuses it. Behind it, a supervisor that appended its
+ * own credentials would have had them skipped, and the message stamped with its ids. */
+static int overreach(const char *dst)
+{
+        union {
+                struct cmsghdr h;
+                char buf[24];
+        } u = {0};
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        char d[] = "x";
+        struct iovec iov = {.iov_base = d, .iov_len = 1};
+        struct msghdr m = {.msg_name = &sa,
+                           .msg_namelen = sizeof(sa),
+                           .msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = u.buf,
+                           .msg_controllen = sizeof(u.buf)};
+        int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dst);
+        u.h.cmsg_len = sizeof(u.buf) + 32;
+        u.h.cmsg_level = SOL_IP;
+        u.h.cmsg_type = 1;
+        if (s < 0 || sendmsg(s, &m, 0) < 0)
+                print_result(-errno, NULL);
+        else
+                printf("sent\n");
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         char buf[256];
@@ -402,6 +436,8 @@ int main(int argc, char **argv)
                 return send_from(argv[2], argv[3]);
         if (argc == 5 && strcmp(argv[1], "race-dir") == 0)
                 return race_dir_bind(argv[2], argv[3], atoi(argv[4]));
+        if (argc == 3 && strcmp(argv[1], "overreach") == 0)
+                return overreach(argv[2]);
         if (argc == 3 && strcmp(argv[1], "inet") == 0)
                 return inet(atoi(argv[2]), false);
         if (argc == 3 && strcmp(argv[1], "inet-nb") == 0)

@@ -672,10 +672,16 @@ static void datagram_to_host_service(void **state)
                          r.err);
         runner_free(&r);
         assert_int_equal(runner_stockade_sh(work, host, full, TIMEOUT_S, &r), 0);
+        runner_free(&r);
+        /* A control message of the program's that reaches past its buffer is refused as
+         * natively, and cannot hide the credentials the supervisor puts first (a review). */
+        expand(full, sizeof(full), DGRAM_SENDS "; $A overreach creds.sock");
+        assert_int_equal(runner_stockade_sh(work, host, full, TIMEOUT_S, &r), 0);
         n = datagram_uids(fd, uids, 4);
         close(fd);
         unlink(path);
-        if (n != 2 || !strstr(r.out, "sendto sent") || !strstr(r.out, "sendmsg sent"))
+        if (n != 4 || !strstr(r.out, "sendto sent") || !strstr(r.out, "sendmsg sent") ||
+            !strstr(r.out, "err:EINVAL"))
                 fail_msg("with --net host, %d datagrams arrived: %s %s", n, r.out, r.err);
         for (int i = 0; i < n && i < 4; i++)
                 if (uids[i] != (int)sbx_uid)
