@@ -345,21 +345,28 @@ int sess_open(struct sess *s, const char *state_opt, const char *name, const cha
         return 0;
 }
 
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+
 void sess_close(struct sess *s)
 {
         for (size_t i = 0; i < SESSION_MOUNTS_MAX; i++) {
                 struct sess_mount *sm = &s->mounts[i];
 
-                for (int *fd = &sm->dir_fd; fd <= &sm->host_fd; fd++)
-                        if (*fd >= 0)
-                                close(*fd), *fd = -1;
+                close_fd(&sm->dir_fd);
+                close_fd(&sm->upper_fd);
+                close_fd(&sm->host_fd);
                 journal_free(&sm->journal);
                 cowdiff_free(&sm->diff);
         }
         session_meta_free(&s->meta);
-        for (int *fd = &s->state_fd; fd <= &s->dir_fd; fd++)
-                if (*fd >= 0)
-                        close(*fd), *fd = -1;
+        close_fd(&s->state_fd);
+        close_fd(&s->sessions_fd);
+        close_fd(&s->dir_fd);
 }
 
 int sess_report(const struct sess *s)
