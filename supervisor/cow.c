@@ -194,23 +194,16 @@ int cow_hide_state(struct supervisor *sup, struct vfs_view *view, struct error *
         snprintf(c->state, sizeof(c->state), "%s", canon);
         vfs_view_add(view, &m);
         /* hidden in the runs to come */
-        if (sup->cfg->state_dir && cow_stores_remember(canon) < 0 && !sup->cfg->quiet)
-                fprintf(stderr,
-                        "stockade: warning: the state directory `%s` could not be listed for "
-                        "later runs to hide (no default store of yours: HOME or "
-                        "XDG_STATE_HOME): a later run may write it, and so decide what "
-                        "`stockade apply` writes\n",
-                        canon);
-        /* Hidden in this run, not in others' that do not name it: in a place their programs
-         * write, they could change a session. */
-        if (!sup->cfg->quiet && sup->cfg->state_dir &&
-            (vfs_path_has_prefix(canon, "/tmp") || vfs_path_has_prefix(canon, "/var/tmp") ||
-             vfs_path_has_prefix(canon, "/dev/shm")))
-                fprintf(stderr,
-                        "stockade: warning: the state directory `%s` lies where the programs of "
-                        "other runs may write; keep sessions in the default store (hidden "
-                        "wherever a run could write it) or another private directory\n",
-                        canon);
+        if (sup->cfg->state_dir) {
+                const char *why = NULL;
+
+                if (cow_stores_remember(canon, &why) < 0 && !sup->cfg->quiet)
+                        fprintf(stderr,
+                                "stockade: warning: the state directory `%s` could not be "
+                                "listed for later runs to hide (%s): a later run may write it, "
+                                "and so decide what `stockade apply` writes\n",
+                                canon, why);
+        }
         return 0;
 }
 

@@ -59,11 +59,11 @@ int cow_janitor_verdict(struct cow_state *c);
 void cow_janitor_done(struct cow_state *c);
 
 /* The session stores used with --state-dir (cow_stores.c), listed in the default store's
- * directory as `stores`: cow_stores_remember adds the real path `canon` (0, or -1 where it
- * cannot: no default store of one's own, no HOME); cow_stores_hide hides in `view` each
+ * directory as `stores`: cow_stores_remember adds the real path `canon` (0, or -1 with *why
+ * where it cannot: no default store of one's own, no HOME); cow_stores_hide hides in `view` each
  * listed store that exists, but `own`, where `writable` says the run could write it
  * (1: view and walls, 2: the view alone, as /var/tmp's). */
-int cow_stores_remember(const char *canon);
+int cow_stores_remember(const char *canon, const char **why);
 void cow_stores_hide(struct supervisor *sup, struct vfs_view *view, const char *own,
                      int (*writable)(const struct supervisor *, const struct vfs_view *,
                                      const char *));

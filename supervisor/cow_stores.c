@@ -38,7 +38,7 @@ static int default_dir(char def[PATH_MAX])
         struct stat st;
         int fd;
 
-        if (session_state_dir(NULL, def) < 0)
+        if (store_default_quiet(def) < 0)
                 return -1;
         fd = open(def, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
@@ -118,49 +118,60 @@ static int default_dir_made(char def[PATH_MAX])
         struct sess_owner o;
         int dir = default_dir(def);
 
-        if (dir >= 0 || session_state_dir(NULL, def) < 0)
+        if (dir >= 0 || store_default_quiet(def) < 0)
                 return dir;
         if (store_judge(def, &o, NULL, &e) == 0 && o.uid == 0 && store_make(def, &o, NULL, &e) == 0)
                 dir = default_dir(def);
         return dir;
 }
 
-int cow_stores_remember(const char *canon)
+int cow_stores_remember(const char *canon, const char **why)
 {
         char def[PATH_MAX];
         _cleanup_close_ int dir = -1, lock = -1, fd = -1;
         struct seen s = {canon, false};
         struct list l = {.n = 0};
+        bool listed = false;
         int r = 0;
 
-        if (canon[0] != '/' || strchr(canon, '\n'))
-                return -1; /* a name the list cannot hold */
+        if (canon[0] != '/' || strchr(canon, '\n')) {
+                *why = "a name with a newline";
+                return -1;
+        }
         each_store(is_want, &s);
         if (s.found)
                 return 0; /* the common case: nothing written */
         dir = default_dir_made(def);
-        if (dir < 0)
+        if (dir < 0) {
+                *why = "no default store of yours to list it in: HOME or XDG_STATE_HOME, a "
+                       "directory of yours that no one else may write";
                 return -1;
+        }
         /* Written again whole, beside and renamed (readers see the old list or the new),
          * under a lock of its own so that two runs adding at once keep both. Stores gone
          * since are dropped, and the oldest when it is full: the list stays short, since
          * every run reads it. */
+        *why = "its list could not be written";
         lock = session_append_regular_at(dir, STORES_FILE ".lock");
         if (lock < 0 || flock(lock, LOCK_EX) < 0)
                 return -1;
         each_store(keep, &l);
-        if (l.n == STORES_MAX) {
+        for (size_t i = 0; i < l.n && !listed; i++)
+                listed = strcmp(l.v[i], canon) == 0; /* by another run, since we looked */
+        if (!listed && l.n == STORES_MAX) {
                 free(l.v[0]);
                 memmove(l.v, l.v + 1, --l.n * sizeof(l.v[0]));
         }
-        l.v[l.n++] = xstrdup(canon);
-        fd = session_create_new_at(dir, STORES_FILE ".new"); /* never a FIFO or link there */
+        if (!listed)
+                l.v[l.n++] = xstrdup(canon);
+        fd = listed ? -1 : session_create_new_at(dir, STORES_FILE ".new"); /* no FIFO, no link */
         for (size_t i = 0; i < l.n; i++) {
                 if (fd >= 0 && r == 0 && dprintf(fd, "%s\n", l.v[i]) < 0)
                         r = -1;
                 free(l.v[i]);
         }
-        if (fd >= 0 && r == 0 && renameat(dir, STORES_FILE ".new", dir, STORES_FILE) == 0)
+        if (listed ||
+            (fd >= 0 && r == 0 && renameat(dir, STORES_FILE ".new", dir, STORES_FILE) == 0))
                 return 0;
         if (fd >= 0)
                 unlinkat(dir, STORES_FILE ".new", 0);

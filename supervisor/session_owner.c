@@ -360,24 +360,45 @@ int owner_become(const struct sess_owner *o, const char *cmd, const char *name, 
         return 0;
 }
 
-int store_default(const char *dir_opt, char *out)
+/* store_default's choice; *o.where names the other user's directory when root's own home's
+ * store was taken instead (o->uid then not 0). */
+static int pick_default(const char *dir_opt, char *out, struct sess_owner *o)
 {
         struct error e = {0};
-        struct sess_owner o;
         struct passwd *pw;
         int r = session_state_dir(dir_opt, out);
 
+        o->uid = 0;
         if (r < 0 || (dir_opt && *dir_opt) || geteuid() != 0)
                 return r;
         /* refused as it is (a directory others may write): said by whoever uses it */
-        if (store_judge(out, &o, NULL, &e) < 0 || !o.uid)
+        if (store_judge(out, o, NULL, &e) < 0 || !o->uid) {
+                o->uid = 0;
                 return 0;
+        }
         /* root with a HOME (or XDG_STATE_HOME) of another user's: a CI container run as root
          * with the runner's home, or sudo -E. Not a store root may use: root's own. */
         pw = getpwuid(0);
         if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/' ||
             snprintf(out, PATH_MAX, "%s/.local/state/stockade", pw->pw_dir) >= PATH_MAX)
                 return -ENOENT;
+        return 0;
+}
+
+int store_default_quiet(char *out)
+{
+        struct sess_owner o;
+
+        return pick_default(NULL, out, &o);
+}
+
+int store_default(const char *dir_opt, char *out)
+{
+        struct sess_owner o;
+        int r = pick_default(dir_opt, out, &o);
+
+        if (r < 0 || !o.uid)
+                return r;
         for (char *c = o.where; *c; c++) /* a name the user chose: no byte of it a control */
                 if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
                         *c = '?';

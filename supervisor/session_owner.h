@@ -33,6 +33,8 @@ int owner_claim(struct sess_owner *o, int fd, const char *shown, const char *cmd
  * HOME or XDG_STATE_HOME) that another user has a hand in, and uses its own home's instead,
  * with a note. 0, or -errno. */
 int store_default(const char *dir_opt, char *out);
+/* The default store store_default(NULL, out) picks, without a word (cow_stores.c). */
+int store_default_quiet(char *out);
 /* For stockade run, which makes and uses its session by path: the store, its `sessions` and
  * the session's directory (`fd`, shown as `shown`) must be the caller's, and writable by no
  * one else (its group: root's or the caller's). 0, or -1 with *err set. */
