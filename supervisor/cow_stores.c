@@ -192,8 +192,16 @@ static int hide_one(const char *path, void *ctx)
         struct vfs_mount m;
         int w;
 
-        if (!realpath(path, canon) || (h->own && strcmp(canon, h->own) == 0))
-                return 0; /* gone (a store removed is no store) */
+        struct stat st;
+
+        /* Gone, or no longer what was listed: a symlink on the way now, or a directory of
+         * someone else's where a store of ours was removed (another user can make one at
+         * a path under /var/tmp and hide from our runs whatever a symlink there names: an
+         * outside review). A store removed is no store. */
+        if (!realpath(path, canon) || strcmp(canon, path) != 0 || stat(canon, &st) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (h->own && strcmp(canon, h->own) == 0))
+                return 0;
         w = h->writable(h->sup, h->view, canon);
         if (w && vfs_mount_init_literal(&m, VFS_HIDDEN, canon, NULL, "a session store") == 0) {
                 m.view_only = w == 2;

@@ -15,6 +15,7 @@
  */
 #include "syscalls/net.h"
 #include "syscalls/fs_common.h"
+#include "supervisor/sockmaker.h"
 #include "supervisor/sup.h"
 #include "supervisor/util.h"
 
@@ -84,7 +85,7 @@ static const struct unix_diag_vfs *vfs_of(const struct nlmsghdr *h)
  * 1 the sandbox (or nobody found), -EACCES another, or -errno. `dgram`: datagram sockets
  * only, and a host's found by its inode number alone refuses too (below). */
 static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsigned states,
-                            bool dgram)
+                            bool dgram, bool *found)
 {
         struct {
                 struct nlmsghdr h;
@@ -142,6 +143,8 @@ static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsig
                 }
         }
         close(fd);
+        if (found)
+                *found = exact != 0 || foreign;
         if (err)
                 return err;
         if (exact)
@@ -163,7 +166,7 @@ int net_unix_served_by_sandbox(struct supervisor *sup, int target)
 
         if (fstat(target, &st) < 0)
                 return -errno;
-        return bound_by_sandbox(sup, &st, 1u << TCP_LISTEN_STATE, false);
+        return bound_by_sandbox(sup, &st, 1u << TCP_LISTEN_STATE, false, NULL);
 }
 
 /* The system's logging sockets, which a sandboxed program may write to as every program
@@ -182,16 +185,77 @@ static bool log_socket(const struct stat *st)
         return false;
 }
 
+/* Whether a datagram socket in the sandbox's own network namespace is bound to the socket
+ * file of `st` (device and inode): every socket there is the sandbox's. The namespace's
+ * socket diagnostics, through a socket the maker makes there. */
+static bool inside_bound(struct supervisor *sup, const struct stat *st)
+{
+        struct {
+                struct nlmsghdr h;
+                struct unix_diag_req r;
+        } req = {.h = {.nlmsg_len = sizeof(req),
+                       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+                 .r = {.sdiag_family = AF_UNIX,
+                       .udiag_states = 1u << 7 | 1u << 1,
+                       .udiag_show = UDIAG_SHOW_VFS}};
+        static __thread char buf[32768];
+        bool done = false, hit = false;
+        int fd;
+
+        if (!sup->layers.netns)
+                return false;
+        fd = sockmaker_socket(&sup->netns, AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+                              NETLINK_SOCK_DIAG);
+        if (fd < 0)
+                return false;
+        if (send(fd, &req, sizeof(req), 0) < 0)
+                done = true;
+        while (!done && !hit) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+                if (n <= 0)
+                        break;
+                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+                     h = NLMSG_NEXT(h, n)) {
+                        const struct unix_diag_vfs *v;
+
+                        if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                                done = true;
+                                break;
+                        }
+                        v = vfs_of(h);
+                        hit |= v && v->udiag_vfs_ino == st->st_ino &&
+                               ((const struct unix_diag_msg *)NLMSG_DATA(h))->udiag_type ==
+                                       SOCK_DGRAM &&
+                               makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
+                                       st->st_dev;
+                }
+        }
+        close(fd);
+        return hit;
+}
+
 int net_unix_dgram_ok(struct supervisor *sup, int target)
 {
         struct stat st;
+        bool found = false;
+        int r;
 
         if (fstat(target, &st) < 0)
                 return -errno;
         if (log_socket(&st))
                 return 1;
+        if (inside_bound(sup, &st))
+                return 1; /* in the sandbox's own network namespace: its own */
         /* unbound or bound (7, TCP_CLOSE), or connected (1, TCP_ESTABLISHED) */
-        return bound_by_sandbox(sup, &st, 1u << 7 | 1u << 1, true);
+        r = bound_by_sandbox(sup, &st, 1u << 7 | 1u << 1, true, &found);
+        /* Found nowhere: bound in a third network namespace (a systemd unit's
+         * PrivateNetwork=, a container's socket directory on the host), which a datagram
+         * reaches all the same (an outside review did), or by nobody (a stale file, which
+         * would be ECONNREFUSED). Stream connects have a second look (net_unix_peer_ours);
+         * a datagram has none: refused. */
+        return r == 1 && !found ? -EACCES : r;
 }
 
 /* The number a pidfd designates (its fdinfo's "Pid:"), or -1 for a task that is gone. */

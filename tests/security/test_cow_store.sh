@@ -380,6 +380,17 @@ out=$(outsider "$stockade" run -q "${user[@]}" --rw "$s14" -- ls "$s14/state" 2>
 (cd "$s14/ws" && "$stockade" discard --state-dir "$s14/state" list14 >/dev/null 2>&1) ||
         fail "17j: discard failed"
 
+# 17j'. A listed store removed, and a symlink put at its path (anyone can, beneath /var/tmp):
+# the list names no store there any more, so nothing is hidden where the symlink leads (an
+# outside review hid a run's --rw directory and its workspace that way).
+mkdir -p "$s14/gone/state" "$s14/rwdir"
+(cd "$s14/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s14/gone/state" -- true) ||
+        fail "17j': the run failed"
+rm -rf "$s14/gone/state" && ln -s "$s14/rwdir" "$s14/gone/state"
+out=$("$stockade" run -q "${user[@]}" --rw "$s14/rwdir" -- sh -c "touch '$s14/rwdir/made'" 2>&1) ||
+        true
+[ -e "$s14/rwdir/made" ] || fail "17j': a symlink at a removed store's path hid its target: $out"
+
 # 17k. The same store under another name that a bind mount on the host gives it (root only:
 # the test makes the bind): hidden there too (an outside review wrote a listed store through
 # a bind of its parent, for a store beneath /var/tmp, which the view alone hides).
