@@ -690,6 +690,69 @@ static void datagram_to_host_service(void **state)
         runner_free(&r);
 }
 
+/* A host datagram socket bound in another network namespace (a PrivateNetwork= service):
+ * the socket diagnostics of ours do not list it, and it was taken for "nothing bound there"
+ * and reached (an outside review). Refused; natively reached (the control). Judged from
+ * outside: the server's log. */
+static void datagram_in_other_netns_refused(void **state)
+{
+        char sock[PATH_MAX + 48], log[PATH_MAX + 48], cmd[4 * PATH_MAX], script[4 * PATH_MAX];
+        const char *opts[] = {"--env", "HOME", NULL};
+        const char *ns = geteuid() == 0 ? "unshare -n" : "unshare -rn";
+        struct run_result r;
+        char got[256] = "";
+        FILE *f;
+
+        (void)state;
+        snprintf(cmd, sizeof(cmd), "%s true 2>/dev/null", ns);
+        if (system(cmd) != 0) {
+                print_message("  skipped: no network namespace here (%s)\n", ns);
+                skip();
+        }
+        snprintf(sock, sizeof(sock), "%s/nsdg.sock", work);
+        snprintf(log, sizeof(log), "%s/nsdg.log", top);
+        unlink(sock);
+        snprintf(cmd, sizeof(cmd),
+                 "%s /usr/bin/python3 -c 'import socket, os, sys\n"
+                 "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); "
+                 "os.chmod(sys.argv[1], 0o777)\n"
+                 "open(sys.argv[2], \"w\").write(\"ready\\n\")\n"
+                 "s.settimeout(20)\n"
+                 "while True:\n"
+                 "    d = s.recv(100); open(sys.argv[2], \"a\").write(repr(d) + \"\\n\")\n"
+                 "    if d == b\"NATIVE\": break' '%s' '%s' & "
+                 "for i in $(seq 50); do grep -q ready '%s' 2>/dev/null && exit 0; sleep 0.1; "
+                 "done; exit 1",
+                 ns, sock, log, log);
+        assert_int_equal(system(cmd), 0);
+        snprintf(script, sizeof(script),
+                 "/usr/bin/python3 -c 'import socket\n"
+                 "c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                 "try: c.sendto(b\"TO-SANDBOX\", \"%s\"); print(\"sent\")\n"
+                 "except OSError as e: print(\"refused\", e.errno)\n"
+                 "try: c.connect(\"%s\"); c.send(b\"CONNECTED\"); print(\"sent\")\n"
+                 "except OSError as e: print(\"refused\", e.errno)'",
+                 sock, sock);
+        assert_int_equal(runner_stockade_sh(work, opts, script, TIMEOUT_S, &r), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "/usr/bin/python3 -c 'import socket; c = socket.socket(socket.AF_UNIX, "
+                 "socket.SOCK_DGRAM); c.sendto(b\"NATIVE\", \"%s\")'; sleep 0.3",
+                 sock);
+        assert_int_equal(system(cmd), 0);
+        f = fopen(log, "r");
+        assert_non_null(f);
+        got[fread(got, 1, sizeof(got) - 1, f)] = '\0';
+        fclose(f);
+        if (strstr(got, "SANDBOX") || strstr(got, "CONNECTED") || strstr(r.out, "sent") ||
+            !strstr(r.out, "refused 13\nrefused 13\n"))
+                fail_msg("the datagram server in another namespace was reached: %s / log: %s",
+                         r.out, got);
+        if (!strstr(got, "NATIVE"))
+                fail_msg("natively the server was not reached: the test proves nothing: %s", got);
+        runner_free(&r);
+        unlink(sock);
+}
+
 /* The sandbox's own datagram sockets still talk to each other, by sendto and connect. */
 static void datagram_own_socket_works(void **state)
 {
@@ -747,6 +810,7 @@ int main(void)
                 cmocka_unit_test(binds_judged),
                 cmocka_unit_test(datagram_to_host_service),
                 cmocka_unit_test(datagram_own_socket_works),
+                cmocka_unit_test(datagram_in_other_netns_refused),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
