@@ -96,16 +96,28 @@ struct list {
         size_t n;
 };
 
-/* A listed store kept when the list is written again: one that still is a directory, once. */
+/* Whether the listed `path` still is a store of ours: it resolves to itself (no symlink on
+ * the way now) and is a directory of ours. Else it was removed, and what is there may be
+ * anyone's (beneath /var/tmp, another user can make the path and put a symlink at it, to have
+ * our runs hide where it leads: an outside review). Its real path in canon. */
+static bool still_ours(const char *path, char canon[PATH_MAX])
+{
+        struct stat st;
+
+        return realpath(path, canon) && strcmp(canon, path) == 0 && stat(canon, &st) == 0 &&
+               S_ISDIR(st.st_mode) && st.st_uid == geteuid();
+}
+
+/* A listed store kept when the list is written again: one that still is ours, once. */
 static int keep(const char *path, void *ctx)
 {
         struct list *l = ctx;
-        struct stat st;
+        char canon[PATH_MAX];
 
         for (size_t i = 0; i < l->n; i++)
                 if (strcmp(l->v[i], path) == 0)
                         return 0;
-        if (l->n < STORES_MAX && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        if (l->n < STORES_MAX && still_ours(path, canon))
                 l->v[l->n++] = xstrdup(path);
         return 0;
 }
@@ -192,16 +204,8 @@ static int hide_one(const char *path, void *ctx)
         struct vfs_mount m;
         int w;
 
-        struct stat st;
-
-        /* Gone, or no longer what was listed: a symlink on the way now, or a directory of
-         * someone else's where a store of ours was removed (another user can make one at
-         * a path under /var/tmp and hide from our runs whatever a symlink there names: an
-         * outside review). A store removed is no store. */
-        if (!realpath(path, canon) || strcmp(canon, path) != 0 || stat(canon, &st) < 0 ||
-            !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-            (h->own && strcmp(canon, h->own) == 0))
-                return 0;
+        if (!still_ours(path, canon) || (h->own && strcmp(canon, h->own) == 0))
+                return 0; /* a store removed is no store */
         w = h->writable(h->sup, h->view, canon);
         if (w && vfs_mount_init_literal(&m, VFS_HIDDEN, canon, NULL, "a session store") == 0) {
                 m.view_only = w == 2;
