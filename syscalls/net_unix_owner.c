@@ -81,11 +81,12 @@ static const struct unix_diag_vfs *vfs_of(const struct nlmsghdr *h)
         return NULL;
 }
 
-/* Who holds a socket bound to the socket file of `st`, of those the states `states` list:
- * 1 the sandbox (or nobody found), -EACCES another, or -errno. `dgram`: datagram sockets
- * only, and a host's found by its inode number alone refuses too (below). */
-static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsigned states,
-                            bool dgram, bool *found)
+/* One unix socket of a dump, bound to a file: false to go on, true to stop the dump. */
+typedef bool diag_visit(const struct unix_diag_msg *m, const struct unix_diag_vfs *v, void *arg);
+
+/* Every unix socket in the states `states` that is bound to a file, in the network
+ * namespace of the diagnostics socket `fd`, to `visit` until it says stop. 0 or -errno. */
+static int diag_dump(int fd, unsigned states, diag_visit *visit, void *arg)
 {
         struct {
                 struct nlmsghdr h;
@@ -97,64 +98,91 @@ static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsig
                        .udiag_states = states,
                        .udiag_show = UDIAG_SHOW_VFS}};
         static __thread char buf[32768];
+
+        if (send(fd, &req, sizeof(req), 0) < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+                     h = NLMSG_NEXT(h, n)) {
+                        const struct unix_diag_vfs *v;
+
+                        if (h->nlmsg_type == NLMSG_DONE)
+                                return 0;
+                        if (h->nlmsg_type == NLMSG_ERROR)
+                                return -EIO;
+                        v = vfs_of(h);
+                        if (v && visit(NLMSG_DATA(h), v, arg))
+                                return 0;
+                }
+        }
+}
+
+/* Whether the bound file a dump gives is the one of `st`: the kernel's dev_t has its major
+ * in the high 12 bits of 32. */
+static bool vfs_is(const struct unix_diag_vfs *v, const struct stat *st)
+{
+        return v->udiag_vfs_ino == st->st_ino &&
+               makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) == st->st_dev;
+}
+
+struct owner_look {
+        struct supervisor *sup;
+        const struct stat *st;
+        bool dgram;
         /* exact: the verdict of the socket bound to the very file (device and inode), 0 while
          * none; foreign: another's socket on a file of that inode number elsewhere. */
-        int fd, err = 0, exact = 0;
-        bool done = false, foreign = false;
+        int exact;
+        bool foreign;
+};
+
+static bool owner_visit(const struct unix_diag_msg *m, const struct unix_diag_vfs *v, void *arg)
+{
+        struct owner_look *o = arg;
+        bool own;
+
+        if (v->udiag_vfs_ino != o->st->st_ino || (o->dgram && m->udiag_type != SOCK_DGRAM))
+                return false;
+        own = own_socket(o->sup, m->udiag_ino);
+        if (vfs_is(v, o->st)) {
+                o->exact = own ? 1 : -EACCES;
+                return true;
+        }
+        o->foreign |= !own;
+        return false;
+}
+
+/* Who holds a socket bound to the socket file of `st`, of those the states `states` list:
+ * 1 the sandbox (or nobody found), -EACCES another, or -errno. `dgram`: datagram sockets
+ * only, and a host's found by its inode number alone refuses too (below). */
+static int bound_by_sandbox(struct supervisor *sup, const struct stat *st, unsigned states,
+                            bool dgram, bool *found)
+{
+        struct owner_look o = {.sup = sup, .st = st, .dgram = dgram};
+        int fd, err;
 
         fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
         if (fd < 0)
                 return -errno;
-        if (send(fd, &req, sizeof(req), 0) < 0)
-                err = -errno;
-        while (err == 0 && !done && !exact) {
-                ssize_t n = recv(fd, buf, sizeof(buf), 0);
-
-                if (n < 0) {
-                        err = -errno;
-                        break;
-                }
-                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-                     h = NLMSG_NEXT(h, n)) {
-                        const struct unix_diag_vfs *v;
-                        const struct unix_diag_msg *m;
-                        bool own;
-
-                        if (h->nlmsg_type == NLMSG_DONE) {
-                                done = true;
-                                break;
-                        }
-                        if (h->nlmsg_type == NLMSG_ERROR) {
-                                err = -EIO;
-                                break;
-                        }
-                        v = vfs_of(h);
-                        m = NLMSG_DATA(h);
-                        if (!v || v->udiag_vfs_ino != st->st_ino || exact ||
-                            (dgram && m->udiag_type != SOCK_DGRAM))
-                                continue;
-                        own = own_socket(sup, m->udiag_ino);
-                        /* The kernel's dev_t: major in the high 12 bits of 32. */
-                        if (makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
-                            st->st_dev)
-                                exact = own ? 1 : -EACCES;
-                        else
-                                foreign |= !own;
-                }
-        }
+        err = diag_dump(fd, states, owner_visit, &o);
         close(fd);
         if (found)
-                *found = exact != 0 || foreign;
+                *found = o.exact != 0 || o.foreign;
         if (err)
                 return err;
-        if (exact)
-                return exact;
+        if (o.exact)
+                return o.exact;
         /* A datagram socket found by its inode number alone, on a device other than stat's
          * (btrfs and overlays report another): a host's there is refused, lest a host server
          * on btrfs pass for nobody's (the sandbox's own sockets are its own whatever their
          * device). Never a sandbox socket found at the same number on another file system:
          * an outside review made one in /dev/shm to pass a host's for its own. */
-        if (dgram && foreign)
+        if (dgram && o.foreign)
                 return -EACCES;
         /* Nothing bound there: the call itself will say so (ECONNREFUSED). */
         return 1;
@@ -185,23 +213,26 @@ static bool log_socket(const struct stat *st)
         return false;
 }
 
+struct dgram_look {
+        const struct stat *st;
+        bool hit;
+};
+
+static bool dgram_visit(const struct unix_diag_msg *m, const struct unix_diag_vfs *v, void *arg)
+{
+        struct dgram_look *d = arg;
+
+        d->hit = m->udiag_type == SOCK_DGRAM && vfs_is(v, d->st);
+        return d->hit;
+}
+
 /* Whether a datagram socket in the sandbox's own network namespace is bound to the socket
  * file of `st` (device and inode): every socket there is the sandbox's. The namespace's
- * socket diagnostics, through a socket the maker makes there. */
+ * socket diagnostics, through a socket the maker makes there. A failed dump finds none. */
 static bool inside_bound(struct supervisor *sup, const struct stat *st)
 {
-        struct {
-                struct nlmsghdr h;
-                struct unix_diag_req r;
-        } req = {.h = {.nlmsg_len = sizeof(req),
-                       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-                       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-                 .r = {.sdiag_family = AF_UNIX,
-                       .udiag_states = 1u << 7 | 1u << 1,
-                       .udiag_show = UDIAG_SHOW_VFS}};
-        static __thread char buf[32768];
-        bool done = false, hit = false;
-        int fd;
+        struct dgram_look d = {.st = st};
+        int fd, err;
 
         if (!sup->layers.netns)
                 return false;
@@ -209,31 +240,9 @@ static bool inside_bound(struct supervisor *sup, const struct stat *st)
                               NETLINK_SOCK_DIAG);
         if (fd < 0)
                 return false;
-        if (send(fd, &req, sizeof(req), 0) < 0)
-                done = true;
-        while (!done && !hit) {
-                ssize_t n = recv(fd, buf, sizeof(buf), 0);
-
-                if (n <= 0)
-                        break;
-                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-                     h = NLMSG_NEXT(h, n)) {
-                        const struct unix_diag_vfs *v;
-
-                        if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                                done = true;
-                                break;
-                        }
-                        v = vfs_of(h);
-                        hit |= v && v->udiag_vfs_ino == st->st_ino &&
-                               ((const struct unix_diag_msg *)NLMSG_DATA(h))->udiag_type ==
-                                       SOCK_DGRAM &&
-                               makedev(v->udiag_vfs_dev >> 20, v->udiag_vfs_dev & 0xfffff) ==
-                                       st->st_dev;
-                }
-        }
+        err = diag_dump(fd, 1u << 7 | 1u << 1, dgram_visit, &d);
         close(fd);
-        return hit;
+        return err == 0 && d.hit;
 }
 
 int net_unix_dgram_ok(struct supervisor *sup, int target)
