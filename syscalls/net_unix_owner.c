@@ -245,6 +245,28 @@ static bool inside_bound(struct supervisor *sup, const struct stat *st)
         return err == 0 && d.hit;
 }
 
+/*
+ * A socket file behind which no datagram socket was found in a namespace we can see: bound in
+ * a third network namespace (a systemd unit's PrivateNetwork=, a container's socket directory
+ * on the host), which a datagram reaches all the same (an outside review did), or by nobody
+ * (a stale file). A datagram socket of ours connected to it tells them apart without a byte
+ * sent or the server told: a connect only names the peer. A stale file gives ECONNREFUSED (a
+ * stream socket there EPROTOTYPE), as the program's send would natively; one bound somewhere
+ * is refused, EACCES.
+ */
+static int unseen_peer(int target)
+{
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+        if (s < 0)
+                return -EACCES;
+        snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d", target);
+        r = connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? -errno : -EACCES;
+        close(s);
+        return r == -ECONNREFUSED || r == -EPROTOTYPE ? r : -EACCES;
+}
+
 int net_unix_dgram_ok(struct supervisor *sup, int target)
 {
         struct stat st;
@@ -259,12 +281,9 @@ int net_unix_dgram_ok(struct supervisor *sup, int target)
                 return 1; /* in the sandbox's own network namespace: its own */
         /* unbound or bound (7, TCP_CLOSE), or connected (1, TCP_ESTABLISHED) */
         r = bound_by_sandbox(sup, &st, 1u << 7 | 1u << 1, true, &found);
-        /* Found nowhere: bound in a third network namespace (a systemd unit's
-         * PrivateNetwork=, a container's socket directory on the host), which a datagram
-         * reaches all the same (an outside review did), or by nobody (a stale file, which
-         * would be ECONNREFUSED). Stream connects have a second look (net_unix_peer_ours);
-         * a datagram has none: refused. */
-        return r == 1 && !found ? -EACCES : r;
+        /* Found nowhere: stream connects have a second look (net_unix_peer_ours); a datagram
+         * has this one. */
+        return r == 1 && !found ? unseen_peer(target) : r;
 }
 
 /* The number a pidfd designates (its fdinfo's "Pid:"), or -1 for a task that is gone. */

@@ -753,10 +753,26 @@ static void datagram_in_other_netns_refused(void **state)
         unlink(sock);
 }
 
-/* The sandbox's own datagram sockets still talk to each other, by sendto and connect. */
+/* The sandbox's own datagram sockets still talk to each other, by sendto and connect; a
+ * socket file nobody holds any more (its own, or one a host program left) answers
+ * ECONNREFUSED, as natively, not the EACCES of a socket bound out of sight (the control: a
+ * native python against the host's stale file). */
+/* A datagram sent to the socket file argv[1], by sendto and by connect: the errno of each. */
+#define STALE_SENDS                                                                                \
+        "import socket, sys\n"                                                                     \
+        "out = []\n"                                                                               \
+        "for how in (\"sendto\", \"connect\"):\n"                                                  \
+        "    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"                               \
+        "    try:\n"                                                                               \
+        "        s.sendto(b\"x\", sys.argv[1]) if how == \"sendto\" else s.connect(sys.argv[1])\n" \
+        "        out.append(how + \" ok\")\n"                                                      \
+        "    except OSError as e: out.append(how + \" \" + str(e.errno))\n"                        \
+        "print(\" \".join(out))"
+
 static void datagram_own_socket_works(void **state)
 {
         const char *opts[] = {"--env", "HOME", NULL};
+        char stale[sizeof(work) + 32];
         struct run_result r;
 
         (void)state;
@@ -772,6 +788,26 @@ static void datagram_own_socket_works(void **state)
                          0);
         if (!strstr(r.out, "own: b'a' b'b'"))
                 fail_msg("the sandbox's own datagram socket was not reached: %s %s", r.out, r.err);
+        runner_free(&r);
+        assert_int_equal(
+                runner_shell("cd '%s' && rm -f host-stale.dg && python3 -c 'import socket; "
+                             "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(\"host-stale"
+                             ".dg\")' && chmod 777 host-stale.dg && python3 -c '" STALE_SENDS
+                             "' host-stale.dg | grep -qx \"sendto 111 connect 111\"",
+                             work),
+                0);
+        assert_int_equal(runner_stockade_sh(work, opts,
+                                            "rm -f own-stale.dg; python3 -c 'import socket; "
+                                            "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)"
+                                            ".bind(\"own-stale.dg\")'; for f in own-stale.dg "
+                                            "host-stale.dg; do python3 -c '" STALE_SENDS
+                                            "' $f; done; rm -f own-stale.dg",
+                                            TIMEOUT_S, &r),
+                         0);
+        snprintf(stale, sizeof(stale), "%s/host-stale.dg", work);
+        unlink(stale);
+        if (strcmp(r.out, "sendto 111 connect 111\nsendto 111 connect 111\n") != 0)
+                fail_msg("a stale socket file did not answer ECONNREFUSED: %s %s", r.out, r.err);
         runner_free(&r);
 }
 
