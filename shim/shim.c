@@ -87,6 +87,14 @@ static void set_limit(int resource, const char *name, uint64_t value)
 
 static void apply_limits(const struct limits *l)
 {
+        /* No core dumps, soft or hard: the kernel writes one itself, in the crashing
+         * process's directory or where core_pattern says, past the view and its hidden
+         * places (an outside review put a file into another run's session this way, which
+         * apply then wrote into that project). The program cannot raise a hard limit. */
+        const struct rlimit none = {0, 0};
+
+        if (setrlimit(RLIMIT_CORE, &none) < 0)
+                die(EXIT_STOCKADE, errno, "set core dump limit to 0");
         set_limit(RLIMIT_CPU, "cpu", l->cpu_s);
         set_limit(RLIMIT_AS, "memory", l->memory);
         set_limit(RLIMIT_FSIZE, "file size", l->max_file_size);

@@ -2,7 +2,7 @@
 # Issue 7: the run's end and the session store, attacked by other runs' programs while a
 # copy-on-write run runs, judged from outside the sandbox. Usage:
 #   test_cow_store.sh STOCKADE
-# Sections 17.-17k. of the copy-on-write checks (test_cow_run.sh holds the others, merged
+# Sections 17.-17l. of the copy-on-write checks (test_cow_run.sh holds the others, merged
 # mode is test_cow_merged.sh; the prelude they share is cow_common.sh): the workspace's
 # parent, a session's directory or the store's `sessions` swapped for a look-alike or a
 # symlink; the run's end acts by the fds opened at the start, and keeps or removes what is
@@ -407,6 +407,23 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$top/alias15" "$s14/state" &&
         grep -q unseen <<<"$out" || fail "17k: a later run listed the store through a bind: $out"
         umount "$top/alias15" || fail "17k: the bind could not be undone"
 fi
+
+# 17l. The kernel's own write: a program that crashes gets a core dump written by the kernel
+# in its current directory (core_pattern `core`), past the view. A later run went into a
+# listed store's session (chdir is the kernel's) and crashed there, and apply then wrote the
+# core into that project (an outside review). No run may dump core: its hard limit is 0.
+(cd "$s14/ws" && "$stockade" run -q "${user[@]}" --state-dir "$s14/state" --session core17 -- \
+        sh -c 'echo changed >file') || fail "17l: the run failed"
+up17=$s14/state/sessions/core17/0/upper
+before17=$(ls -A "$up17")
+out=$(cd "$s14/ws" && "$stockade" run -q "${user[@]}" --rw "$s14/ws" -- sh -c "
+        echo hard=\$(ulimit -H -c); cd '$up17' && echo in-store; ulimit -c unlimited;
+        sh -c 'kill -SEGV \$\$'" 2>&1) || true
+[ "$(ls -A "$up17")" = "$before17" ] || fail "17l: a crash wrote into a listed store: $out"
+grep -qx hard=0 <<<"$out" || fail "17l: a program may dump core: $out"
+[ -e "$s14/ws/core" ] && fail "17l: a core dump was written in the workspace: $out"
+(cd "$s14/ws" && "$stockade" discard --state-dir "$s14/state" core17 >/dev/null 2>&1) ||
+        fail "17l: discard failed"
 
 [ "$(snap)" = "$before" ] || fail "the host tree changed by the end"
 echo "the run's end and the session store checked; $fails failure(s)"
