@@ -209,6 +209,7 @@ static int hide_one(const char *path, void *ctx)
         w = h->writable(h->sup, h->view, canon);
         if (w && vfs_mount_init_literal(&m, VFS_HIDDEN, canon, NULL, "a session store") == 0) {
                 m.view_only = w == 2;
+                m.nofollow = true; /* checked now by path: a swap after must hide nothing */
                 vfs_view_add(h->view, &m);
         }
         return 0;

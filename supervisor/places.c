@@ -156,14 +156,33 @@ bool places_absent(const char *path)
         return pc_lstat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
-int places_add_hidden(struct places *p, const char *path, struct error *err)
+/* The object at `path` reached with no symlink on the way, by one look-up (a path checked
+ * first and then resolved again could be swapped between): 0, or -1 with errno. */
+static int stat_nofollow(const char *path, struct stat *st)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = sys_openat2(AT_FDCWD, path, &how), r;
+
+        if (fd < 0)
+                return -1;
+        r = fstat(fd, st);
+        close(fd);
+        return r;
+}
+
+int places_add_hidden(struct places *p, const char *path, bool nofollow, struct error *err)
 {
         char real[PATH_MAX];
         struct stat st;
 
         if (places_absent(path))
                 return 0;
-        if (!pc_realpath(path, real) || pc_stat(real, &st) < 0) {
+        if (nofollow) {
+                if (stat_nofollow(path, &st) < 0)
+                        return 0; /* a symlink on the way (ELOOP), or gone: nothing of ours */
+                snprintf(real, sizeof(real), "%s", path);
+        } else if (!pc_realpath(path, real) || pc_stat(real, &st) < 0) {
                 if (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)
                         return 0;
                 return make_error(err, errno, "`%s`, a hidden path", path);

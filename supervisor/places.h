@@ -73,11 +73,12 @@ void places_follow(struct places *p, const char *path, int fd);
 /* Forget the place that is `path` (it became read-only or hidden), if any. */
 void places_remove(struct places *p, const char *path);
 
-/* Add the object at `path` (symlinks followed: the target is what gets hidden) as a hidden
- * place, unless it is one already. A path that does not exist, or that we cannot reach
- * (EACCES, ELOOP: the program, with our rights at most, cannot reach it either), is left
- * out. Returns 0 or -1 with *err set. */
-int places_add_hidden(struct places *p, const char *path, struct error *err);
+/* Add the object at `path` (symlinks followed: the target is what gets hidden; with
+ * `nofollow`, a path with a symlink on it hides nothing) as a hidden place, unless it is one
+ * already. A path that does not exist, or that we cannot reach (EACCES, ELOOP: the program,
+ * with our rights at most, cannot reach it either), is left out. Returns 0 or -1 with *err
+ * set. */
+int places_add_hidden(struct places *p, const char *path, bool nofollow, struct error *err);
 /* True when `path` surely does not exist (lstat: ENOENT or ENOTDIR), so that realpath(3) of
  * it would fail the same way: one call instead of a readlink per existing component (most
  * of the default hidden paths are absent, and realpath'd by walls.c and grants.c). */

@@ -265,6 +265,7 @@ static void add_translated(struct vfs_view *v, size_t e, const char *from, const
         t.pattern = m->pattern;
         t.alias = alias;
         t.view_only = m->view_only;
+        t.nofollow = m->nofollow;
         if (except[0])
                 t.except = xstrdup(except);
         vfs_view_add(v, &t);

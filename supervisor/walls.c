@@ -161,7 +161,7 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
                 if (m->pattern && m->view_only)
                         continue; /* the view's alone, judged at each look-up: no sockets */
                 if (!m->pattern) {
-                        if (places_add_hidden(p, m->sandbox, err) < 0)
+                        if (places_add_hidden(p, m->sandbox, m->nofollow, err) < 0)
                                 return -1;
                         continue;
                 }
@@ -170,7 +170,7 @@ static int add_hidden(struct places *p, const struct vfs_view *v, struct error *
                 for (size_t j = 0; j < g.gl_pathc && r == 0; j++)
                         if (!walls_has_dot_component(g.gl_pathv[j]) &&
                             vfs_mount_hides(m, g.gl_pathv[j]))
-                                r = places_add_hidden(p, g.gl_pathv[j], err);
+                                r = places_add_hidden(p, g.gl_pathv[j], false, err);
                 globfree(&g);
                 if (r < 0)
                         return -1;

@@ -168,7 +168,9 @@ void walls_hide_real_paths(struct vfs_view *v)
                 char path[PATH_MAX], origin[256];
                 glob_t g;
 
-                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].except || v->mounts[i].alias)
+                /* nofollow: a symlink there is someone's, to have its target hidden */
+                if (v->mounts[i].mode != VFS_HIDDEN || v->mounts[i].except || v->mounts[i].alias ||
+                    v->mounts[i].nofollow)
                         continue;
                 snprintf(path, sizeof(path), "%s", v->mounts[i].sandbox);
                 snprintf(origin, sizeof(origin), "%s",
@@ -208,6 +210,9 @@ static bool split_existing(const struct vfs_mount *m, char anc[PATH_MAX], char r
         }
         if (!pc_realpath(head[0] ? head : "/", anc))
                 return false;
+        /* nofollow: the aliases of what the path names only while no symlink leads away */
+        if (m->nofollow && strcmp(anc, head[0] ? head : "/") != 0)
+                return false;
         snprintf(rest, PATH_MAX, "%s", m->sandbox + strlen(head));
         return true;
 }
@@ -234,6 +239,7 @@ static void hide_alias(const char *alias, void *arg)
                 return;
         /* One the view alone hides (beneath /var/tmp: cow.c) is the view's alone there too. */
         m.view_only = a->m->view_only;
+        m.nofollow = a->m->nofollow;
         /* An exception (your own home among the others') holds under the alias as well. */
         if (a->m->except && vfs_path_has_prefix(a->m->except, a->anc) &&
             snprintf(except, sizeof(except), "%s%s", strcmp(alias, "/") ? alias : "",

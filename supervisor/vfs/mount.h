@@ -31,6 +31,9 @@ struct vfs_mount {
                          * masked (cow_masks.c): it holds no secret, and the split around it
                          * and the mount cost every start more than they protect; the view
                          * alone hides it */
+        bool nofollow;  /* hidden only: the object at `sandbox` while no symlink is on the way
+                         * to it, else none (a listed session store, cow_stores.c: another
+                         * program may put one there, to have its target hidden) */
         bool alias;     /* hidden only: the name, beneath a remapped mount's sandbox path,
                          * of a hidden host object (walls.c, alias_hidden); `host` holds the
                          * host path (or pattern) it names. The object is carved out of

@@ -391,6 +391,37 @@ out=$("$stockade" run -q "${user[@]}" --rw "$s14/rwdir" -- sh -c "touch '$s14/rw
         true
 [ -e "$s14/rwdir/made" ] || fail "17j': a symlink at a removed store's path hid its target: $out"
 
+# 17j''. A removed store's path swapped to and fro between a directory and a symlink (by
+# another run's program, RENAME_EXCHANGE in a loop) while later runs start: the list's check
+# may see the directory, and what the run looks up after must not follow the symlink (an
+# outside review hid a run's --rw directory in 4 of 30 starts). None of 30 may hide it.
+r16=$top/own/race16
+mkdir -p "$r16/w" "$r16/victimrw" "$r16/st"
+(cd "$r16/w" && "$stockade" run -q "${user[@]}" --state-dir "$r16/st" -- true) ||
+        fail "17j'': the run failed"
+rm -rf "$r16/st"
+outsider "$stockade" run -q "${user[@]}" --rw "$r16" -- python3 -c '
+import ctypes, os, sys
+d = sys.argv[1]; libc = ctypes.CDLL(None, use_errno=True); n = 0
+os.mkdir(d + "/st", 0o700); os.symlink(d + "/victimrw", d + "/ln")
+open(d + "/ready", "w").close()
+while not os.path.exists(d + "/stop"):
+    n += libc.renameat2(-100, (d + "/st").encode(), -100, (d + "/ln").encode(), 2) == 0
+open(d + "/swaps", "w").write(str(n))' "$r16" &
+pid16=$!
+for _ in $(seq 100); do [ -e "$r16/ready" ] && break; sleep 0.1; done
+hid=0
+for _ in $(seq 30); do
+        "$stockade" run -q "${user[@]}" --rw "$r16/victimrw" -- touch "$r16/victimrw/x" \
+                2>/dev/null && [ -e "$r16/victimrw/x" ] || hid=$((hid + 1))
+        rm -f "$r16/victimrw/x"
+done
+touch "$r16/stop"
+wait $pid16 || true
+[ "$(cat "$r16/swaps" 2>/dev/null || echo 0)" -gt 0 ] ||
+        fail "17j'': nothing was swapped (the test proves nothing)"
+[ $hid -eq 0 ] || fail "17j'': $hid of 30 runs hid their --rw directory (a swapped store path)"
+
 # 17k. The same store under another name that a bind mount on the host gives it (root only:
 # the test makes the bind): hidden there too (an outside review wrote a listed store through
 # a bind of its parent, for a store beneath /var/tmp, which the view alone hides).
